@@ -1,0 +1,82 @@
+/*
+ * kevo/util.h - growable buffers, file helpers, clocks and hashing used by
+ * every module. Knows nothing about tasks, kernels or LLMs.
+ */
+#ifndef KEVO_UTIL_H
+#define KEVO_UTIL_H
+
+#include "kevo/common.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A growable, always NUL-terminated byte buffer. Zero-initialise it
+ * (`kevo_buf b = {0};`), append, then kevo_buf_free(). `ptr` is NULL until
+ * the first append; kevo_buf_cstr() never returns NULL. */
+typedef struct kevo_buf {
+    char *ptr;
+    size_t len;
+    size_t cap;
+} kevo_buf;
+
+int kevo_buf_grow(kevo_buf *b, size_t extra);
+int kevo_buf_put(kevo_buf *b, const void *data, size_t len);
+int kevo_buf_puts(kevo_buf *b, const char *s);
+int kevo_buf_printf(kevo_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int kevo_buf_vprintf(kevo_buf *b, const char *fmt, va_list ap);
+const char *kevo_buf_cstr(const kevo_buf *b);
+/* Hand the buffer's memory to the caller (free() it); the buffer is reset. */
+char *kevo_buf_detach(kevo_buf *b);
+void kevo_buf_clear(kevo_buf *b);
+void kevo_buf_free(kevo_buf *b);
+
+/* Read a whole file. *out is the caller's (free()); *out_len may be NULL.
+ * KEVO_ENOTFOUND when missing, KEVO_EIO otherwise, message names the path. */
+int kevo_file_read(char **out, size_t *out_len, const char *path);
+/* Write a whole file atomically (temp file + rename). */
+int kevo_file_write(const char *path, const void *data, size_t len);
+bool kevo_file_exists(const char *path);
+bool kevo_dir_exists(const char *path);
+/* Join two path parts into a malloc'd string. */
+char *kevo_path_join(const char *a, const char *b);
+/* mkdir -p */
+int kevo_mkdirs(const char *path, unsigned mode);
+/* rm -rf of a directory kevo created (refuses "/" and empty paths). */
+int kevo_rmtree(const char *path);
+/* Make a fresh private temporary directory under $TMPDIR (or /tmp) whose
+ * name starts with `prefix`. *out is the caller's (free()). */
+int kevo_mkdtemp(char **out, const char *prefix);
+
+/* Monotonic time in seconds / nanoseconds. */
+double kevo_now_s(void);
+int64_t kevo_now_ns(void);
+/* Wall-clock time as an ISO-8601 UTC string into buf (>= 21 bytes). */
+void kevo_iso_time(char *buf, size_t len);
+
+/* 64-bit FNV-1a hash. */
+uint64_t kevo_hash64(const void *data, size_t len, uint64_t seed);
+
+/* Deterministic PRNG (xoshiro256**), seeded through splitmix64. */
+typedef struct kevo_rng {
+    uint64_t s[4];
+} kevo_rng;
+void kevo_rng_seed(kevo_rng *r, uint64_t seed);
+uint64_t kevo_rng_next(kevo_rng *r);
+double kevo_rng_uniform(kevo_rng *r); /* [0, 1) */
+double kevo_rng_normal(kevo_rng *r);  /* mean 0, std 1 */
+
+/* strdup that returns NULL on NULL. */
+char *kevo_strdup(const char *s);
+/* Number of online CPUs (>= 1). */
+int kevo_cpu_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,7 @@
+#include <stdint.h>
+
+void relu(const float *x, float *y, int64_t N)
+{
+    for (int64_t i = 0; i < N; i++)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
