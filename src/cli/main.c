@@ -1,0 +1,39 @@
+/*
+ * cli/main.c - the `kevo` entry point: finds the subcommand and runs it.
+ * To add a subcommand: write cmd_<name>.c with `int kevo_cmd_<name>(int,
+ * char **)`, declare it below and add one line to `commands`.
+ */
+#include "cli/commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const kevo_command commands[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kevo <command> [options]\n\ncommands:\n");
+    for (const kevo_command *c = commands; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "\n`kevo <command> --help` explains each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? KEVO_EXIT_USAGE : KEVO_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("kevo %s\n", KEVO_VERSION);
+        return 0;
+    }
+    for (const kevo_command *c = commands; c->name; c++)
+        if (!strcmp(c->name, argv[1]))
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "kevo: unknown command '%s' (see `kevo --help`)\n", argv[1]);
+    return KEVO_EXIT_USAGE;
+}
