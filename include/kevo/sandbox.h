@@ -1,0 +1,95 @@
+/*
+ * kevo/sandbox.h - running untrusted programs: fork/exec with rlimits, a
+ * wall-clock timeout on a process group of its own, a scrubbed
+ * environment, no network (network namespace when permitted, seccomp
+ * otherwise), seccomp denial of process creation, ptrace, mounts and
+ * sockets, and an unprivileged uid when kevo runs as root.
+ *
+ * The sandbox runs things and reports how they ended; it never interprets
+ * their output (that is the verifier's job).
+ */
+#ifndef KEVO_SANDBOX_H
+#define KEVO_SANDBOX_H
+
+#include "kevo/common.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kevo_sandbox_opts {
+    const char *workdir;      /* cwd, HOME and TMPDIR of the child (required) */
+    double wall_timeout_s;    /* kevo_sandbox_run only; 0 = none */
+    uint64_t mem_bytes;       /* RLIMIT_AS; 0 = unlimited */
+    double cpu_s;             /* RLIMIT_CPU; 0 = unlimited */
+    uint64_t file_bytes;      /* RLIMIT_FSIZE; 0 = default 64 MiB */
+    int max_procs;            /* RLIMIT_NPROC (binds non-root uids); 0 = default 512 */
+    bool untrusted;           /* drop to uid/gid nobody if root, new network namespace,
+                                 seccomp policy (no fork, exec allowed once, no sockets,
+                                 no ptrace, no mounts) */
+    const char *const *extra_env; /* "K=V" strings added to the scrubbed environment */
+} kevo_sandbox_opts;
+
+typedef enum {
+    KEVO_EXIT_NORMAL,   /* exited; see exit_code */
+    KEVO_EXIT_SIGNALED, /* killed by a signal; see signal */
+    KEVO_EXIT_TIMEOUT   /* killed by kevo at the wall-clock limit */
+} kevo_exit_kind;
+
+typedef struct kevo_proc_status {
+    kevo_exit_kind kind;
+    int exit_code;
+    int signal;
+    double wall_s;
+} kevo_proc_status;
+
+/* Run argv to completion, capturing stdout+stderr (at most `cap` bytes are
+ * kept; the rest is discarded). *out_output is the caller's (free()).
+ * Returns 0 when the program ran (whatever its status), negative when it
+ * could not be started. */
+int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
+                     const char *const argv[], const kevo_sandbox_opts *opts);
+
+/* A running sandboxed child that talks over two pipes: kevo writes to
+ * `to_child` (the child's fd 3) and reads from `from_child` (the child's
+ * fd 4). The child's stdin is /dev/null and its stdout/stderr go to a log
+ * file in workdir (`child.log`, size-limited). */
+typedef struct kevo_child {
+    pid_t pid;
+    int to_child;
+    int from_child;
+    bool exited;
+    kevo_proc_status status;
+    double started;
+} kevo_child;
+
+int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sandbox_opts *opts);
+/* Write all bytes (EPIPE -> KEVO_EIO). */
+int kevo_child_write(kevo_child *c, const void *data, size_t len);
+/* Read exactly len bytes within timeout_s: KEVO_ETIMEOUT on timeout,
+ * KEVO_EIO when the child closed the pipe (it died: see kevo_child_wait). */
+int kevo_child_read(kevo_child *c, void *data, size_t len, double timeout_s);
+/* Kill the whole process group (SIGKILL) and reap the child. */
+void kevo_child_kill(kevo_child *c);
+/* Reap the child, waiting at most timeout_s, killing it after that. */
+void kevo_child_wait(kevo_child *c, double timeout_s);
+/* Kill if running, reap, close pipes, free. Accepts NULL. */
+void kevo_child_free(kevo_child *c);
+
+/* A readable description of how a process ended: "exited with status 1",
+ * "killed by SIGSEGV (Segmentation fault)", "killed by SIGSYS (forbidden
+ * system call)", "timed out after 2.0 s". Static storage per thread. */
+const char *kevo_proc_status_describe(const kevo_proc_status *s);
+
+/* What isolation is in effect for untrusted children on this machine (for
+ * reports): e.g. "uid nobody, network namespace, seccomp". */
+const char *kevo_sandbox_describe(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,135 @@
+/*
+ * kevo/task.h - tasks: task.json parsing and validation, the kernel's C
+ * prototype, size expressions, deterministic input generation.
+ *
+ * The task module never runs code: it describes what to run. The format is
+ * documented in docs/task-format.md.
+ */
+#ifndef KEVO_TASK_H
+#define KEVO_TASK_H
+
+#include "kevo/common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { KEVO_DT_F32, KEVO_DT_F64, KEVO_DT_I32, KEVO_DT_I64, KEVO_DT_U8 } kevo_dtype;
+typedef enum { KEVO_ROLE_IN, KEVO_ROLE_OUT, KEVO_ROLE_INOUT, KEVO_ROLE_SCALAR } kevo_role;
+typedef enum {
+    KEVO_INIT_NORMAL,
+    KEVO_INIT_UNIFORM,
+    KEVO_INIT_RANDINT,
+    KEVO_INIT_CONST
+} kevo_init_dist;
+
+typedef struct kevo_init {
+    kevo_init_dist dist;
+    double a; /* mean | low | value */
+    double b; /* std | high */
+} kevo_init;
+
+typedef struct kevo_param {
+    char *name;
+    kevo_role role;
+    kevo_dtype type;
+    char **shape; /* ndim expressions (integers are kept as text) */
+    size_t ndim;
+    bool has_value; /* scalar with a fixed "value" */
+    double value;
+    kevo_init init;
+} kevo_param;
+
+/* A size configuration: name -> integer. */
+typedef struct kevo_sizes {
+    size_t n;
+    char **names;
+    int64_t *values;
+} kevo_sizes;
+
+typedef struct kevo_task {
+    char *dir;            /* the task folder as given */
+    char *json_path;      /* dir/task.json */
+    char *reference_path; /* dir/reference.c */
+    char *name;
+    int level;
+    char *category;
+    char *description;
+    kevo_param *params;
+    size_t nparams;
+    kevo_sizes sizes;        /* the timed configuration */
+    kevo_sizes *check_sizes; /* extra configurations, each complete */
+    size_t ncheck;
+    double atol, rtol;
+    char *flops, *bytes;
+    char **backends;
+    size_t nbackends;
+    double timeout_s; /* wall limit of one reference call */
+} kevo_task;
+
+/* Load and validate DIR/task.json (and check DIR/reference.c exists).
+ * On bad input returns KEVO_EINVAL (or KEVO_ENOTFOUND) with one message
+ * naming the file, the field and the problem. *out is the caller's. */
+int kevo_task_load(kevo_task **out, const char *dir);
+void kevo_task_free(kevo_task *task);
+
+/* Find every task folder (holding task.json) under root, sorted by path.
+ * *out is an array of malloc'd strings; free with kevo_task_dirs_free. */
+int kevo_task_find(char ***out, size_t *out_count, const char *root);
+void kevo_task_dirs_free(char **dirs, size_t count);
+
+/* "void relu(const float *x, float *y, int64_t N)" (no trailing ';'). */
+int kevo_task_prototype(char **out, const kevo_task *task);
+/* The C type of a dtype: "float", "int64_t", ... */
+const char *kevo_dtype_ctype(kevo_dtype t);
+const char *kevo_dtype_name(kevo_dtype t);
+size_t kevo_dtype_size(kevo_dtype t);
+bool kevo_dtype_is_float(kevo_dtype t);
+const char *kevo_role_name(kevo_role r);
+
+/* Evaluate an expression over sizes. integer=true: C integer semantics
+ * (result must be an integer); false: double arithmetic. KEVO_EINVAL with
+ * the problem on syntax errors, unknown names, division by zero. */
+int kevo_expr_eval(double *out, const char *expr, const kevo_sizes *sizes, bool integer);
+
+/* Number of size configurations: 1 (sizes) + ncheck. Set 0 is the timed
+ * one. Borrowed pointer. */
+size_t kevo_task_nsets(const kevo_task *task);
+const kevo_sizes *kevo_task_set(const kevo_task *task, size_t index);
+
+/* Shape of a buffer param under a size set: dims (up to 8) and element count. */
+int kevo_task_param_shape(int64_t dims[8], size_t *out_ndim, int64_t *out_count,
+                          const kevo_task *task, size_t param, const kevo_sizes *sizes);
+/* Value of a scalar param under a size set (as double; exact for |v| < 2^53). */
+int kevo_task_scalar_value(double *out, const kevo_task *task, size_t param,
+                           const kevo_sizes *sizes);
+
+/* The data of one call: for every param, a buffer (in/inout: generated
+ * contents; out: size only, data NULL) or a scalar. */
+typedef struct kevo_call_data {
+    size_t nparams;
+    void **data;       /* NULL for out and scalar params */
+    size_t *bytes;     /* buffer size in bytes (0 for scalars) */
+    int64_t *count;    /* element count (0 for scalars) */
+    int64_t *dims;     /* nparams * 8 */
+    size_t *ndim;
+    double *scalar;    /* scalar values */
+} kevo_call_data;
+
+/* Generate inputs deterministically from (task name, size set, seed). */
+int kevo_task_inputs(kevo_call_data **out, const kevo_task *task, size_t set, uint64_t seed);
+void kevo_call_data_free(kevo_call_data *d);
+
+/* flops / bytes of the timed configuration (0 when not given). */
+int kevo_task_work(double *out_flops, double *out_bytes, const kevo_task *task);
+
+bool kevo_task_supports(const kevo_task *task, const char *backend);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

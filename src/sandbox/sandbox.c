@@ -1,0 +1,427 @@
+/*
+ * sandbox/sandbox.c - fork/exec of untrusted programs with rlimits, a
+ * process group of their own killed at the wall-clock limit, a scrubbed
+ * environment, a network namespace where permitted, an unprivileged uid
+ * when kevo runs as root, and a seccomp policy.
+ *
+ * Between fork and exec the child only makes async-signal-safe system
+ * calls: the seccomp program is built once in the parent (policy.c), so
+ * spawning is safe from a multi-threaded kevo. It must not interpret what
+ * the child prints.
+ */
+#include "kevo/sandbox.h"
+#include "kevo/util.h"
+#include "sandbox/policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOBODY_ID 65534
+
+extern char **environ;
+
+static int build_env(char ***out, const kevo_sandbox_opts *o)
+{
+    size_t n = 0;
+    for (const char *const *e = o->extra_env; e && *e; e++)
+        n++;
+    char **env = calloc(n + 8, sizeof(char *));
+    if (!env)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    size_t k = 0;
+    env[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+    env[k++] = strdup("LANG=C");
+    env[k++] = strdup("LC_ALL=C");
+    kevo_buf b = {0};
+    kevo_buf_printf(&b, "HOME=%s", o->workdir);
+    env[k++] = kevo_buf_detach(&b);
+    kevo_buf_printf(&b, "TMPDIR=%s", o->workdir);
+    env[k++] = kevo_buf_detach(&b);
+    for (const char *const *e = o->extra_env; e && *e; e++)
+        env[k++] = strdup(*e);
+    *out = env;
+    return 0;
+}
+
+static void free_env(char **env)
+{
+    for (char **e = env; e && *e; e++)
+        free(*e);
+    free(env);
+}
+
+static void set_limit(int res, rlim_t v)
+{
+    struct rlimit rl = {v, v};
+    setrlimit(res, &rl);
+}
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *prog, int in_fd,
+                        int out_fd, int cmd_fd, int reply_fd, const char *const argv[],
+                        char **env)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Move the fds we keep above 10 first so dup2 cannot clobber them. */
+    int keep[4] = {in_fd, out_fd, cmd_fd, reply_fd};
+    for (int i = 0; i < 4; i++)
+        if (keep[i] >= 0)
+            keep[i] = fcntl(keep[i], F_DUPFD, 10 + i);
+    dup2(keep[0], 0);
+    dup2(keep[1], 1);
+    dup2(keep[1], 2);
+    if (keep[2] >= 0)
+        dup2(keep[2], 3);
+    if (keep[3] >= 0)
+        dup2(keep[3], 4);
+    syscall(SYS_close_range, keep[2] >= 0 ? 5 : 3, ~0U, 0);
+
+    set_limit(RLIMIT_CORE, 0);
+    set_limit(RLIMIT_NOFILE, 64);
+    set_limit(RLIMIT_FSIZE, o->file_bytes ? o->file_bytes : 64ULL << 20);
+    set_limit(RLIMIT_NPROC, o->max_procs ? (rlim_t)o->max_procs : 512);
+    if (o->mem_bytes)
+        set_limit(RLIMIT_AS, o->mem_bytes);
+    if (o->cpu_s > 0)
+        set_limit(RLIMIT_CPU, (rlim_t)(o->cpu_s + 1));
+    if (chdir(o->workdir) < 0)
+        _exit(126);
+    if (o->untrusted) {
+        if (geteuid() == 0) {
+            unshare(CLONE_NEWNET);
+            if (setgroups(0, NULL) < 0 || setgid(NOBODY_ID) < 0 || setuid(NOBODY_ID) < 0)
+                _exit(126);
+        }
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        prctl(PR_SET_DUMPABLE, 0);
+        if (prog && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog) < 0)
+            _exit(126);
+    }
+    execve(argv[0], (char *const *)argv, env);
+    _exit(127);
+}
+
+static const struct sock_fprog *policy_or_error(const kevo_sandbox_opts *o, int *error)
+{
+    *error = 0;
+    if (!o->untrusted)
+        return NULL;
+    const struct sock_fprog *prog = kevo_sandbox_policy();
+    if (!prog)
+        *error = kevo_error_set(KEVO_EINFRA, "cannot build the seccomp policy: %s",
+                                kevo_error_last());
+    return prog;
+}
+
+int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sandbox_opts *o)
+{
+    *out = NULL;
+    int error = 0;
+    int cmd[2] = {-1, -1}, reply[2] = {-1, -1}, devnull = -1, logfd = -1;
+    char **env = NULL;
+    char *logpath = NULL;
+    const struct sock_fprog *prog = policy_or_error(o, &error);
+    if (error < 0)
+        return error;
+    if ((error = build_env(&env, o)) < 0)
+        return error;
+    logpath = kevo_path_join(o->workdir, "child.log");
+    if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(reply, O_CLOEXEC) < 0) {
+        error = kevo_error_set(KEVO_EIO, "pipe: %s", strerror(errno));
+        goto done;
+    }
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (devnull < 0 || logfd < 0) {
+        error = kevo_error_set(KEVO_EIO, "%s: cannot open: %s", logpath, strerror(errno));
+        goto done;
+    }
+    kevo_child *c = calloc(1, sizeof(*c));
+    if (!c) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    c->started = kevo_now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(c);
+        error = kevo_error_set(KEVO_EIO, "fork: %s", strerror(errno));
+        goto done;
+    }
+    if (pid == 0)
+        child_setup(o, prog, devnull, logfd, cmd[0], reply[1], argv, env);
+    setpgid(pid, pid);
+    c->pid = pid;
+    c->to_child = cmd[1];
+    c->from_child = reply[0];
+    cmd[1] = reply[0] = -1;
+    *out = c;
+done:
+    if (cmd[0] >= 0)
+        close(cmd[0]);
+    if (cmd[1] >= 0)
+        close(cmd[1]);
+    if (reply[0] >= 0)
+        close(reply[0]);
+    if (reply[1] >= 0)
+        close(reply[1]);
+    if (devnull >= 0)
+        close(devnull);
+    if (logfd >= 0)
+        close(logfd);
+    free(logpath);
+    free_env(env);
+    return error;
+}
+
+int kevo_child_write(kevo_child *c, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(c->to_child, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return kevo_error_set(KEVO_EIO, "child closed its input: %s", strerror(errno));
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int kevo_child_read(kevo_child *c, void *data, size_t len, double timeout_s)
+{
+    char *p = data;
+    double deadline = kevo_now_s() + timeout_s;
+    while (len > 0) {
+        double left = deadline - kevo_now_s();
+        if (left <= 0)
+            return kevo_error_set(KEVO_ETIMEOUT, "child did not answer within %.1f s", timeout_s);
+        struct pollfd pfd = {c->from_child, POLLIN, 0};
+        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return kevo_error_set(KEVO_EIO, "poll: %s", strerror(errno));
+        }
+        if (r == 0)
+            continue;
+        ssize_t n = read(c->from_child, p, len);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return kevo_error_set(KEVO_EIO, "read from child: %s", strerror(errno));
+        }
+        if (n == 0)
+            return kevo_error_set(KEVO_EIO, "child closed its output");
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void reap(kevo_child *c, int wstatus)
+{
+    c->exited = true;
+    c->status.wall_s = kevo_now_s() - c->started;
+    if (c->status.kind == KEVO_EXIT_TIMEOUT)
+        return;
+    if (WIFEXITED(wstatus)) {
+        c->status.kind = KEVO_EXIT_NORMAL;
+        c->status.exit_code = WEXITSTATUS(wstatus);
+    } else if (WIFSIGNALED(wstatus)) {
+        c->status.kind = KEVO_EXIT_SIGNALED;
+        c->status.signal = WTERMSIG(wstatus);
+    }
+}
+
+void kevo_child_kill(kevo_child *c)
+{
+    if (!c || c->exited)
+        return;
+    kill(-c->pid, SIGKILL);
+    kill(c->pid, SIGKILL);
+    int ws;
+    while (waitpid(c->pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    reap(c, ws);
+}
+
+void kevo_child_wait(kevo_child *c, double timeout_s)
+{
+    if (!c || c->exited)
+        return;
+    double deadline = kevo_now_s() + timeout_s;
+    for (;;) {
+        int ws;
+        pid_t r = waitpid(c->pid, &ws, WNOHANG);
+        if (r == c->pid) {
+            reap(c, ws);
+            kill(-c->pid, SIGKILL); /* stragglers in its group */
+            return;
+        }
+        if (r < 0 && errno != EINTR) {
+            c->exited = true;
+            return;
+        }
+        if (kevo_now_s() > deadline) {
+            kevo_child_kill(c);
+            return;
+        }
+        usleep(1000);
+    }
+}
+
+void kevo_child_free(kevo_child *c)
+{
+    if (!c)
+        return;
+    if (c->to_child >= 0)
+        close(c->to_child);
+    c->to_child = -1;
+    kevo_child_wait(c, 0.5);
+    if (c->from_child >= 0)
+        close(c->from_child);
+    free(c);
+}
+
+int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
+                     const char *const argv[], const kevo_sandbox_opts *o)
+{
+    int error = 0;
+    int outp[2] = {-1, -1}, devnull = -1;
+    char **env = NULL;
+    kevo_buf output = {0};
+    memset(status, 0, sizeof(*status));
+    if (out_output)
+        *out_output = NULL;
+    const struct sock_fprog *prog = policy_or_error(o, &error);
+    if (error < 0)
+        return error;
+    if ((error = build_env(&env, o)) < 0)
+        return error;
+    if (pipe2(outp, O_CLOEXEC) < 0) {
+        error = kevo_error_set(KEVO_EIO, "pipe: %s", strerror(errno));
+        goto done;
+    }
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    double start = kevo_now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        error = kevo_error_set(KEVO_EIO, "fork: %s", strerror(errno));
+        goto done;
+    }
+    if (pid == 0)
+        child_setup(o, prog, devnull, outp[1], -1, -1, argv, env);
+    setpgid(pid, pid);
+    close(outp[1]);
+    outp[1] = -1;
+    bool timed_out = false, eof = false;
+    while (!eof) {
+        double left = o->wall_timeout_s > 0 ? start + o->wall_timeout_s - kevo_now_s() : 3600;
+        if (left <= 0) {
+            timed_out = true;
+            break;
+        }
+        struct pollfd pfd = {outp[0], POLLIN, 0};
+        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            continue;
+        char chunk[8192];
+        ssize_t n = read(outp[0], chunk, sizeof(chunk));
+        if (n <= 0) {
+            eof = n == 0 || errno != EINTR;
+            continue;
+        }
+        if (output.len < cap)
+            kevo_buf_put(&output, chunk, (size_t)n < cap - output.len ? (size_t)n : cap - output.len);
+    }
+    if (timed_out)
+        kill(-pid, SIGKILL);
+    int ws = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &ws, timed_out ? 0 : WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r == 0) {
+            if (o->wall_timeout_s > 0 && kevo_now_s() > start + o->wall_timeout_s) {
+                timed_out = true;
+                kill(-pid, SIGKILL);
+            } else {
+                usleep(1000);
+            }
+        }
+    }
+    kill(-pid, SIGKILL);
+    status->wall_s = kevo_now_s() - start;
+    if (timed_out) {
+        status->kind = KEVO_EXIT_TIMEOUT;
+    } else if (WIFSIGNALED(ws)) {
+        status->kind = KEVO_EXIT_SIGNALED;
+        status->signal = WTERMSIG(ws);
+    } else {
+        status->kind = KEVO_EXIT_NORMAL;
+        status->exit_code = WEXITSTATUS(ws);
+    }
+    if (out_output)
+        *out_output = kevo_buf_detach(&output);
+done:
+    if (outp[0] >= 0)
+        close(outp[0]);
+    if (outp[1] >= 0)
+        close(outp[1]);
+    if (devnull >= 0)
+        close(devnull);
+    kevo_buf_free(&output);
+    free_env(env);
+    return error;
+}
+
+const char *kevo_proc_status_describe(const kevo_proc_status *s)
+{
+    static _Thread_local char text[160];
+    switch (s->kind) {
+    case KEVO_EXIT_NORMAL:
+        snprintf(text, sizeof(text), "exited with status %d", s->exit_code);
+        break;
+    case KEVO_EXIT_TIMEOUT:
+        snprintf(text, sizeof(text), "timed out after %.1f s (killed)", s->wall_s);
+        break;
+    case KEVO_EXIT_SIGNALED:
+        if (s->signal == SIGSYS)
+            snprintf(text, sizeof(text), "killed by SIGSYS (a forbidden system call: process "
+                                         "creation, networking, ptrace, exec or mounts)");
+        else if (s->signal == SIGXCPU)
+            snprintf(text, sizeof(text), "killed by SIGXCPU (CPU time limit)");
+        else
+            snprintf(text, sizeof(text), "killed by SIG%s (%s)", sigabbrev_np(s->signal)
+                     ? sigabbrev_np(s->signal) : "?", strsignal(s->signal));
+        break;
+    }
+    return text;
+}
+
+const char *kevo_sandbox_describe(void)
+{
+    return geteuid() == 0 ? "uid nobody, network namespace, seccomp, rlimits, process group"
+                          : "seccomp (no sockets, no process creation), rlimits, process group";
+}

@@ -1,0 +1,728 @@
+/*
+ * task/task.c - strict parsing and validation of task.json, the kernel's
+ * prototype, task discovery. Errors name the file, the field and the
+ * problem. Runs no code.
+ */
+#include "kevo/task.h"
+#include "kevo/util.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *dtype_names[] = {"f32", "f64", "i32", "i64", "u8"};
+static const char *dtype_ctypes[] = {"float", "double", "int32_t", "int64_t", "uint8_t"};
+static const size_t dtype_sizes[] = {4, 8, 4, 8, 1};
+static const char *role_names[] = {"in", "out", "inout", "scalar"};
+
+const char *kevo_dtype_ctype(kevo_dtype t)
+{
+    return dtype_ctypes[t];
+}
+const char *kevo_dtype_name(kevo_dtype t)
+{
+    return dtype_names[t];
+}
+size_t kevo_dtype_size(kevo_dtype t)
+{
+    return dtype_sizes[t];
+}
+bool kevo_dtype_is_float(kevo_dtype t)
+{
+    return t == KEVO_DT_F32 || t == KEVO_DT_F64;
+}
+const char *kevo_role_name(kevo_role r)
+{
+    return role_names[r];
+}
+
+static bool is_identifier(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return false;
+    return true;
+}
+
+/* Report a field problem: "<file>: field '<field>': <problem>". */
+#define FIELD_ERR(task, field, ...)                                                               \
+    kevo_field_error((task)->json_path, field, __VA_ARGS__)
+
+static int kevo_field_error(const char *file, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int kevo_field_error(const char *file, const char *field, const char *fmt, ...)
+{
+    kevo_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    kevo_buf_printf(&b, "%s: field '%s': ", file, field);
+    kevo_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    kevo_error_set(KEVO_EINVAL, "%s", kevo_buf_cstr(&b));
+    kevo_buf_free(&b);
+    return KEVO_EINVAL;
+}
+
+static int check_keys(const kevo_task *t, const cJSON *obj, const char *where,
+                      const char *const *allowed)
+{
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (!strcmp(*a, it->string))
+                ok = true;
+        if (!ok) {
+            kevo_buf f = {0};
+            kevo_buf_printf(&f, "%s%s%s", where, *where ? "." : "", it->string);
+            int e = FIELD_ERR(t, kevo_buf_cstr(&f), "unknown field (typo?)");
+            kevo_buf_free(&f);
+            return e;
+        }
+    }
+    return 0;
+}
+
+static int get_string(char **out, const kevo_task *t, const cJSON *obj, const char *key,
+                      const char *where, bool required)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char field[256];
+    snprintf(field, sizeof(field), "%s%s%s", where, *where ? "." : "", key);
+    if (!v) {
+        if (required)
+            return FIELD_ERR(t, field, "missing (required)");
+        return 0;
+    }
+    if (!cJSON_IsString(v))
+        return FIELD_ERR(t, field, "must be a string");
+    if (!*v->valuestring)
+        return FIELD_ERR(t, field, "must not be empty");
+    *out = strdup(v->valuestring);
+    return *out ? 0 : KEVO_ENOMEM;
+}
+
+static int parse_sizes(kevo_sizes *out, const kevo_task *t, const cJSON *obj, const char *field)
+{
+    if (!cJSON_IsObject(obj))
+        return FIELD_ERR(t, field, "must be an object mapping size names to integers");
+    int n = cJSON_GetArraySize(obj);
+    if (n == 0)
+        return FIELD_ERR(t, field, "must name at least one size");
+    out->names = calloc((size_t)n, sizeof(char *));
+    out->values = calloc((size_t)n, sizeof(int64_t));
+    if (!out->names || !out->values)
+        return KEVO_ENOMEM;
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        if (!is_identifier(it->string))
+            return FIELD_ERR(t, field, "size name '%s' is not a C identifier", it->string);
+        if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+            it->valuedouble < 0 || it->valuedouble > 1e15)
+            return FIELD_ERR(t, field, "size '%s' must be a non-negative integer", it->string);
+        out->names[out->n] = strdup(it->string);
+        out->values[out->n] = (int64_t)it->valuedouble;
+        out->n++;
+    }
+    return 0;
+}
+
+static void sizes_free(kevo_sizes *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->names[i]);
+    free(s->names);
+    free(s->values);
+    memset(s, 0, sizeof(*s));
+}
+
+static int parse_init(kevo_init *out, const kevo_task *t, const cJSON *init, const char *field)
+{
+    static const char *const keys[] = {"dist", "mean", "std", "low", "high", "value", NULL};
+    if (!cJSON_IsObject(init))
+        return FIELD_ERR(t, field, "must be an object like {\"dist\": \"normal\", ...}");
+    int error;
+    if ((error = check_keys(t, init, field, keys)) < 0)
+        return error;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(init, "dist");
+    if (!cJSON_IsString(d))
+        return FIELD_ERR(t, field, "missing string 'dist' (normal, uniform, randint, const)");
+    const char *dist = d->valuestring;
+    const char *ka, *kb;
+    double da, db;
+    if (!strcmp(dist, "normal")) {
+        out->dist = KEVO_INIT_NORMAL, ka = "mean", kb = "std", da = 0, db = 1;
+    } else if (!strcmp(dist, "uniform")) {
+        out->dist = KEVO_INIT_UNIFORM, ka = "low", kb = "high", da = 0, db = 1;
+    } else if (!strcmp(dist, "randint")) {
+        out->dist = KEVO_INIT_RANDINT, ka = "low", kb = "high", da = 0, db = 100;
+    } else if (!strcmp(dist, "const")) {
+        out->dist = KEVO_INIT_CONST, ka = "value", kb = NULL, da = 0, db = 0;
+    } else {
+        return FIELD_ERR(t, field, "unknown dist '%s' (normal, uniform, randint, const)", dist);
+    }
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(init, ka);
+    const cJSON *b = kb ? cJSON_GetObjectItemCaseSensitive(init, kb) : NULL;
+    if ((a && !cJSON_IsNumber(a)) || (b && !cJSON_IsNumber(b)))
+        return FIELD_ERR(t, field, "'%s'/'%s' must be numbers", ka, kb ? kb : ka);
+    if (out->dist == KEVO_INIT_CONST && !a)
+        return FIELD_ERR(t, field, "const needs 'value'");
+    out->a = a ? a->valuedouble : da;
+    out->b = b ? b->valuedouble : db;
+    if ((out->dist == KEVO_INIT_UNIFORM || out->dist == KEVO_INIT_RANDINT) && out->b <= out->a)
+        return FIELD_ERR(t, field, "'high' must be greater than 'low'");
+    if (out->dist == KEVO_INIT_NORMAL && out->b < 0)
+        return FIELD_ERR(t, field, "'std' must not be negative");
+    return 0;
+}
+
+static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int index)
+{
+    static const char *const keys[] = {"name", "role", "type", "shape", "init", "value", NULL};
+    char where[64];
+    snprintf(where, sizeof(where), "params[%d]", index);
+    if (!cJSON_IsObject(obj))
+        return FIELD_ERR(t, where, "must be an object");
+    int error;
+    if ((error = check_keys(t, obj, where, keys)) < 0)
+        return error;
+    char *role = NULL, *type = NULL;
+    if ((error = get_string(&p->name, t, obj, "name", where, true)) < 0)
+        goto done;
+    if (!is_identifier(p->name)) {
+        error = FIELD_ERR(t, where, "name '%s' is not a C identifier", p->name);
+        goto done;
+    }
+    if ((error = get_string(&role, t, obj, "role", where, true)) < 0 ||
+        (error = get_string(&type, t, obj, "type", where, true)) < 0)
+        goto done;
+    int r = -1, ty = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(role, role_names[i]))
+            r = i;
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(type, dtype_names[i]))
+            ty = i;
+    if (r < 0) {
+        error = FIELD_ERR(t, where, "unknown role '%s' (in, out, inout, scalar)", role);
+        goto done;
+    }
+    if (ty < 0) {
+        error = FIELD_ERR(t, where, "unknown type '%s' (f32, f64, i32, i64, u8)", type);
+        goto done;
+    }
+    p->role = (kevo_role)r;
+    p->type = (kevo_dtype)ty;
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(obj, "shape");
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(obj, "init");
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(obj, "value");
+    char field[96];
+    if (p->role == KEVO_ROLE_SCALAR) {
+        if (shape || init) {
+            snprintf(field, sizeof(field), "%s.%s", where, shape ? "shape" : "init");
+            error = FIELD_ERR(t, field, "a scalar has no shape or init");
+            goto done;
+        }
+        if (value) {
+            if (!cJSON_IsNumber(value)) {
+                snprintf(field, sizeof(field), "%s.value", where);
+                error = FIELD_ERR(t, field, "must be a number");
+                goto done;
+            }
+            p->has_value = true;
+            p->value = value->valuedouble;
+        }
+    } else {
+        snprintf(field, sizeof(field), "%s.shape", where);
+        if (value) {
+            error = FIELD_ERR(t, field, "'value' is only for scalars");
+            goto done;
+        }
+        if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 ||
+            cJSON_GetArraySize(shape) > 8) {
+            error = FIELD_ERR(t, field, "must be an array of 1 to 8 dimensions");
+            goto done;
+        }
+        p->ndim = (size_t)cJSON_GetArraySize(shape);
+        p->shape = calloc(p->ndim, sizeof(char *));
+        size_t k = 0;
+        for (const cJSON *d = shape->child; d; d = d->next, k++) {
+            char text[64];
+            if (cJSON_IsNumber(d) && d->valuedouble == floor(d->valuedouble) && d->valuedouble >= 0)
+                snprintf(text, sizeof(text), "%lld", (long long)d->valuedouble);
+            else if (cJSON_IsString(d))
+                snprintf(text, sizeof(text), "%s", "");
+            else {
+                error = FIELD_ERR(t, field, "dimension %zu must be an integer or an expression", k);
+                goto done;
+            }
+            p->shape[k] = strdup(cJSON_IsString(d) ? d->valuestring : text);
+            double v;
+            if (kevo_expr_eval(&v, p->shape[k], &t->sizes, true) < 0) {
+                error = FIELD_ERR(t, field, "dimension %zu: %s", k, kevo_error_last());
+                goto done;
+            }
+        }
+        snprintf(field, sizeof(field), "%s.init", where);
+        if (init) {
+            if (p->role == KEVO_ROLE_OUT) {
+                error = FIELD_ERR(t, field, "an out param has no init (it is poisoned)");
+                goto done;
+            }
+            if ((error = parse_init(&p->init, t, init, field)) < 0)
+                goto done;
+        } else if (p->role == KEVO_ROLE_INOUT) {
+            error = FIELD_ERR(t, field, "an inout param needs an init");
+            goto done;
+        } else if (kevo_dtype_is_float(p->type)) {
+            p->init = (kevo_init){KEVO_INIT_NORMAL, 0, 1};
+        } else {
+            p->init = (kevo_init){KEVO_INIT_RANDINT, 0, p->type == KEVO_DT_U8 ? 2 : 100};
+        }
+    }
+done:
+    free(role);
+    free(type);
+    return error;
+}
+
+void kevo_task_free(kevo_task *t)
+{
+    if (!t)
+        return;
+    free(t->dir);
+    free(t->json_path);
+    free(t->reference_path);
+    free(t->name);
+    free(t->category);
+    free(t->description);
+    for (size_t i = 0; i < t->nparams; i++) {
+        free(t->params[i].name);
+        for (size_t k = 0; k < t->params[i].ndim; k++)
+            free(t->params[i].shape[k]);
+        free(t->params[i].shape);
+    }
+    free(t->params);
+    sizes_free(&t->sizes);
+    for (size_t i = 0; i < t->ncheck; i++)
+        sizes_free(&t->check_sizes[i]);
+    free(t->check_sizes);
+    free(t->flops);
+    free(t->bytes);
+    for (size_t i = 0; i < t->nbackends; i++)
+        free(t->backends[i]);
+    free(t->backends);
+    free(t);
+}
+
+static int validate_sizes_usage(const kevo_task *t)
+{
+    /* Every param shape must evaluate to a positive count on every set. */
+    for (size_t s = 0; s < kevo_task_nsets(t); s++) {
+        const kevo_sizes *sz = kevo_task_set(t, s);
+        for (size_t i = 0; i < t->nparams; i++) {
+            int64_t dims[8], count;
+            size_t nd;
+            const kevo_param *p = &t->params[i];
+            char field[96];
+            snprintf(field, sizeof(field), "params[%zu].%s", i,
+                     p->role == KEVO_ROLE_SCALAR ? "value" : "shape");
+            if (p->role == KEVO_ROLE_SCALAR) {
+                double v;
+                if (kevo_task_scalar_value(&v, t, i, sz) < 0)
+                    return FIELD_ERR(t, field, "%s", kevo_error_last());
+                continue;
+            }
+            if (kevo_task_param_shape(dims, &nd, &count, t, i, sz) < 0)
+                return FIELD_ERR(t, field, "%s", kevo_error_last());
+            if (count <= 0)
+                return FIELD_ERR(t, field, "'%s' has %lld elements under %s (must be >= 1)",
+                                 p->name, (long long)count,
+                                 s == 0 ? "sizes" : "a check_sizes entry");
+            if ((double)count * (double)kevo_dtype_size(p->type) > 4.0 * 1024 * 1024 * 1024)
+                return FIELD_ERR(t, field, "'%s' is larger than 4 GiB", p->name);
+        }
+    }
+    return 0;
+}
+
+int kevo_task_load(kevo_task **out, const char *dir)
+{
+    static const char *const keys[] = {"name", "level", "category", "description", "params",
+                                       "sizes", "check_sizes", "tolerance", "flops", "bytes",
+                                       "backends", "timeout_s", NULL};
+    *out = NULL;
+    int error = 0;
+    char *text = NULL;
+    cJSON *root = NULL;
+    kevo_task *t = calloc(1, sizeof(*t));
+    if (!t)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    t->dir = strdup(dir);
+    t->json_path = kevo_path_join(dir, "task.json");
+    t->reference_path = kevo_path_join(dir, "reference.c");
+    if (!kevo_dir_exists(dir)) {
+        error = kevo_error_set(KEVO_ENOTFOUND, "%s: no such task folder", dir);
+        goto done;
+    }
+    if ((error = kevo_file_read(&text, NULL, t->json_path)) < 0) {
+        if (error == KEVO_ENOTFOUND)
+            kevo_error_set(error, "%s: missing (a task folder holds task.json and reference.c)",
+                           t->json_path);
+        goto done;
+    }
+    root = cJSON_Parse(text);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *c = text; at && c < at; c++)
+            line += *c == '\n';
+        error = kevo_error_set(KEVO_EINVAL, "%s: invalid JSON near line %d", t->json_path, line);
+        goto done;
+    }
+    if (!cJSON_IsObject(root)) {
+        error = kevo_error_set(KEVO_EINVAL, "%s: must hold a JSON object", t->json_path);
+        goto done;
+    }
+    if ((error = check_keys(t, root, "", keys)) < 0)
+        goto done;
+    if ((error = get_string(&t->name, t, root, "name", "", true)) < 0)
+        goto done;
+    if (!is_identifier(t->name)) {
+        error = FIELD_ERR(t, "name", "'%s' is not a C identifier", t->name);
+        goto done;
+    }
+    const cJSON *level = cJSON_GetObjectItemCaseSensitive(root, "level");
+    if (!level) {
+        error = FIELD_ERR(t, "level", "missing (required)");
+        goto done;
+    }
+    if (!cJSON_IsNumber(level) || level->valuedouble != floor(level->valuedouble) ||
+        level->valuedouble < 1 || level->valuedouble > 3) {
+        error = FIELD_ERR(t, "level", "must be an integer 1..3");
+        goto done;
+    }
+    t->level = (int)level->valuedouble;
+    if ((error = get_string(&t->category, t, root, "category", "", true)) < 0 ||
+        (error = get_string(&t->description, t, root, "description", "", true)) < 0 ||
+        (error = get_string(&t->flops, t, root, "flops", "", true)) < 0 ||
+        (error = get_string(&t->bytes, t, root, "bytes", "", true)) < 0)
+        goto done;
+
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes");
+    if (!sizes) {
+        error = FIELD_ERR(t, "sizes", "missing (required)");
+        goto done;
+    }
+    if ((error = parse_sizes(&t->sizes, t, sizes, "sizes")) < 0)
+        goto done;
+
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "check_sizes");
+    if (checks) {
+        if (!cJSON_IsArray(checks)) {
+            error = FIELD_ERR(t, "check_sizes", "must be an array of size objects");
+            goto done;
+        }
+        t->check_sizes = calloc((size_t)cJSON_GetArraySize(checks) + 1, sizeof(kevo_sizes));
+        int k = 0;
+        for (const cJSON *c = checks->child; c; c = c->next, k++) {
+            char field[64];
+            snprintf(field, sizeof(field), "check_sizes[%d]", k);
+            kevo_sizes *cs = &t->check_sizes[t->ncheck++];
+            if ((error = parse_sizes(cs, t, c, field)) < 0)
+                goto done;
+            if (cs->n != t->sizes.n) {
+                error = FIELD_ERR(t, field, "must give exactly the size names of 'sizes'");
+                goto done;
+            }
+            for (size_t i = 0; i < cs->n; i++) {
+                bool found = false;
+                for (size_t j = 0; j < t->sizes.n; j++)
+                    found |= !strcmp(cs->names[i], t->sizes.names[j]);
+                if (!found) {
+                    error = FIELD_ERR(t, field, "size '%s' is not in 'sizes'", cs->names[i]);
+                    goto done;
+                }
+            }
+        }
+    }
+
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    if (!params) {
+        error = FIELD_ERR(t, "params", "missing (required)");
+        goto done;
+    }
+    if (!cJSON_IsArray(params) || cJSON_GetArraySize(params) == 0) {
+        error = FIELD_ERR(t, "params", "must be a non-empty array");
+        goto done;
+    }
+    t->params = calloc((size_t)cJSON_GetArraySize(params), sizeof(kevo_param));
+    int k = 0;
+    bool has_out = false;
+    for (const cJSON *p = params->child; p; p = p->next, k++) {
+        t->nparams++;
+        if ((error = parse_param(&t->params[k], t, p, k)) < 0)
+            goto done;
+        for (int j = 0; j < k; j++)
+            if (!strcmp(t->params[j].name, t->params[k].name)) {
+                char field[64];
+                snprintf(field, sizeof(field), "params[%d].name", k);
+                error = FIELD_ERR(t, field, "duplicate name '%s'", t->params[k].name);
+                goto done;
+            }
+        kevo_param *pp = &t->params[k];
+        has_out |= pp->role == KEVO_ROLE_OUT || pp->role == KEVO_ROLE_INOUT;
+        if (pp->role == KEVO_ROLE_SCALAR && !pp->has_value) {
+            bool found = false;
+            for (size_t j = 0; j < t->sizes.n; j++)
+                found |= !strcmp(t->sizes.names[j], pp->name);
+            char field[64];
+            snprintf(field, sizeof(field), "params[%d]", k);
+            if (!found) {
+                error = FIELD_ERR(t, field, "scalar '%s' has no 'value' and no size of that name",
+                                  pp->name);
+                goto done;
+            }
+            if (kevo_dtype_is_float(pp->type)) {
+                error = FIELD_ERR(t, field, "scalar '%s' takes its value from 'sizes', so it "
+                                  "must be an integer type", pp->name);
+                goto done;
+            }
+        }
+    }
+    if (!has_out) {
+        error = FIELD_ERR(t, "params", "no 'out' or 'inout' param: the kernel computes nothing");
+        goto done;
+    }
+
+    t->atol = 1e-2;
+    t->rtol = 1e-2;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (tol) {
+        static const char *const tkeys[] = {"atol", "rtol", NULL};
+        if (!cJSON_IsObject(tol)) {
+            error = FIELD_ERR(t, "tolerance", "must be an object {\"atol\": x, \"rtol\": y}");
+            goto done;
+        }
+        if ((error = check_keys(t, tol, "tolerance", tkeys)) < 0)
+            goto done;
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "atol");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "rtol");
+        if ((a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
+            (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))) {
+            error = FIELD_ERR(t, "tolerance", "atol and rtol must be non-negative numbers");
+            goto done;
+        }
+        if (a)
+            t->atol = a->valuedouble;
+        if (r)
+            t->rtol = r->valuedouble;
+    }
+
+    const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
+    if (backends) {
+        if (!cJSON_IsArray(backends) || cJSON_GetArraySize(backends) == 0) {
+            error = FIELD_ERR(t, "backends", "must be a non-empty array of strings");
+            goto done;
+        }
+        t->backends = calloc((size_t)cJSON_GetArraySize(backends), sizeof(char *));
+        for (const cJSON *b = backends->child; b; b = b->next) {
+            if (!cJSON_IsString(b) || (strcmp(b->valuestring, "c") &&
+                                       strcmp(b->valuestring, "opencl") &&
+                                       strcmp(b->valuestring, "cuda"))) {
+                error = FIELD_ERR(t, "backends", "entries must be \"c\", \"opencl\" or \"cuda\"");
+                goto done;
+            }
+            t->backends[t->nbackends++] = strdup(b->valuestring);
+        }
+    } else {
+        t->backends = calloc(1, sizeof(char *));
+        t->backends[t->nbackends++] = strdup("c");
+    }
+
+    t->timeout_s = 60;
+    const cJSON *to = cJSON_GetObjectItemCaseSensitive(root, "timeout_s");
+    if (to) {
+        if (!cJSON_IsNumber(to) || to->valuedouble <= 0 || to->valuedouble > 3600) {
+            error = FIELD_ERR(t, "timeout_s", "must be a number of seconds in (0, 3600]");
+            goto done;
+        }
+        t->timeout_s = to->valuedouble;
+    }
+
+    double v;
+    if (kevo_expr_eval(&v, t->flops, &t->sizes, false) < 0) {
+        error = FIELD_ERR(t, "flops", "%s", kevo_error_last());
+        goto done;
+    }
+    if (kevo_expr_eval(&v, t->bytes, &t->sizes, false) < 0) {
+        error = FIELD_ERR(t, "bytes", "%s", kevo_error_last());
+        goto done;
+    }
+    if ((error = validate_sizes_usage(t)) < 0)
+        goto done;
+    if (!kevo_file_exists(t->reference_path)) {
+        error = kevo_error_set(KEVO_ENOTFOUND, "%s: missing (every task needs a reference.c)",
+                               t->reference_path);
+        goto done;
+    }
+    *out = t;
+    t = NULL;
+done:
+    cJSON_Delete(root);
+    free(text);
+    kevo_task_free(t);
+    return error;
+}
+
+size_t kevo_task_nsets(const kevo_task *t)
+{
+    return 1 + t->ncheck;
+}
+
+const kevo_sizes *kevo_task_set(const kevo_task *t, size_t i)
+{
+    return i == 0 ? &t->sizes : &t->check_sizes[i - 1];
+}
+
+int kevo_task_param_shape(int64_t dims[8], size_t *out_ndim, int64_t *out_count,
+                          const kevo_task *t, size_t param, const kevo_sizes *sizes)
+{
+    const kevo_param *p = &t->params[param];
+    int64_t count = 1;
+    for (size_t k = 0; k < p->ndim; k++) {
+        double v;
+        int error;
+        if ((error = kevo_expr_eval(&v, p->shape[k], sizes, true)) < 0)
+            return error;
+        dims[k] = (int64_t)v;
+        count *= dims[k] < 0 ? 0 : dims[k];
+    }
+    *out_ndim = p->ndim;
+    *out_count = count;
+    return 0;
+}
+
+int kevo_task_scalar_value(double *out, const kevo_task *t, size_t param, const kevo_sizes *sz)
+{
+    const kevo_param *p = &t->params[param];
+    if (p->has_value) {
+        *out = p->value;
+        return 0;
+    }
+    for (size_t i = 0; i < sz->n; i++)
+        if (!strcmp(sz->names[i], p->name)) {
+            *out = (double)sz->values[i];
+            return 0;
+        }
+    return kevo_error_set(KEVO_EINVAL, "no size named '%s'", p->name);
+}
+
+int kevo_task_prototype(char **out, const kevo_task *t)
+{
+    kevo_buf b = {0};
+    kevo_buf_printf(&b, "void %s(", t->name);
+    for (size_t i = 0; i < t->nparams; i++) {
+        const kevo_param *p = &t->params[i];
+        const char *ct = kevo_dtype_ctype(p->type);
+        if (i)
+            kevo_buf_puts(&b, ", ");
+        if (p->role == KEVO_ROLE_IN)
+            kevo_buf_printf(&b, "const %s *%s", ct, p->name);
+        else if (p->role == KEVO_ROLE_SCALAR)
+            kevo_buf_printf(&b, "%s %s", ct, p->name);
+        else
+            kevo_buf_printf(&b, "%s *%s", ct, p->name);
+    }
+    kevo_buf_puts(&b, ")");
+    *out = kevo_buf_detach(&b);
+    return 0;
+}
+
+int kevo_task_work(double *flops, double *bytes, const kevo_task *t)
+{
+    int error;
+    if ((error = kevo_expr_eval(flops, t->flops, &t->sizes, false)) < 0)
+        return error;
+    return kevo_expr_eval(bytes, t->bytes, &t->sizes, false);
+}
+
+bool kevo_task_supports(const kevo_task *t, const char *backend)
+{
+    for (size_t i = 0; i < t->nbackends; i++)
+        if (!strcmp(t->backends[i], backend))
+            return true;
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int find_rec(char ***list, size_t *n, size_t *cap, const char *dir, int depth)
+{
+    if (depth > 16)
+        return 0;
+    char *tj = kevo_path_join(dir, "task.json");
+    bool is_task = kevo_file_exists(tj);
+    free(tj);
+    if (is_task) {
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            char **p = realloc(*list, *cap * sizeof(char *));
+            if (!p)
+                return kevo_error_set(KEVO_ENOMEM, "out of memory");
+            *list = p;
+        }
+        (*list)[(*n)++] = strdup(dir);
+        return 0;
+    }
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int error = 0;
+    while ((e = readdir(d)) != NULL && error == 0) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *sub = kevo_path_join(dir, e->d_name);
+        if (kevo_dir_exists(sub))
+            error = find_rec(list, n, cap, sub, depth + 1);
+        free(sub);
+    }
+    closedir(d);
+    return error;
+}
+
+int kevo_task_find(char ***out, size_t *out_count, const char *root)
+{
+    *out = NULL;
+    *out_count = 0;
+    if (!kevo_dir_exists(root))
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: no such directory", root);
+    size_t cap = 0;
+    char *clean = strdup(root);
+    size_t len = strlen(clean);
+    while (len > 1 && clean[len - 1] == '/')
+        clean[--len] = '\0';
+    int error = find_rec(out, out_count, &cap, clean, 0);
+    free(clean);
+    if (error < 0)
+        return error;
+    if (*out_count > 1)
+        qsort(*out, *out_count, sizeof(char *), cmp_str);
+    return 0;
+}
+
+void kevo_task_dirs_free(char **dirs, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(dirs[i]);
+    free(dirs);
+}
