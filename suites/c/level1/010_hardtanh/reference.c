@@ -1,0 +1,9 @@
+#include <stdint.h>
+
+void hardtanh(const float *x, float *y, int64_t N)
+{
+    for (int64_t i = 0; i < N; i++) {
+        float v = x[i];
+        y[i] = v > 1.0f ? 1.0f : (v < -1.0f ? -1.0f : v);
+    }
+}

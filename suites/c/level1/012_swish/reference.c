@@ -1,0 +1,10 @@
+#include <math.h>
+#include <stdint.h>
+
+void swish(const float *x, float *y, int64_t N)
+{
+    for (int64_t i = 0; i < N; i++) {
+        float v = x[i];
+        y[i] = v / (1.0f + expf(-v));
+    }
+}
