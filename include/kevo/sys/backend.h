@@ -1,0 +1,77 @@
+/*
+ * kevo/sys/backend.h - the vtable for adding a target (CPU C, OpenCL,
+ * CUDA, an NPU toolchain...). A backend owns its toolchain: it turns a
+ * candidate (or the reference) into a *runner* program that speaks the
+ * pipe protocol of harness/protocol.h. The verifier (src/verify) owns the
+ * gates, comparisons and timing; a backend never talks to the store.
+ *
+ * See docs/backends/adding-a-backend.md.
+ */
+#ifndef KEVO_SYS_BACKEND_H
+#define KEVO_SYS_BACKEND_H
+
+#include "kevo/task.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KEVO_BACKEND_VERSION 1
+
+/* Outcome of building a runner. Owned by the caller; free with
+ * kevo_build_result_clear(). A build that fails because of the source is a
+ * result (ok=false), not an error. */
+typedef struct kevo_build_result {
+    bool ok;
+    bool rejected;      /* the object broke a rule (constructor, forbidden symbol) */
+    char *runner_path;  /* when ok */
+    char *diagnostics;  /* compiler output, trimmed, or the rejection reason */
+    char **cflags_used; /* informative */
+    double seconds;
+} kevo_build_result;
+
+void kevo_build_result_clear(kevo_build_result *r);
+
+typedef struct kevo_backend {
+    unsigned version; /* KEVO_BACKEND_VERSION */
+    const char *name; /* "c", "opencl", "cuda" */
+    const char *candidate_ext; /* ".c", ".cl", ".cu" */
+    const char *code_language; /* fence language an LLM should use */
+    /* Build a runner from `source` in the private directory `dir`.
+     * is_reference: the task's reference.c (always C, built with the
+     * reference flags). Returns negative only for kevo's own failures
+     * (toolchain missing...). */
+    int (*build)(const struct kevo_backend *be, const kevo_task *task, const char *source,
+                 bool is_reference, const char *dir, kevo_build_result *out);
+    /* Optional: can runners of this backend execute here? NULL = yes. When
+     * not, *why says so ("no CUDA device") and the correctness and latency
+     * gates end in infra_error. */
+    bool (*can_run)(const struct kevo_backend *be, const char **why);
+    /* Optional: extra "K=V" environment for runners (NULL-terminated). */
+    const char *const *(*runner_env)(const struct kevo_backend *be);
+    void *ctx;
+} kevo_backend;
+
+/* Registry: the built-in backends by name. Borrowed, static. */
+const kevo_backend *kevo_backend_find(const char *name);
+/* NULL-terminated list of registered backend names. */
+const char *const *kevo_backend_names(void);
+
+/* Helpers shared by backends. */
+/* Parse the optional first-line build hint `// kevo: cflags ...`.
+ * Returns KEVO_EINVAL with the offending flag when a flag is not on the
+ * allow-list. *out is a NULL-terminated array (free with kevo_strv_free). */
+int kevo_cflags_parse(char ***out, const char *source);
+bool kevo_cflag_allowed(const char *flag);
+void kevo_strv_free(char **v);
+/* Directory holding harness/runner.c and protocol.h. */
+const char *kevo_harness_dir(void);
+/* The generated call stub of a task (C source calling the kernel). */
+int kevo_backend_call_stub(char **out, const kevo_task *task);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

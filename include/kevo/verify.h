@@ -1,0 +1,127 @@
+/*
+ * kevo/verify.h - the four gates (anti-hack, compile, correctness,
+ * latency), output comparison with structured feedback, timing statistics.
+ * The verifier judges; it never chooses what to try next and never talks
+ * to the store.
+ *
+ * Usage: kevo_evaluator_new() builds and runs the task's reference once
+ * (expected outputs stay in kevo's memory, never on disk, never in a
+ * candidate's process); kevo_evaluator_eval() judges any number of
+ * candidates against it. docs/evaluation.md explains the method.
+ */
+#ifndef KEVO_VERIFY_H
+#define KEVO_VERIFY_H
+
+#include "kevo/task.h"
+#include "kevo/util.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    KEVO_VERDICT_CORRECT,
+    KEVO_VERDICT_INCORRECT,
+    KEVO_VERDICT_COMPILE_ERROR,
+    KEVO_VERDICT_REJECTED,
+    KEVO_VERDICT_TIMEOUT,
+    KEVO_VERDICT_CRASH,
+    KEVO_VERDICT_INFRA_ERROR
+} kevo_verdict;
+
+const char *kevo_verdict_name(kevo_verdict v);
+/* Parse a verdict name; KEVO_EINVAL when unknown. */
+int kevo_verdict_parse(kevo_verdict *out, const char *name);
+
+#define KEVO_GATE_MAX 4
+typedef struct kevo_gate {
+    const char *name; /* "anti-hack", "compile", "correctness", "latency" */
+    bool ran;
+    bool ok;
+    double seconds;
+    kevo_buf messages; /* one message per line */
+} kevo_gate;
+
+typedef struct kevo_latency {
+    double candidate_us, reference_us; /* medians */
+    double candidate_min_us, reference_min_us;
+    double candidate_cv, reference_cv; /* coefficient of variation */
+    int candidate_samples, reference_samples;
+    double speedup; /* reference_us / candidate_us */
+} kevo_latency;
+
+typedef struct kevo_eval_result {
+    kevo_verdict verdict;
+    kevo_gate gates[KEVO_GATE_MAX];
+    size_t ngates;
+    char *feedback; /* what an LLM is shown: actionable, never the reference outputs */
+    bool has_latency;
+    kevo_latency latency;
+    double seconds;
+} kevo_eval_result;
+
+void kevo_eval_result_clear(kevo_eval_result *r);
+/* One JSON object (DESIGN.md "Verdicts"). *out is the caller's (free()). */
+int kevo_eval_result_json(char **out, const kevo_eval_result *r, const kevo_task *task,
+                          bool pretty);
+
+typedef struct kevo_eval_options {
+    const char *backend;      /* default "c" */
+    int seeds;                /* per size set, default 3 (minimum 3) */
+    double min_time_s;        /* latency: minimum timed time per side, default 1.0 */
+    int min_samples;          /* latency: minimum calls per side, default 10 */
+    int max_samples;          /* latency: cap per side, default 1000 */
+    double max_time_s;        /* latency: cap on the whole gate, default 30 */
+    bool skip_latency;        /* stop after correctness */
+    bool skip_antihack;       /* tests of the sandbox only: the runtime defences alone */
+    bool keep_workdir;        /* leave build directories for inspection */
+    uint64_t mem_bytes;       /* runner address-space limit; 0 = automatic */
+} kevo_eval_options;
+
+void kevo_eval_options_default(kevo_eval_options *o);
+
+typedef struct kevo_evaluator kevo_evaluator;
+
+/* Build and run the reference on every size set and seed. Failures of the
+ * reference are kevo's (or the task's) problem: a negative error with the
+ * reason. *out is the caller's (kevo_evaluator_free). */
+int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_eval_options *o);
+/* Judge one candidate. Returns 0 with a verdict in *out (including
+ * infra_error); negative only when kevo cannot work at all. */
+int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result *out);
+void kevo_evaluator_free(kevo_evaluator *ev);
+
+/* What `kevo tasks check` reports about a task's reference. */
+typedef struct kevo_reference_report {
+    double build_s;
+    double timed_ms;     /* median of the reference calls on the timed sizes */
+    int near_constant;   /* outputs whose true values all sit within atol of one value */
+    kevo_buf problems;   /* one line per problem */
+} kevo_reference_report;
+int kevo_evaluator_reference_report(kevo_reference_report *out, kevo_evaluator *ev);
+
+/* ---- comparison (also used by fuzzing) ---- */
+typedef struct kevo_compare_stats {
+    int64_t count, mismatches, nan_actual, inf_actual;
+    double max_abs, max_rel;
+    int64_t max_abs_index;
+    bool untouched; /* every element still holds the poison value */
+} kevo_compare_stats;
+
+/* Compare one output buffer. Appends a human/LLM-readable description of
+ * the mismatches (first few coordinates, expected vs actual) to feedback
+ * when there are any. dims/ndim give coordinates. */
+void kevo_compare_output(kevo_compare_stats *st, kevo_buf *feedback, const char *name,
+                         kevo_dtype type, const int64_t *dims, size_t ndim,
+                         const void *expected, const void *actual, int64_t count,
+                         double atol, double rtol);
+
+/* Robust statistics of samples (sorted in place): median, min, CV. */
+void kevo_stats(double *samples, int n, double *median, double *min, double *cv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
