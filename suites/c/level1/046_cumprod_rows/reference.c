@@ -1,0 +1,12 @@
+#include <stdint.h>
+
+void cumprod_rows(const float *x, float *y, int64_t R, int64_t C)
+{
+    for (int64_t r = 0; r < R; r++) {
+        float acc = 1.0f;
+        for (int64_t c = 0; c < C; c++) {
+            acc *= x[r * C + c];
+            y[r * C + c] = acc;
+        }
+    }
+}

@@ -1,0 +1,253 @@
+"""NumPy definitions of Level 1 tasks 031..064 (pooling, reductions, scans,
+convolutions, losses, attention). See crosscheck.py.
+
+Written from the task descriptions with vectorised NumPy (sliding windows,
+einsum, cumsum), not by translating the C references.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view as swv
+
+
+def f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- pooling
+
+def _windows(x, nd, K, S, P, padval, stride_window=1):
+    """Windows over the last nd axes of x padded by P with padval: shape
+    (..., O1..Ond, K1..Knd), output positions taken every S."""
+    lead = x.ndim - nd
+    xp = np.pad(x, [(0, 0)] * lead + [(P, P)] * nd, constant_values=padval)
+    axes = tuple(range(lead, x.ndim))
+    w = swv(xp, (K,) * nd, axis=axes)
+    idx = (slice(None),) * lead + (slice(None, None, S),) * nd + (slice(None),) * nd
+    return w[idx]
+
+
+def _max_pool(nd):
+    def fn(inp, s):
+        x = f64(inp["x"])
+        w = _windows(x, nd, s["K"], s["S"], s["P"], -np.inf)
+        return {"y": w.max(axis=tuple(range(-nd, 0)))}
+    return fn
+
+
+def _avg_pool_include(nd):
+    def fn(inp, s):
+        x = f64(inp["x"])
+        w = _windows(x, nd, s["K"], s["S"], s["P"], 0.0)
+        return {"y": w.sum(axis=tuple(range(-nd, 0))) / float(s["K"] ** nd)}
+    return fn
+
+
+def avg_pool2d(inp, s):
+    # count_include_pad = false: divide by the number of real inputs per window
+    x = f64(inp["x"])
+    axes = (-2, -1)
+    total = _windows(x, 2, s["K"], s["S"], s["P"], 0.0).sum(axis=axes)
+    count = _windows(np.ones(x.shape[-2:]), 2, s["K"], s["S"], s["P"], 0.0).sum(axis=axes)
+    return {"y": total / count}
+
+
+# ---------------------------------------------------------------- reductions
+
+def _reduce(op):
+    def fn(inp, s):
+        return {"y": op(f64(inp["x"]), axis=1)}
+    return fn
+
+
+def argmax_dim(inp, s):
+    return {"y": np.argmax(inp["x"], axis=1).astype(np.int64)}
+
+
+def argmin_dim(inp, s):
+    return {"y": np.argmin(inp["x"], axis=1).astype(np.int64)}
+
+
+def logsumexp_dim(inp, s):
+    x = f64(inp["x"])
+    m = x.max(axis=1, keepdims=True)
+    return {"y": (m + np.log(np.exp(x - m).sum(axis=1, keepdims=True)))[:, 0, :]}
+
+
+# ---------------------------------------------------------------- scans
+
+def cumsum_rows(inp, s):
+    return {"y": np.cumsum(f64(inp["x"]), axis=1)}
+
+
+def cumprod_rows(inp, s):
+    return {"y": np.cumprod(f64(inp["x"]), axis=1)}
+
+
+def cumsum_reverse_rows(inp, s):
+    x = f64(inp["x"])
+    return {"y": x.sum(axis=1, keepdims=True) - np.cumsum(x, axis=1) + x}
+
+
+def cumsum_exclusive_rows(inp, s):
+    x = f64(inp["x"])
+    z = np.zeros((x.shape[0], 1))
+    return {"y": np.cumsum(np.concatenate([z, x[:, :-1]], axis=1), axis=1)}
+
+
+def cumsum_masked_rows(inp, s):
+    x = f64(inp["x"])
+    return {"y": np.cumsum(np.where(inp["mask"] != 0, x, 0.0), axis=1)}
+
+
+# ---------------------------------------------------------------- convolutions
+
+def conv1d(inp, s):
+    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    win = swv(x, w.shape[2], axis=2)                       # N C LO K
+    return {"y": np.einsum("nclk,ock->nol", win, w) + b[None, :, None]}
+
+
+def _conv2d_general(x, w, b, P, S, DL):
+    K = w.shape[-1]
+    xp = np.pad(x, [(0, 0), (0, 0), (P, P), (P, P)])
+    ext = DL * (K - 1) + 1
+    win = swv(xp, (ext, ext), axis=(2, 3))                 # N C H' W' ext ext
+    win = win[:, :, ::S, ::S, ::DL, ::DL]                  # N C OH OW K K
+    return np.einsum("nchwij,ocij->nohw", win, w) + b[None, :, None, None]
+
+
+def conv2d(inp, s):
+    return {"y": _conv2d_general(f64(inp["x"]), f64(inp["w"]), f64(inp["b"]), s["P"], 1, 1)}
+
+
+def conv2d_strided_dilated(inp, s):
+    return {"y": _conv2d_general(f64(inp["x"]), f64(inp["w"]), f64(inp["b"]), s["P"], 2, 2)}
+
+
+def conv2d_depthwise(inp, s):
+    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    P = s["P"]
+    xp = np.pad(x, [(0, 0), (0, 0), (P, P), (P, P)])
+    win = swv(xp, w.shape[1:], axis=(2, 3))                # N C OH OW K K
+    return {"y": np.einsum("nchwij,cij->nchw", win, w) + b[None, :, None, None]}
+
+
+def conv_transpose2d(inp, s):
+    # Transposed conv = ordinary correlation of the stride-dilated input, padded
+    # by K-1-P, with the spatially flipped kernel (in/out channels swapped).
+    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    N, C, H, W = x.shape
+    K, P, S = w.shape[-1], s["P"], 2
+    xd = np.zeros((N, C, (H - 1) * S + 1, (W - 1) * S + 1))
+    xd[:, :, ::S, ::S] = x
+    q = K - 1 - P
+    assert q >= 0
+    xp = np.pad(xd, [(0, 0), (0, 0), (q, q), (q, q)])
+    win = swv(xp, (K, K), axis=(2, 3))
+    wf = w[:, :, ::-1, ::-1]                               # C OC K K
+    return {"y": np.einsum("nchwij,coij->nohw", win, wf) + b[None, :, None, None]}
+
+
+def conv3d(inp, s):
+    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    win = swv(x, w.shape[2:], axis=(2, 3, 4))              # N C OD OH OW K K K
+    return {"y": np.einsum("ncdhwijk,ocijk->nodhw", win, w) + b[None, :, None, None, None]}
+
+
+def conv2d_pointwise(inp, s):
+    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    return {"y": np.einsum("nchw,oc->nohw", x, w) + b[None, :, None, None]}
+
+
+# ---------------------------------------------------------------- losses
+
+def mse_loss(inp, s):
+    return {"y": np.mean((f64(inp["pred"]) - f64(inp["target"])) ** 2, axis=1)}
+
+
+def huber_loss(inp, s):
+    r = np.abs(f64(inp["pred"]) - f64(inp["target"]))
+    delta = inp["delta"]
+    l = np.where(r < delta, 0.5 * r * r, delta * (r - 0.5 * delta))
+    return {"y": l.mean(axis=1)}
+
+
+def kl_div_loss(inp, s):
+    p, q = f64(inp["p"]), f64(inp["q"])
+    P = p / p.sum(axis=1, keepdims=True)
+    Q = q / q.sum(axis=1, keepdims=True)
+    return {"y": np.sum(P * np.log(P / Q), axis=1)}
+
+
+def hinge_loss(inp, s):
+    t = np.where(inp["label"] != 0, 1.0, -1.0)
+    return {"y": np.maximum(0.0, 1.0 - t * f64(inp["pred"])).mean(axis=1)}
+
+
+def cross_entropy_loss(inp, s):
+    z = f64(inp["logits"])
+    m = z.max(axis=1)
+    lse = m + np.log(np.exp(z - m[:, None]).sum(axis=1))
+    picked = np.take_along_axis(z, inp["target"][:, None], axis=1)[:, 0]
+    return {"y": lse - picked}
+
+
+def cosine_similarity_loss(inp, s):
+    a, c = f64(inp["a"]), f64(inp["c"])
+    den = np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(c, axis=1), 1e-8)
+    return {"y": 1.0 - np.einsum("bd,bd->b", a, c) / den}
+
+
+def triplet_margin_loss(inp, s):
+    a, p, n = f64(inp["anchor"]), f64(inp["positive"]), f64(inp["negative"])
+    dp = np.linalg.norm(a - p, axis=1)
+    dn = np.linalg.norm(a - n, axis=1)
+    return {"y": np.maximum(0.0, dp - dn + inp["margin"])}
+
+
+# ---------------------------------------------------------------- attention
+
+def sdpa_single_head(inp, s):
+    q, k, v = f64(inp["q"]), f64(inp["k"]), f64(inp["v"])
+    scores = q @ k.T / np.sqrt(q.shape[1])
+    scores -= scores.max(axis=1, keepdims=True)
+    p = np.exp(scores)
+    p /= p.sum(axis=1, keepdims=True)
+    return {"o": p @ v}
+
+
+CHECKS = {
+    "max_pool1d": _max_pool(1),
+    "avg_pool1d": _avg_pool_include(1),
+    "max_pool2d": _max_pool(2),
+    "avg_pool2d": avg_pool2d,
+    "max_pool3d": _max_pool(3),
+    "avg_pool3d": _avg_pool_include(3),
+    "reduce_sum_dim": _reduce(np.sum),
+    "reduce_mean_dim": _reduce(np.mean),
+    "reduce_max_dim": _reduce(np.max),
+    "reduce_min_dim": _reduce(np.min),
+    "argmax_dim": argmax_dim,
+    "argmin_dim": argmin_dim,
+    "reduce_prod_dim": _reduce(np.prod),
+    "logsumexp_dim": logsumexp_dim,
+    "cumsum_rows": cumsum_rows,
+    "cumprod_rows": cumprod_rows,
+    "cumsum_reverse_rows": cumsum_reverse_rows,
+    "cumsum_exclusive_rows": cumsum_exclusive_rows,
+    "cumsum_masked_rows": cumsum_masked_rows,
+    "conv1d": conv1d,
+    "conv2d": conv2d,
+    "conv2d_depthwise": conv2d_depthwise,
+    "conv_transpose2d": conv_transpose2d,
+    "conv3d": conv3d,
+    "conv2d_pointwise": conv2d_pointwise,
+    "conv2d_strided_dilated": conv2d_strided_dilated,
+    "mse_loss": mse_loss,
+    "huber_loss": huber_loss,
+    "kl_div_loss": kl_div_loss,
+    "hinge_loss": hinge_loss,
+    "cross_entropy_loss": cross_entropy_loss,
+    "cosine_similarity_loss": cosine_similarity_loss,
+    "triplet_margin_loss": triplet_margin_loss,
+    "sdpa_single_head": sdpa_single_head,
+}
