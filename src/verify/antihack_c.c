@@ -1,0 +1,286 @@
+/*
+ * verify/antihack_c.c - the static anti-hacking gate for C candidates, on
+ * the libclang-14 C API (the AST after preprocessing, so macro tricks are
+ * seen through, plus libclang's tokens for attributes and asm).
+ *
+ * Rules (each rejection names the rule and the line):
+ *   include      only allow-listed system headers
+ *   entry-point  no `main`
+ *   libc-symbol  no definitions of libc/libm/timer functions (clock_gettime...)
+ *   constructor  no constructor/destructor/section/alias/ifunc attributes
+ *   forbidden-call  no process, file, network, thread, signal, dynamic
+ *                loading, timer or environment APIs (calls or addresses)
+ *   asm-syscall  no inline asm that makes system calls
+ *   reference    no mention of the reference implementation or the harness
+ * The runtime defences (seccomp, symbol checks of the object, rlimits)
+ * stand behind this gate; it exists to explain a rejection early and in
+ * words, not to be the only wall.
+ */
+#include "verify/antihack.h"
+#include "backend/elf_inspect.h"
+
+#include <clang-c/Index.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const allowed_headers[] = {
+    "math.h", "stdint.h", "stddef.h", "stdbool.h", "string.h", "stdlib.h", "float.h",
+    "limits.h", "omp.h", "inttypes.h", "tgmath.h", "stdalign.h", "complex.h", NULL};
+
+typedef struct {
+    const char *name;
+    const char *why;
+} denied;
+
+static const denied denied_calls[] = {
+    {"fork", "process creation"}, {"vfork", "process creation"}, {"clone", "process creation"},
+    {"clone3", "process creation"}, {"execve", "process creation"}, {"execv", "process creation"},
+    {"execvp", "process creation"}, {"execvpe", "process creation"}, {"execl", "process creation"},
+    {"execlp", "process creation"}, {"execle", "process creation"}, {"fexecve", "process creation"},
+    {"system", "process creation"}, {"popen", "process creation"}, {"posix_spawn", "process creation"},
+    {"posix_spawnp", "process creation"}, {"daemon", "process creation"},
+    {"socket", "networking"}, {"socketpair", "networking"}, {"connect", "networking"},
+    {"bind", "networking"}, {"listen", "networking"}, {"accept", "networking"},
+    {"accept4", "networking"}, {"send", "networking"}, {"sendto", "networking"},
+    {"sendmsg", "networking"}, {"recv", "networking"}, {"recvfrom", "networking"},
+    {"recvmsg", "networking"}, {"getaddrinfo", "networking"}, {"gethostbyname", "networking"},
+    {"open", "file access"}, {"open64", "file access"}, {"openat", "file access"},
+    {"creat", "file access"}, {"fopen", "file access"}, {"fopen64", "file access"},
+    {"freopen", "file access"}, {"fdopen", "file access"}, {"opendir", "file access"},
+    {"read", "file access"}, {"write", "file access"}, {"pread", "file access"},
+    {"pwrite", "file access"}, {"readlink", "file access"}, {"unlink", "file access"},
+    {"remove", "file access"}, {"rename", "file access"}, {"mkdir", "file access"},
+    {"chdir", "file access"}, {"stat", "file access"}, {"access", "file access"},
+    {"dlopen", "dynamic loading"}, {"dlsym", "dynamic loading"}, {"dlmopen", "dynamic loading"},
+    {"syscall", "raw system calls"}, {"ptrace", "process control"}, {"prctl", "process control"},
+    {"ioctl", "device control"}, {"pthread_create", "threads outliving the call"},
+    {"pthread_detach", "threads outliving the call"}, {"thrd_create", "threads outliving the call"},
+    {"kill", "signals"}, {"raise", "signals"}, {"signal", "signals"}, {"sigaction", "signals"},
+    {"alarm", "signals"}, {"setitimer", "timers"}, {"clock_gettime", "timers"},
+    {"gettimeofday", "timers"}, {"time", "timers"}, {"clock", "timers"}, {"times", "timers"},
+    {"getrusage", "timers"}, {"omp_get_wtime", "timers"}, {"sleep", "timers"},
+    {"usleep", "timers"}, {"nanosleep", "timers"}, {"mmap", "memory mapping"},
+    {"mprotect", "memory mapping"}, {"munmap", "memory mapping"}, {"getenv", "environment"},
+    {"setenv", "environment"}, {"putenv", "environment"}, {"exit", "leaving the process"},
+    {"_exit", "leaving the process"}, {"_Exit", "leaving the process"},
+    {"abort", "leaving the process"}, {"atexit", "leaving the process"},
+    {"longjmp", "non-local jumps"}, {"setjmp", "non-local jumps"}, {NULL, NULL}};
+
+static const char *const timer_and_libc_defs[] = {
+    "clock_gettime", "gettimeofday", "time", "clock", "times", "getrusage", "omp_get_wtime",
+    "printf", "puts", "exit", "abort", "write", "read", "open", "rand", "srand", NULL};
+
+static const char *const banned_attributes[] = {
+    "constructor", "destructor", "section", "alias", "ifunc", "weakref", "init_priority",
+    "__constructor__", "__destructor__", "__section__", "__alias__", "__ifunc__", NULL};
+
+typedef struct {
+    const kevo_task *task;
+    kevo_buf *findings;
+    int violations;
+    CXFile main_file;
+} ctx;
+
+static void report(ctx *c, unsigned line, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void report(ctx *c, unsigned line, const char *rule, const char *fmt, ...)
+{
+    /* One line per finding; the same text twice is reported once. */
+    kevo_buf msg = {0};
+    va_list ap;
+    kevo_buf_printf(&msg, "line %u: %s: ", line, rule);
+    va_start(ap, fmt);
+    kevo_buf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (!strstr(kevo_buf_cstr(c->findings), msg.ptr)) {
+        kevo_buf_printf(c->findings, "%s\n", msg.ptr);
+        c->violations++;
+    }
+    kevo_buf_free(&msg);
+}
+
+static unsigned cursor_line(CXCursor cur, CXFile *file)
+{
+    unsigned line = 0;
+    CXFile f = NULL;
+    clang_getExpansionLocation(clang_getCursorLocation(cur), &f, &line, NULL, NULL);
+    if (file)
+        *file = f;
+    return line;
+}
+
+static bool header_allowed(const char *name)
+{
+    for (const char *const *h = allowed_headers; *h; h++)
+        if (!strcmp(*h, name))
+            return true;
+    size_t n = strlen(name);
+    return n > 8 && !strcmp(name + n - 8, "intrin.h") && !strchr(name, '/');
+}
+
+static const denied *find_denied(const char *name)
+{
+    for (const denied *d = denied_calls; d->name; d++)
+        if (!strcmp(d->name, name))
+            return d;
+    return NULL;
+}
+
+static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData data)
+{
+    ctx *c = data;
+    CXFile file;
+    unsigned line = cursor_line(cur, &file);
+    enum CXCursorKind kind = clang_getCursorKind(cur);
+    if (kind == CXCursor_InclusionDirective) {
+        if (!clang_File_isEqual(file, c->main_file))
+            return CXChildVisit_Continue;
+        CXString s = clang_getCursorSpelling(cur);
+        const char *name = clang_getCString(s);
+        if (!header_allowed(name))
+            report(c, line, "include", "<%s> is not allowed (allowed: math.h, stdint.h, "
+                   "stddef.h, stdbool.h, string.h, stdlib.h, float.h, limits.h, omp.h, "
+                   "*intrin.h)", name);
+        clang_disposeString(s);
+        return CXChildVisit_Continue;
+    }
+    /* Only judge code written in the candidate, not system headers. */
+    if (!file || !clang_File_isEqual(file, c->main_file))
+        return CXChildVisit_Continue;
+    if (kind == CXCursor_FunctionDecl && clang_isCursorDefinition(cur)) {
+        CXString s = clang_getCursorSpelling(cur);
+        const char *name = clang_getCString(s);
+        bool libc = false;
+        for (const char *const *t = timer_and_libc_defs; *t; t++)
+            libc |= !strcmp(*t, name);
+        if (!strcmp(name, "main"))
+            report(c, line, "entry-point", "defines `%s`; a candidate defines only the kernel "
+                   "(and static helpers)", name);
+        else if (libc || find_denied(name) || kevo_elf_symbol_allowed(name))
+            report(c, line, "libc-symbol", "defines `%s`, a C library function; give helpers "
+                   "their own names", name);
+        clang_disposeString(s);
+    } else if (kind == CXCursor_CallExpr || kind == CXCursor_DeclRefExpr) {
+        CXCursor ref = clang_getCursorReferenced(cur);
+        if (!clang_Cursor_isNull(ref) && clang_getCursorKind(ref) == CXCursor_FunctionDecl) {
+            CXString s = clang_getCursorSpelling(ref);
+            const char *name = clang_getCString(s);
+            const denied *d = find_denied(name);
+            if (d) {
+                kevo_buf b = {0};
+                kevo_buf_printf(&b, "uses `%s` (%s is not allowed in a kernel)", name, d->why);
+                report(c, line, "forbidden-call", "%s", b.ptr);
+                kevo_buf_free(&b);
+            }
+            if (!strncmp(name, "kevo_", 5))
+                report(c, line, "reference", "uses `%s`, part of kevo's harness", name);
+            clang_disposeString(s);
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+static void scan_tokens(ctx *c, CXTranslationUnit tu)
+{
+    CXCursor root = clang_getTranslationUnitCursor(tu);
+    CXSourceRange range = clang_getCursorExtent(root);
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    clang_tokenize(tu, range, &toks, &n);
+    for (unsigned i = 0; i < n; i++) {
+        CXTokenKind k = clang_getTokenKind(toks[i]);
+        if (k == CXToken_Comment)
+            continue;
+        CXString s = clang_getTokenSpelling(tu, toks[i]);
+        const char *t = clang_getCString(s);
+        unsigned line = 0;
+        clang_getSpellingLocation(clang_getTokenLocation(tu, toks[i]), NULL, &line, NULL, NULL);
+        if (k == CXToken_Identifier || k == CXToken_Keyword) {
+            if (!strcmp(t, "__attribute__") || !strcmp(t, "__attribute")) {
+                /* inspect identifiers up to the closing "))" */
+                int depth = 0;
+                for (unsigned j = i + 1; j < n; j++) {
+                    CXString s2 = clang_getTokenSpelling(tu, toks[j]);
+                    const char *u = clang_getCString(s2);
+                    if (!strcmp(u, "("))
+                        depth++;
+                    else if (!strcmp(u, ")"))
+                        depth--;
+                    for (const char *const *b = banned_attributes; *b; b++)
+                        if (!strcmp(u, *b))
+                            report(c, line, "constructor", "attribute `%s` is not allowed: no "
+                                   "code may run outside the kernel call or change linkage", u);
+                    clang_disposeString(s2);
+                    if (depth <= 0)
+                        break;
+                }
+            } else if (!strcmp(t, "asm") || !strcmp(t, "__asm__") || !strcmp(t, "__asm")) {
+                for (unsigned j = i + 1; j < n; j++) {
+                    CXString s2 = clang_getTokenSpelling(tu, toks[j]);
+                    const char *u = clang_getCString(s2);
+                    bool end = !strcmp(u, ";");
+                    if (clang_getTokenKind(toks[j]) == CXToken_Literal &&
+                        (strstr(u, "syscall") || strstr(u, "sysenter") || strstr(u, "int $0x80") ||
+                         strstr(u, "int 0x80") || strstr(u, "svc")))
+                        report(c, line, "asm-syscall", "inline asm makes a system call (%s)", u);
+                    clang_disposeString(s2);
+                    if (end)
+                        break;
+                }
+            } else if (strcasestr(t, "reference") || !strncmp(t, "kevo_", 5)) {
+                report(c, line, "reference", "identifier `%s`: a candidate must not use the "
+                       "reference implementation or kevo's harness", t);
+            }
+        } else if (k == CXToken_Literal && t[0] == '"' && strcasestr(t, "reference")) {
+            report(c, line, "reference", "string %s mentions the reference implementation", t);
+        } else if (k == CXToken_Punctuation && !strcmp(t, "#")) {
+            /* #pragma weak / #pragma init style linkage tricks */
+            if (i + 2 < n) {
+                CXString a = clang_getTokenSpelling(tu, toks[i + 1]);
+                CXString b = clang_getTokenSpelling(tu, toks[i + 2]);
+                if (!strcmp(clang_getCString(a), "pragma") &&
+                    (!strcmp(clang_getCString(b), "weak") || !strcmp(clang_getCString(b), "init") ||
+                     !strcmp(clang_getCString(b), "fini")))
+                    report(c, line, "constructor", "#pragma %s is not allowed",
+                           clang_getCString(b));
+                clang_disposeString(a);
+                clang_disposeString(b);
+            }
+        }
+        clang_disposeString(s);
+    }
+    clang_disposeTokens(tu, toks, n);
+}
+
+int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task,
+                    const char *source)
+{
+    *violations = 0;
+    CXIndex index = clang_createIndex(0, 0);
+    if (!index)
+        return kevo_error_set(KEVO_EINFRA, "libclang: cannot create an index");
+    const char *args[] = {"-std=gnu11", "-fopenmp", "-isystem",
+                          "/usr/lib/llvm-14/lib/clang/14.0.6/include", "-isystem",
+                          "/usr/include/x86_64-linux-gnu", "-isystem", "/usr/include",
+                          "-Wno-everything", "-ferror-limit=0"};
+    struct CXUnsavedFile uf = {"candidate.c", source, (unsigned long)strlen(source)};
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode rc = clang_parseTranslationUnit2(
+        index, "candidate.c", args, sizeof(args) / sizeof(args[0]), &uf, 1,
+        CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &tu);
+    if (rc != CXError_Success || !tu) {
+        clang_disposeIndex(index);
+        return kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",
+                              (int)rc);
+    }
+    ctx c = {task, findings, 0, clang_getFile(tu, "candidate.c")};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &c);
+    scan_tokens(&c, tu);
+    *violations = c.violations;
+    clang_disposeTranslationUnit(tu);
+    clang_disposeIndex(index);
+    return 0;
+}
