@@ -1,0 +1,157 @@
+/*
+ * cli/cmd_tasks.c - `kevo tasks list DIR...` and `kevo tasks check DIR...`:
+ * list a suite and validate every task in it (task.json valid, reference
+ * builds and runs within its limits on every size set and seed, outputs
+ * not near-constant, no NaN/Inf in true outputs).
+ */
+#include "cli/commands.h"
+#include "kevo/task.h"
+#include "kevo/util.h"
+#include "kevo/verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kevo tasks list DIR...\n"
+               "       kevo tasks check DIR... [--timing]\n"
+               "\n"
+               "list   one line per task: name, level, category, description\n"
+               "check  validate each task: task.json, reference builds and runs on every size\n"
+               "       set x 3 seeds, true outputs are not near-constant and finite.\n"
+               "       --timing also fails tasks whose timed reference call is outside 5..200 ms\n"
+               "exit status: 0 all good, 1 a task failed, 2 bad usage\n");
+}
+
+static int collect(char ***dirs, size_t *n, int argc, char **argv, int first)
+{
+    *dirs = NULL;
+    *n = 0;
+    for (int i = first; i < argc; i++) {
+        if (argv[i][0] == '-')
+            continue;
+        char **found = NULL;
+        size_t k = 0;
+        if (kevo_task_find(&found, &k, argv[i]) < 0) {
+            fprintf(stderr, "kevo tasks: %s\n", kevo_error_last());
+            kevo_task_dirs_free(*dirs, *n);
+            return -1;
+        }
+        if (k == 0)
+            fprintf(stderr, "kevo tasks: %s: no task.json found under it\n", argv[i]);
+        char **merged = realloc(*dirs, (*n + k + 1) * sizeof(char *));
+        if (!merged)
+            return -1;
+        *dirs = merged;
+        memcpy(*dirs + *n, found, k * sizeof(char *));
+        *n += k;
+        free(found);
+    }
+    return 0;
+}
+
+static int list(int argc, char **argv)
+{
+    char **dirs;
+    size_t n;
+    if (collect(&dirs, &n, argc, argv, 2) < 0)
+        return KEVO_EXIT_USAGE;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        kevo_task *t = NULL;
+        if (kevo_task_load(&t, dirs[i]) < 0) {
+            printf("%-36s INVALID: %s\n", dirs[i], kevo_error_last());
+            bad++;
+            continue;
+        }
+        printf("%-36s L%d %-11s %s\n", t->name, t->level, t->category, t->description);
+        kevo_task_free(t);
+    }
+    printf("%zu tasks%s\n", n, bad ? " (some invalid)" : "");
+    kevo_task_dirs_free(dirs, n);
+    return bad ? KEVO_EXIT_NEGATIVE : KEVO_EXIT_OK;
+}
+
+static int check(int argc, char **argv)
+{
+    bool timing = false;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--timing"))
+            timing = true;
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "kevo tasks check: unknown option '%s'\n", argv[i]);
+            return KEVO_EXIT_USAGE;
+        }
+    char **dirs;
+    size_t n;
+    if (collect(&dirs, &n, argc, argv, 2) < 0)
+        return KEVO_EXIT_USAGE;
+    if (n == 0) {
+        kevo_task_dirs_free(dirs, n);
+        return KEVO_EXIT_USAGE;
+    }
+    int failed = 0;
+    double start = kevo_now_s();
+    kevo_eval_options o;
+    kevo_eval_options_default(&o);
+    for (size_t i = 0; i < n; i++) {
+        kevo_task *t = NULL;
+        kevo_evaluator *ev = NULL;
+        kevo_reference_report rep = {0};
+        bool ok = true;
+        kevo_buf why = {0};
+        if (kevo_task_load(&t, dirs[i]) < 0) {
+            ok = false;
+            kevo_buf_puts(&why, kevo_error_last());
+        } else if (kevo_evaluator_new(&ev, t, &o) < 0) {
+            ok = false;
+            kevo_buf_puts(&why, kevo_error_last());
+        } else {
+            kevo_evaluator_reference_report(&rep, ev);
+            if (rep.problems.len) {
+                ok = false;
+                kevo_buf_puts(&why, rep.problems.ptr);
+            }
+            if (timing && (rep.timed_ms < 5 || rep.timed_ms > 200)) {
+                ok = false;
+                kevo_buf_printf(&why, "timed reference call takes %.1f ms, outside 5..200 ms",
+                                rep.timed_ms);
+            }
+        }
+        while (why.len && why.ptr[why.len - 1] == '\n')
+            why.ptr[--why.len] = '\0';
+        printf("[%3zu/%zu] %-4s %-40s", i + 1, n, ok ? "ok" : "FAIL", dirs[i]);
+        if (ev)
+            printf(" ref %7.1f ms", rep.timed_ms);
+        if (!ok)
+            printf("\n          %s", why.ptr);
+        printf("\n");
+        fflush(stdout);
+        failed += !ok;
+        kevo_buf_free(&why);
+        kevo_buf_free(&rep.problems);
+        kevo_evaluator_free(ev);
+        kevo_task_free(t);
+    }
+    printf("tasks check: %zu passed, %d failed (%.0f s)\n", n - (size_t)failed, failed,
+           kevo_now_s() - start);
+    kevo_task_dirs_free(dirs, n);
+    return failed ? KEVO_EXIT_NEGATIVE : KEVO_EXIT_OK;
+}
+
+int kevo_cmd_tasks(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? KEVO_EXIT_USAGE : KEVO_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "list"))
+        return list(argc, argv);
+    if (!strcmp(argv[1], "check"))
+        return check(argc, argv);
+    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check)\n", argv[1]);
+    return KEVO_EXIT_USAGE;
+}
