@@ -1,0 +1,53 @@
+/*
+ * kevo/agent.h - runs: the drafting -> refining loop over a suite, with the
+ * experience memory, a generator (built-in recipes, or an LLM provider),
+ * the verifier, resume after a kill, and a clean stop on Ctrl-C.
+ *
+ * The agent orchestrates; it does not format reports (src/report) and does
+ * not judge kernels (src/verify).
+ */
+#ifndef KEVO_AGENT_H
+#define KEVO_AGENT_H
+
+#include "kevo/common.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kevo_run_config {
+    const char **paths;      /* suites or task folders */
+    size_t npaths;
+    const char *generator;   /* "builtin" (default), "openai", "replay" */
+    const char *backend;     /* "c" */
+    const char *db_path;     /* default "kevo.db" */
+    int iterations;          /* per task, default 30 */
+    uint64_t seed;           /* default 1 */
+    const char *retrieval;   /* "value" (default) | "heuristic" | "random" */
+    bool memory;             /* false: --memory off (no cross-task Q, no experience) */
+    double epsilon;          /* default 0.1 */
+    double alpha;            /* default 0.3 */
+    double q_init;           /* optimistic initial Q, default 0.5 */
+    int max_tasks;           /* 0 = all */
+    bool quick_timing;       /* shorter latency gate (demo, tests) */
+    int64_t resume_run;      /* continue this run id */
+    const char *memory_from; /* import an exported memory before starting */
+    bool quiet;
+    volatile sig_atomic_t *stop; /* set by a signal handler: finish the attempt in flight, stop */
+} kevo_run_config;
+
+void kevo_run_config_init(kevo_run_config *cfg);
+
+/* Run (or resume) a whole run; prints progress on stdout. *out_run_id gets
+ * the run id. Returns 0 when every task ran its budget, KEVO_EINTR when
+ * stopped by the user (the run can be resumed), negative on errors. */
+int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
