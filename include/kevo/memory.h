@@ -1,0 +1,397 @@
+/*
+ * kevo/memory.h - the experience graph memory: tasks, attempts and
+ * knowledge items, the edges between them, stage-specific Q-values and
+ * full-text (BM25) search. One SQLite file by default (kevo.db); the
+ * storage sits behind the kevo_store vtable (kevo/sys/store.h) so that
+ * other databases can follow.
+ *
+ * The graph (docs/memory.md has pictures and a worked example):
+ *   nodes  runs, tasks, attempts, items (api_doc, experience, trace,
+ *          best_practice, recipe)
+ *   edges  refines        attempt -> its start point (kevo_attempt.parent_id)
+ *          used           attempt -> each item injected into its context
+ *          distilled_from item -> the attempt(s) it was distilled from
+ *   values Q(item, stage) and Q2(start point), each with an update count
+ *
+ * This module stores and learns; it never builds prompts (src/context does)
+ * and never talks to an LLM.
+ *
+ * Conventions:
+ *   - every function returns 0 or a negative KEVO_E* code with the message
+ *     in kevo_error_last();
+ *   - functions that create a record take the record first and return its
+ *     id through a trailing `out_id` (may be NULL); functions that return
+ *     objects take `**out` first; what comes back through `**out` is the
+ *     caller's and is released by the matching _free(), which accepts NULL;
+ *   - strings in record structs are `const char *`: on input they are
+ *     borrowed for the duration of the call (NULL allowed unless stated);
+ *     in structs returned by the memory they are owned by that struct;
+ *   - timestamps are Unix time in milliseconds;
+ *   - a kevo_memory handle is used by one thread at a time; several
+ *     handles (threads or processes) may share one file (WAL mode, 30 s
+ *     busy timeout).
+ */
+#ifndef KEVO_MEMORY_H
+#define KEVO_MEMORY_H
+
+#include "kevo/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kevo_memory kevo_memory;
+
+/* Optimisation stage. The values are stored; never renumber. */
+typedef enum kevo_stage {
+    KEVO_STAGE_DRAFT = 1,  /* cold start: reach a correct kernel (Q1) */
+    KEVO_STAGE_REFINE = 2, /* improve a correct start point (Q2) */
+} kevo_stage;
+
+/* Knowledge item kinds. The names ("api_doc", ...) are what is stored. */
+typedef enum kevo_item_kind {
+    KEVO_ITEM_API_DOC = 1,       /* API reference of a backend (exact-name lookup) */
+    KEVO_ITEM_EXPERIENCE = 2,    /* a distilled lesson: what was tried, what happened, why */
+    KEVO_ITEM_TRACE = 3,         /* a candidate worth showing (source) */
+    KEVO_ITEM_BEST_PRACTICE = 4, /* general advice, matched to bottlenecks */
+    KEVO_ITEM_RECIPE = 5,        /* a transformation the built-in generator can apply */
+} kevo_item_kind;
+#define KEVO_ITEM_KIND_MAX 5
+/* Bit of a kind in a kevo_item_filter.kinds mask. */
+#define KEVO_ITEM_BIT(kind) (1u << (unsigned)(kind))
+
+/* Names <-> values. *_name() return static strings ("?" when unknown);
+ * *_parse() return KEVO_EINVAL for an unknown name. */
+const char *kevo_stage_name(kevo_stage stage);
+int kevo_stage_parse(kevo_stage *out, const char *name);
+const char *kevo_item_kind_name(kevo_item_kind kind);
+int kevo_item_kind_parse(kevo_item_kind *out, const char *name);
+/* 1 when `verdict` is one of: correct incorrect compile_error rejected
+ * timeout crash infra_error. */
+int kevo_verdict_valid(const char *verdict);
+
+/* ---- opening ---------------------------------------------------------- */
+
+/* Open (creating and migrating as needed) the store at `path`. *out is the
+ * caller's; release with kevo_memory_free(). KEVO_EIO when the file cannot
+ * be opened, KEVO_EINVAL when it is not a kevo store or was written by a
+ * newer kevo (schema version too high). */
+int kevo_memory_open(kevo_memory **out, const char *path);
+
+/* Flags for kevo_memory_open_ex(). */
+#define KEVO_MEMORY_MUST_EXIST 1u /* KEVO_ENOTFOUND instead of creating the file */
+int kevo_memory_open_ex(kevo_memory **out, const char *path, unsigned flags);
+
+/* Close the store. NULL is a no-op. */
+void kevo_memory_free(kevo_memory *mem);
+
+/* The path given at open ("" for stores opened from a vtable). Borrowed. */
+const char *kevo_memory_path(const kevo_memory *mem);
+
+/* Group several writes into one transaction (nests: inner pairs become
+ * savepoints). Every kevo_memory write is already atomic on its own; use
+ * this to batch (much faster) or to make several calls atomic together. */
+int kevo_memory_tx_begin(kevo_memory *mem);
+int kevo_memory_tx_commit(kevo_memory *mem);
+int kevo_memory_tx_rollback(kevo_memory *mem);
+
+/* ---- runs ------------------------------------------------------------- */
+
+typedef struct kevo_run {
+    int64_t id;
+    const char *uid;         /* stable identity across export/import */
+    const char *config_json; /* as given to run_begin, verbatim */
+    const char *status;      /* "running" until run_finish */
+    int64_t started;
+    int64_t finished; /* 0 while running */
+} kevo_run;
+
+typedef struct kevo_run_list {
+    kevo_run *runs;
+    size_t n;
+} kevo_run_list;
+
+/* Start a run. `config_json` must be valid JSON (KEVO_EINVAL otherwise);
+ * it is stored verbatim. */
+int kevo_memory_run_begin(kevo_memory *mem, const char *config_json, int64_t *out_run_id);
+/* Mark a run finished with `status` (e.g. "done", "stopped", "failed").
+ * KEVO_ENOTFOUND for an unknown run. */
+int kevo_memory_run_finish(kevo_memory *mem, int64_t run_id, const char *status);
+int kevo_memory_run_get(kevo_run **out, kevo_memory *mem, int64_t run_id);
+/* All runs, oldest first. */
+int kevo_memory_run_list(kevo_run_list **out, kevo_memory *mem);
+void kevo_run_free(kevo_run *run);
+void kevo_run_list_free(kevo_run_list *list);
+
+/* ---- tasks ------------------------------------------------------------ */
+
+typedef struct kevo_memory_task {
+    int64_t id;              /* set by the memory */
+    const char *name;        /* required; unique */
+    int level;               /* 0 = unknown */
+    const char *category;    /* e.g. "activation" */
+    const char *description; /* one line */
+    const char *reference;   /* reference source */
+    const char *suite_path;  /* the task's folder */
+} kevo_memory_task;
+
+typedef struct kevo_memory_task_array {
+    kevo_memory_task *tasks;
+    double *scores; /* search only: BM25 relevance, higher is better; else NULL */
+    size_t n;
+} kevo_memory_task_array;
+
+/* Insert or update the task named t->name. On update, NULL fields (and
+ * level 0) keep the stored value. */
+int kevo_memory_task_upsert(kevo_memory *mem, const kevo_memory_task *t, int64_t *out_id);
+/* KEVO_ENOTFOUND when no task has that name. */
+int kevo_memory_task_get(kevo_memory_task **out, kevo_memory *mem, const char *name);
+/* All tasks ordered by name. */
+int kevo_memory_task_list(kevo_memory_task_array **out, kevo_memory *mem);
+/* Tasks whose name/category/description match `query` best (BM25). */
+int kevo_memory_task_search(kevo_memory_task_array **out, kevo_memory *mem, const char *query,
+                            size_t limit);
+void kevo_memory_task_free(kevo_memory_task *t);
+void kevo_memory_task_array_free(kevo_memory_task_array *list);
+
+/* ---- attempts --------------------------------------------------------- */
+
+typedef struct kevo_attempt {
+    int64_t id;             /* set by the memory; ignored by attempt_record */
+    int64_t run_id;         /* 0 = outside any run */
+    const char *task;       /* task name; required (a bare task row is created if missing) */
+    const char *backend;    /* "c", "opencl", "cuda", ... */
+    const char *generator;  /* "openai", "builtin", "replay", ... */
+    kevo_stage stage;       /* required */
+    int iteration;          /* 0-based iteration within the task's budget */
+    int64_t parent_id;      /* start point this attempt refines; 0 = none */
+    const char *verdict;    /* required; see kevo_verdict_valid() */
+    const char *gates_json; /* the gates array as JSON text */
+    const char *feedback;   /* the text the generator was/will be shown */
+    const char *source;     /* candidate source */
+    const char *recipes_json; /* recipes applied (JSON), NULL for LLM candidates */
+    double candidate_us;    /* median latencies; 0 when not measured */
+    double reference_us;
+    double speedup;         /* reference_us / candidate_us; 0 when not correct */
+    int64_t tokens_prompt;
+    int64_t tokens_completion;
+    int tokens_estimated;   /* 1 when the token counts are estimates, not server counts */
+    int64_t created;        /* Unix ms; 0 = now */
+    /* Set by the memory, ignored on input: */
+    const char *uid;
+    double reward_raw; /* the stage's reward before normalisation */
+    double reward;     /* the reward the Q-values were updated with */
+} kevo_attempt;
+
+typedef struct kevo_attempt_list {
+    kevo_attempt *attempts;
+    size_t n;
+} kevo_attempt_list;
+
+/* An item that went into an attempt's context (a `used` edge). */
+typedef struct kevo_used_item {
+    int64_t item_id;
+    kevo_stage stage;
+    int rank;   /* 1-based position in the context */
+    int tokens; /* tokens the item took (after any cut) */
+} kevo_used_item;
+
+/* Value learning. Defaults (kevo_learn_config_init):
+ *   alpha 0.3      step size of Q <- Q + alpha (R - Q)
+ *   q_init 0.0     the Q of an item never updated ("no evidence": above
+ *                  items that hurt, below items that helped)
+ *   normalize 0    z-score the refine rewards with running statistics
+ *   var_floor 0.01 variance floor of that z-score (std >= 0.1)
+ *   clip 3.0       normalised rewards are clipped to [-clip, clip] */
+typedef struct kevo_learn_config {
+    double alpha;
+    double q_init;
+    int normalize;
+    double var_floor;
+    double clip;
+} kevo_learn_config;
+
+void kevo_learn_config_init(kevo_learn_config *cfg);
+
+/* Rewards (EvoKernel). Draft: +1 when `verdict` is "correct", -1 otherwise.
+ * Refine: tanh(log(start_us / new_us)) for a correct attempt, in (-1, 1);
+ * -1 when not correct; 0 when a latency is missing (<= 0). */
+double kevo_memory_reward_draft(const char *verdict);
+double kevo_memory_reward_refine(const char *verdict, double start_us, double new_us);
+/* One Monte-Carlo step: q + alpha (r - q). */
+double kevo_memory_q_step(double q, double r, double alpha);
+/* z-score `r` against running statistics (n, mean, m2 as in Welford's
+ * algorithm, already including r), with std >= sqrt(var_floor), clipped to
+ * [-clip, clip]. Returns 0 when n < 2. */
+double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2,
+                                    double var_floor, double clip);
+
+/* Record one evaluated attempt, all in one transaction:
+ *   - the attempt node and its refines edge (a->parent_id, which must exist
+ *     and belong to the same task);
+ *   - one `used` edge per entry of used[0..n_used) (item ids must exist and
+ *     be distinct);
+ *   - the reward (draft or refine, see above; a refine attempt's start
+ *     latency is its parent's candidate_us, or its own reference_us when it
+ *     has no parent), normalised when cfg->normalize;
+ *   - Q <- Q + alpha (R - Q) for every used item at a->stage, and for the
+ *     start point's Q2 when a refine attempt has a parent;
+ *     infra_error attempts are kevo's fault: recorded, never rewarded;
+ *   - a deterministic `experience` item (what was tried, verdict, speedup,
+ *     why from the feedback) with a distilled_from edge; and a `trace`
+ *     item holding the source when a correct attempt beats every earlier
+ *     correct attempt of the task on that backend.
+ * `cfg` NULL means defaults. KEVO_EINVAL for missing/invalid fields. */
+int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const kevo_used_item *used,
+                               size_t n_used, const kevo_learn_config *cfg, int64_t *out_id);
+
+/* Which attempts kevo_memory_attempt_list() returns; zero fields do not
+ * filter. Results are ordered by id (decision order). */
+typedef struct kevo_attempt_filter {
+    int64_t run_id;
+    const char *task;
+    const char *backend;
+    int64_t parent_id;  /* children of this attempt */
+    int correct_only;   /* only verdict "correct" */
+    kevo_stage stage;   /* 0 = both */
+    size_t limit;       /* 0 = no limit */
+    int newest_first;   /* order by id descending */
+    int best_first;     /* order by speedup desc, latency asc, id (wins over newest_first) */
+} kevo_attempt_filter;
+
+int kevo_memory_attempt_get(kevo_attempt **out, kevo_memory *mem, int64_t id);
+int kevo_memory_attempt_list(kevo_attempt_list **out, kevo_memory *mem,
+                             const kevo_attempt_filter *filter);
+/* Attempts of a run / of a task (run_id 0 = all runs), in decision order. */
+int kevo_memory_attempts_of_run(kevo_attempt_list **out, kevo_memory *mem, int64_t run_id);
+int kevo_memory_attempts_of_task(kevo_attempt_list **out, kevo_memory *mem, const char *task,
+                                 int64_t run_id);
+/* The attempts that refined `id` (what was already tried from it). */
+int kevo_memory_attempt_children(kevo_attempt_list **out, kevo_memory *mem, int64_t id);
+/* The best correct attempt of `task` (highest speedup, then lowest
+ * latency, then earliest) in `run_id` (0 = any run) and `backend` (NULL =
+ * any). KEVO_ENOTFOUND when there is none. */
+int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task,
+                             int64_t run_id, const char *backend);
+/* The used edges of an attempt, by rank. *out is malloc'd (free()). */
+int kevo_memory_attempt_used(kevo_used_item **out, size_t *out_n, kevo_memory *mem,
+                             int64_t attempt_id);
+void kevo_attempt_free(kevo_attempt *a);
+void kevo_attempt_list_free(kevo_attempt_list *list);
+
+/* ---- knowledge items -------------------------------------------------- */
+
+typedef struct kevo_item {
+    int64_t id;           /* set by the memory */
+    kevo_item_kind kind;  /* required */
+    const char *title;    /* required; for api_doc: the exact API name */
+    const char *body;     /* required */
+    const char *category; /* operator category it applies to; NULL = any */
+    const char *task;     /* task it came from; NULL = general */
+    const char *backend;  /* backend it applies to; NULL = any */
+    const char *tags;     /* free words, space separated; "bundle" marks an
+                             api_doc that is always shown for its backend */
+    int64_t created;      /* Unix ms; 0 = now */
+    const char *uid;      /* set by the memory unless given (import, seeds) */
+} kevo_item;
+
+typedef struct kevo_item_list {
+    kevo_item *items;
+    double *scores; /* search only: BM25 relevance, higher is better; else NULL */
+    size_t n;
+} kevo_item_list;
+
+/* Which items list/search return; zero fields do not filter. */
+typedef struct kevo_item_filter {
+    unsigned kinds;       /* KEVO_ITEM_BIT() mask; 0 = all kinds */
+    const char *category;
+    const char *task;
+    const char *backend;  /* matches items of that backend and items with none */
+    const char *tag;      /* one word that must be in tags */
+    size_t limit;         /* 0 = no limit (list) / 20 (search) */
+    size_t offset;        /* list only */
+    int newest_first;     /* list only: order by id descending */
+    int no_body;          /* leave body NULL (cheaper for pools) */
+} kevo_item_filter;
+
+int kevo_memory_item_add(kevo_memory *mem, const kevo_item *item, int64_t *out_id);
+int kevo_memory_item_get(kevo_item **out, kevo_memory *mem, int64_t id);
+int kevo_memory_item_list(kevo_item_list **out, kevo_memory *mem, const kevo_item_filter *f);
+/* Full-text search (FTS5, BM25) of `query` (free text: the memory picks
+ * its most selective words) over title, body, tags, category and task. */
+int kevo_memory_item_search(kevo_item_list **out, kevo_memory *mem, const char *query,
+                            const kevo_item_filter *f);
+/* The api_doc whose title is exactly `name`, preferring `backend` over
+ * backend-less items. KEVO_ENOTFOUND when none. */
+int kevo_memory_item_lookup_api(kevo_item **out, kevo_memory *mem, const char *name,
+                                const char *backend);
+/* The attempts an item was distilled from. *out is malloc'd (free()). */
+int kevo_memory_item_sources(int64_t **out, size_t *out_n, kevo_memory *mem, int64_t item_id);
+void kevo_item_free(kevo_item *item);
+void kevo_item_list_free(kevo_item_list *list);
+
+/* Add the built-in knowledge (api_doc bundles for c, opencl and cuda; best
+ * practices per bottleneck). Idempotent. */
+int kevo_memory_seed_builtin(kevo_memory *mem);
+
+/* ---- Q-values --------------------------------------------------------- */
+
+/* Q of an item at a stage and how many updates made it. An item never
+ * updated gives *out_n = 0 and *out_q = 0 (callers apply their q_init). */
+int kevo_memory_q_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t item_id,
+                      kevo_stage stage);
+/* Q2 of an attempt as a start point for refining. */
+int kevo_memory_q_start_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t attempt_id);
+
+/* ---- the store as an artifact ----------------------------------------- */
+
+typedef struct kevo_memory_stats {
+    int64_t runs, tasks, attempts, attempts_correct, items, edges_used, edges_distilled;
+    int64_t items_by_kind[KEVO_ITEM_KIND_MAX + 1]; /* indexed by kevo_item_kind */
+    int64_t q_items, q_starts; /* Q rows */
+    int schema_version;
+    int64_t bytes; /* size on disk, WAL included */
+} kevo_memory_stats;
+
+int kevo_memory_stats_get(kevo_memory_stats *out, kevo_memory *mem);
+
+/* Write the whole store as JSON lines to `path` ("-" = stdout): a header
+ * line, then runs, tasks, items, attempts, edges and Q rows, each in id
+ * order. The file is written atomically. */
+int kevo_memory_export(kevo_memory *mem, const char *path);
+
+typedef struct kevo_import_stats {
+    size_t runs, tasks, items, attempts, edges, q_rows;
+    size_t skipped; /* records already present (same uid / task name) */
+} kevo_import_stats;
+
+/* Import a kevo_memory_export() file ("-" = stdin) in one transaction.
+ * Records already present (same uid; tasks: same name) are skipped, so
+ * importing twice is harmless; ids are kept when free and remapped
+ * otherwise. Importing into an empty store reproduces the exported store
+ * exactly. KEVO_EINVAL names the file, line and field of bad input.
+ * `out` may be NULL. */
+int kevo_memory_import(kevo_memory *mem, const char *path, kevo_import_stats *out);
+
+typedef struct kevo_filter_stats {
+    size_t tasks, attempts, items, runs, q_recomputed;
+} kevo_filter_stats;
+
+/* Remove everything derived from the named tasks: the tasks, their
+ * attempts (and their edges and Q2), items of those tasks or distilled
+ * from those attempts, runs left without attempts, the names inside run
+ * configs; Q-values of remaining items that those attempts had updated are
+ * recomputed from the remaining attempts (with `cfg`, NULL = defaults);
+ * normalisation statistics likewise. Then the file is compacted so that no
+ * deleted text remains on disk. Unknown names are ignored. `out` may be
+ * NULL. */
+int kevo_memory_filter_tasks(kevo_memory *mem, const char *const *tasks, size_t n_tasks,
+                             const kevo_learn_config *cfg, kevo_filter_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,377 @@
+/*
+ * memory/filter.c - remove every trace of some tasks from the memory (e.g.
+ * the test operators before a memory is shared or used for a transfer
+ * experiment): their attempts and edges, the items of those tasks or
+ * distilled from those attempts, emptied runs, their names in run configs;
+ * then recompute what those attempts had taught the remaining items (Q and
+ * reward statistics) by replaying the remaining attempts, and compact the
+ * file so deleted text does not linger on disk.
+ */
+#include "memory/internal.h"
+#include "memory/map.h"
+
+#include "kevo/util.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct id_vec {
+    int64_t *v;
+    size_t n, cap;
+} id_vec;
+
+static int vec_push(id_vec *v, int64_t id)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        int64_t *p = realloc(v->v, cap * sizeof(*p));
+        if (!p)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory filtering the memory");
+        v->v = p;
+        v->cap = cap;
+    }
+    v->v[v->n++] = id;
+    return 0;
+}
+
+/* Push `id` once, using `seen` as the set. */
+static int set_add(kevo_map *seen, id_vec *v, int64_t id)
+{
+    if (kevo_map_get(seen, id, NULL))
+        return 0;
+    int error = kevo_map_put(seen, id, 1);
+    return error < 0 ? error : vec_push(v, id);
+}
+
+typedef struct filter_ctx {
+    kevo_memory *mem;
+    kevo_map attempts_seen, items_seen, affected_seen, runs_seen;
+    id_vec attempts, items, affected, runs;
+} filter_ctx;
+
+static int collect_attempt(void *arg, const kevo_attempt *a)
+{
+    filter_ctx *fc = arg;
+    int error = set_add(&fc->attempts_seen, &fc->attempts, a->id);
+    if (error == 0 && a->run_id)
+        error = set_add(&fc->runs_seen, &fc->runs, a->run_id);
+    return error;
+}
+
+static int collect_item(void *arg, const kevo_item *it, double score)
+{
+    filter_ctx *fc = arg;
+    return set_add(&fc->items_seen, &fc->items, it->id);
+}
+
+static int collect_distilled(void *arg, const kevo_distilled_edge *e)
+{
+    filter_ctx *fc = arg;
+    return set_add(&fc->items_seen, &fc->items, e->item_id);
+}
+
+static int collect_used(void *arg, const kevo_used_edge *e)
+{
+    filter_ctx *fc = arg;
+    return set_add(&fc->affected_seen, &fc->affected, e->used.item_id);
+}
+
+/* ---- Q replay --------------------------------------------------------- */
+
+typedef struct replay_ctx {
+    id_vec attempts; /* attempts that used the item, by id */
+} replay_ctx;
+
+static int replay_edge_cb(void *arg, const kevo_used_edge *e)
+{
+    return vec_push(&((replay_ctx *)arg)->attempts, e->attempt_id);
+}
+
+typedef struct reward_acc {
+    int found;
+    kevo_stage stage;
+    double reward;
+    double raw;
+    int infra;
+} reward_acc;
+
+static int reward_cb(void *arg, const kevo_attempt *a)
+{
+    reward_acc *r = arg;
+    r->found = 1;
+    r->stage = a->stage;
+    r->reward = a->reward;
+    r->raw = a->reward_raw;
+    r->infra = a->verdict && !strcmp(a->verdict, "infra_error");
+    return 1;
+}
+
+/* Recompute Q(item, draft) and Q(item, refine) from the remaining attempts
+ * that used the item, in decision order, with their stored rewards. */
+static int replay_item(kevo_memory *mem, int64_t item_id, const kevo_learn_config *cfg)
+{
+    kevo_store *s = mem->store;
+    replay_ctx rc = {0};
+    kevo_q_row rows[3] = {{0}};
+    int error = s->used_each(s, 0, item_id, replay_edge_cb, &rc);
+    if (error < 0)
+        goto done;
+    for (int st = KEVO_STAGE_DRAFT; st <= KEVO_STAGE_REFINE; st++)
+        rows[st] = (kevo_q_row){KEVO_Q_ITEM, item_id, (kevo_stage)st, cfg->q_init, 0};
+    for (size_t i = 0; i < rc.attempts.n; i++) {
+        reward_acc r = {0};
+        if ((error = s->attempt_each(s, rc.attempts.v[i], NULL, reward_cb, &r)) < 0)
+            goto done;
+        if (!r.found || r.infra || (r.stage != KEVO_STAGE_DRAFT && r.stage != KEVO_STAGE_REFINE))
+            continue;
+        kevo_q_row *row = &rows[r.stage];
+        row->q = kevo_memory_q_step(row->q, r.reward, cfg->alpha);
+        row->n++;
+    }
+    for (int st = KEVO_STAGE_DRAFT; st <= KEVO_STAGE_REFINE && error == 0; st++)
+        error = s->q_set(s, &rows[st]);
+done:
+    free(rc.attempts.v);
+    return error;
+}
+
+static int stats_cb(void *arg, const kevo_attempt *a)
+{
+    kevo_reward_stats *st = arg;
+    if (a->verdict && !strcmp(a->verdict, "infra_error"))
+        return 0;
+    st->n++;
+    double d = a->reward_raw - st->mean;
+    st->mean += d / (double)st->n;
+    st->m2 += d * (a->reward_raw - st->mean);
+    return 0;
+}
+
+/* Recompute the refine reward statistics if there were any. */
+static int replay_reward_stats(kevo_memory *mem)
+{
+    kevo_store *s = mem->store;
+    kevo_reward_stats cur, st = {.stage = KEVO_STAGE_REFINE};
+    int error = s->reward_stats_get(s, KEVO_STAGE_REFINE, &cur);
+    if (error < 0 || cur.n == 0)
+        return error;
+    kevo_attempt_filter f = {.stage = KEVO_STAGE_REFINE};
+    if ((error = s->attempt_each(s, 0, &f, stats_cb, &st)) < 0)
+        return error;
+    return s->reward_stats_set(s, &st);
+}
+
+/* ---- run configs ------------------------------------------------------ */
+
+static int name_listed(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (!strcmp(s, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Remove, recursively, array elements equal to a name and object members
+ * keyed by a name or whose value is a name. Returns 1 when changed. */
+static int scrub_json(cJSON *node, const char *const *names, size_t n)
+{
+    int changed = 0;
+    cJSON *child = node->child;
+    while (child) {
+        cJSON *next = child->next;
+        int drop = (cJSON_IsString(child) && name_listed(child->valuestring, names, n)) ||
+                   (cJSON_IsObject(node) && name_listed(child->string, names, n));
+        if (drop) {
+            cJSON_Delete(cJSON_DetachItemViaPointer(node, child));
+            changed = 1;
+        } else if (cJSON_IsArray(child) || cJSON_IsObject(child)) {
+            changed |= scrub_json(child, names, n);
+        }
+        child = next;
+    }
+    return changed;
+}
+
+typedef struct run_acc {
+    id_vec ids;
+    char **configs;
+    size_t cap;
+} run_acc;
+
+static int run_collect_cb(void *arg, const kevo_run *r)
+{
+    run_acc *ra = arg;
+    if (ra->ids.n == ra->cap) {
+        size_t cap = ra->cap ? ra->cap * 2 : 16;
+        char **p = realloc(ra->configs, cap * sizeof(*p));
+        if (!p)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        ra->configs = p;
+        ra->cap = cap;
+    }
+    char *c = strdup(r->config_json ? r->config_json : "{}");
+    if (!c)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    int error = vec_push(&ra->ids, r->id);
+    if (error < 0) {
+        free(c);
+        return error;
+    }
+    ra->configs[ra->ids.n - 1] = c;
+    return 0;
+}
+
+static int one_attempt_cb(void *arg, const kevo_attempt *a)
+{
+    *(int *)arg = 1;
+    return 1;
+}
+
+static int scrub_runs(kevo_memory *mem, const char *const *names, size_t n, const id_vec *touched,
+                      kevo_filter_stats *fs)
+{
+    kevo_store *s = mem->store;
+    run_acc ra = {0};
+    int error = s->run_each(s, 0, run_collect_cb, &ra);
+    if (error < 0)
+        goto done;
+    for (size_t i = 0; i < ra.ids.n; i++) {
+        int was_touched = 0;
+        for (size_t j = 0; j < touched->n && !was_touched; j++)
+            was_touched = touched->v[j] == ra.ids.v[i];
+        if (was_touched) {
+            int any = 0;
+            kevo_attempt_filter f = {.run_id = ra.ids.v[i], .limit = 1};
+            if ((error = s->attempt_each(s, 0, &f, one_attempt_cb, &any)) < 0)
+                goto done;
+            if (!any) {
+                if ((error = s->run_delete(s, ra.ids.v[i])) < 0)
+                    goto done;
+                fs->runs++;
+                continue;
+            }
+        }
+        cJSON *root = cJSON_Parse(ra.configs[i]);
+        if (!root)
+            continue; /* not ours to repair */
+        if (scrub_json(root, names, n)) {
+            char *text = cJSON_PrintUnformatted(root);
+            if (!text) {
+                cJSON_Delete(root);
+                error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+                goto done;
+            }
+            /* keep status and finished as they are: read them back first */
+            kevo_run *r = NULL;
+            if ((error = kevo_memory_run_get(&r, mem, ra.ids.v[i])) == 0)
+                error = s->run_update(s, r->id, r->status, r->finished, text);
+            kevo_run_free(r);
+            cJSON_free(text);
+        }
+        cJSON_Delete(root);
+        if (error < 0)
+            goto done;
+    }
+done:
+    for (size_t i = 0; i < ra.ids.n; i++)
+        free(ra.configs[i]);
+    free(ra.configs);
+    free(ra.ids.v);
+    return error;
+}
+
+/* ---- the filter ------------------------------------------------------- */
+
+static int task_found_cb(void *arg, const kevo_memory_task *t, double score)
+{
+    *(int *)arg = 1;
+    return 1;
+}
+
+int kevo_memory_filter_tasks(kevo_memory *mem, const char *const *tasks, size_t n_tasks,
+                             const kevo_learn_config *cfg, kevo_filter_stats *out)
+{
+    kevo_store *s = mem->store;
+    kevo_learn_config defaults;
+    kevo_filter_stats fs = {0};
+    filter_ctx fc = {.mem = mem};
+    int error = 0, in_tx = 0;
+    cfg = kevo_learn_config_or_default(cfg, &defaults);
+    if (n_tasks && !tasks)
+        return kevo_error_set(KEVO_EINVAL, "filter: no task names given");
+    if ((error = s->tx_begin(s)) < 0)
+        return error;
+    in_tx = 1;
+
+    /* 1. collect what derives from the tasks */
+    for (size_t t = 0; t < n_tasks; t++) {
+        kevo_attempt_filter af = {.task = tasks[t]};
+        kevo_item_filter itf = {.task = tasks[t], .no_body = 1};
+        int found = 0;
+        if ((error = s->task_each(s, tasks[t], task_found_cb, &found)) < 0)
+            goto done;
+        fs.tasks += (size_t)found;
+        if ((error = s->attempt_each(s, 0, &af, collect_attempt, &fc)) < 0 ||
+            (error = s->item_each(s, 0, &itf, collect_item, &fc)) < 0)
+            goto done;
+    }
+    for (size_t i = 0; i < fc.attempts.n; i++) {
+        if ((error = s->distilled_each(s, 0, fc.attempts.v[i], collect_distilled, &fc)) < 0 ||
+            (error = s->used_each(s, fc.attempts.v[i], 0, collect_used, &fc)) < 0)
+            goto done;
+    }
+
+    /* 2. delete: items, then tasks (cascading to attempts, edges, Q2) */
+    for (size_t i = 0; i < fc.items.n; i++)
+        if ((error = s->item_delete(s, fc.items.v[i])) < 0)
+            goto done;
+    for (size_t t = 0; t < n_tasks; t++)
+        if ((error = s->task_delete(s, tasks[t])) < 0)
+            goto done;
+    /* a store whose deletes do not cascade still ends clean */
+    for (size_t i = fc.attempts.n; i-- > 0;)
+        if ((error = s->attempt_delete(s, fc.attempts.v[i])) < 0)
+            goto done;
+    fs.attempts = fc.attempts.n;
+    fs.items = fc.items.n;
+
+    /* 3. relearn what the deleted attempts had taught */
+    for (size_t i = 0; i < fc.affected.n; i++) {
+        if (kevo_map_get(&fc.items_seen, fc.affected.v[i], NULL))
+            continue; /* deleted itself */
+        if ((error = replay_item(mem, fc.affected.v[i], cfg)) < 0)
+            goto done;
+        fs.q_recomputed++;
+    }
+    if (fc.attempts.n && (error = replay_reward_stats(mem)) < 0)
+        goto done;
+
+    /* 4. runs */
+    if ((error = scrub_runs(mem, tasks, n_tasks, &fc.runs, &fs)) < 0)
+        goto done;
+
+    error = s->tx_commit(s);
+    in_tx = 0;
+    if (error < 0)
+        goto done;
+    /* 5. no deleted text left on disk */
+    if (s->compact)
+        error = s->compact(s);
+done:
+    if (in_tx)
+        error = kevo_memory_tx_end(mem, error);
+    if (error == 0 && out)
+        *out = fs;
+    kevo_map_free(&fc.attempts_seen);
+    kevo_map_free(&fc.items_seen);
+    kevo_map_free(&fc.affected_seen);
+    kevo_map_free(&fc.runs_seen);
+    free(fc.attempts.v);
+    free(fc.items.v);
+    free(fc.affected.v);
+    free(fc.runs.v);
+    return error;
+}

@@ -1,0 +1,329 @@
+/*
+ * memory/record.c - the write path of one evaluated attempt and the value
+ * learning behind it (EvoKernel): rewards, the optional z-score
+ * normalisation of refine rewards, Monte-Carlo Q updates of the items in
+ * the attempt's context and of its start point, and distillation into an
+ * experience (and maybe a trace) item. Everything of one attempt happens in
+ * one transaction, so a crash never leaves half an attempt.
+ */
+#include "memory/internal.h"
+
+#include "kevo/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- rewards ---------------------------------------------------------- */
+
+static int is_correct(const char *verdict)
+{
+    return verdict && !strcmp(verdict, "correct");
+}
+
+double kevo_memory_reward_draft(const char *verdict)
+{
+    return is_correct(verdict) ? 1.0 : -1.0;
+}
+
+double kevo_memory_reward_refine(const char *verdict, double start_us, double new_us)
+{
+    if (!is_correct(verdict))
+        return -1.0;
+    if (!(start_us > 0) || !(new_us > 0) || !isfinite(start_us) || !isfinite(new_us))
+        return 0.0;
+    return tanh(log(start_us / new_us));
+}
+
+double kevo_memory_q_step(double q, double r, double alpha)
+{
+    return q + alpha * (r - q);
+}
+
+double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2,
+                                    double var_floor, double clip)
+{
+    if (n < 2)
+        return 0.0;
+    double var = m2 / (double)(n - 1);
+    double floor_v = var_floor > 1e-12 ? var_floor : 1e-12;
+    if (!(var >= floor_v))
+        var = floor_v;
+    double z = (r - mean) / sqrt(var);
+    double c = clip > 0 ? clip : 3.0;
+    if (z > c)
+        z = c;
+    if (z < -c)
+        z = -c;
+    return z;
+}
+
+/* Welford: fold r into (n, mean, m2). */
+static void stats_add(kevo_reward_stats *st, double r)
+{
+    st->n++;
+    double d = r - st->mean;
+    st->mean += d / (double)st->n;
+    st->m2 += d * (r - st->mean);
+}
+
+/* ---- validation ------------------------------------------------------- */
+
+static int check_number(const char *name, double v)
+{
+    if (!isfinite(v) || v < 0)
+        return kevo_error_set(KEVO_EINVAL, "attempt: field '%s' is %g (must be finite and >= 0)",
+                              name, v);
+    return 0;
+}
+
+static int validate(const kevo_attempt *a, const kevo_used_item *used, size_t n_used,
+                    const kevo_learn_config *cfg)
+{
+    int error = 0;
+    if (!a)
+        return kevo_error_set(KEVO_EINVAL, "attempt: none given");
+    if (!a->task || !*a->task)
+        return kevo_error_set(KEVO_EINVAL, "attempt: missing field 'task'");
+    if (a->stage != KEVO_STAGE_DRAFT && a->stage != KEVO_STAGE_REFINE)
+        return kevo_error_set(KEVO_EINVAL, "attempt (task %s): field 'stage' is %d, not draft/refine",
+                              a->task, (int)a->stage);
+    if (!kevo_verdict_valid(a->verdict))
+        return kevo_error_set(KEVO_EINVAL,
+                              "attempt (task %s): field 'verdict' is '%s', not one of correct "
+                              "incorrect compile_error rejected timeout crash infra_error",
+                              a->task, a->verdict ? a->verdict : "(null)");
+    if (a->parent_id < 0 || a->run_id < 0)
+        return kevo_error_set(KEVO_EINVAL, "attempt (task %s): negative id", a->task);
+    if ((error = check_number("candidate_us", a->candidate_us)) < 0 ||
+        (error = check_number("reference_us", a->reference_us)) < 0 ||
+        (error = check_number("speedup", a->speedup)) < 0)
+        return error;
+    if (a->tokens_prompt < 0 || a->tokens_completion < 0)
+        return kevo_error_set(KEVO_EINVAL, "attempt (task %s): negative token count", a->task);
+    if (n_used && !used)
+        return kevo_error_set(KEVO_EINVAL, "attempt (task %s): %zu used items but no array",
+                              a->task, n_used);
+    for (size_t i = 0; i < n_used; i++) {
+        if (used[i].item_id <= 0)
+            return kevo_error_set(KEVO_EINVAL, "attempt (task %s): used item %zu has id %lld",
+                                  a->task, i, (long long)used[i].item_id);
+        for (size_t j = 0; j < i; j++)
+            if (used[j].item_id == used[i].item_id)
+                return kevo_error_set(KEVO_EINVAL, "attempt (task %s): item %lld used twice",
+                                      a->task, (long long)used[i].item_id);
+    }
+    if (!(cfg->alpha > 0 && cfg->alpha <= 1))
+        return kevo_error_set(KEVO_EINVAL, "learn config: alpha is %g (must be in (0, 1])",
+                              cfg->alpha);
+    return 0;
+}
+
+/* ---- store helpers ---------------------------------------------------- */
+
+static int count_cb(void *arg, const kevo_item *it, double score)
+{
+    (*(size_t *)arg)++;
+    return 0;
+}
+
+static int item_exists(kevo_memory *mem, int64_t id, int *out)
+{
+    size_t n = 0;
+    kevo_item_filter f = {.no_body = 1};
+    int error = mem->store->item_each(mem->store, id, &f, count_cb, &n);
+    *out = n > 0;
+    return error;
+}
+
+typedef struct category_acc {
+    char *category;
+} category_acc;
+
+static int category_cb(void *arg, const kevo_memory_task *t, double score)
+{
+    category_acc *acc = arg;
+    if (t->category && !(acc->category = strdup(t->category)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    return 1;
+}
+
+static int q_update(kevo_memory *mem, kevo_q_target target, int64_t id, kevo_stage stage,
+                    double r, const kevo_learn_config *cfg)
+{
+    double q = 0;
+    int64_t n = 0;
+    int error = mem->store->q_get(mem->store, target, id, stage, &q, &n);
+    if (error < 0)
+        return error;
+    if (n == 0)
+        q = cfg->q_init;
+    kevo_q_row row = {target, id, stage, kevo_memory_q_step(q, r, cfg->alpha), n + 1};
+    return mem->store->q_set(mem->store, &row);
+}
+
+static int add_distilled_item(kevo_memory *mem, kevo_item_kind kind, char *title, char *body,
+                              const char *category, const kevo_attempt *a, int64_t attempt_id,
+                              const char *tags)
+{
+    char uid[33];
+    kevo_memory_uid_new(mem, uid, body, strlen(body));
+    kevo_item it = {
+        .kind = kind,
+        .title = title,
+        .body = body,
+        .category = category,
+        .task = a->task,
+        .backend = a->backend,
+        .tags = tags,
+        .created = a->created,
+        .uid = uid,
+    };
+    int64_t item_id = 0;
+    int error = mem->store->item_insert(mem->store, &it, &item_id);
+    if (error == 0)
+        error = mem->store->distilled_insert(mem->store, item_id, attempt_id);
+    return error;
+}
+
+/* ---- the write path --------------------------------------------------- */
+
+int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const kevo_used_item *used,
+                               size_t n_used, const kevo_learn_config *cfg, int64_t *out_id)
+{
+    kevo_learn_config defaults;
+    kevo_attempt *parent = NULL;
+    category_acc cat = {0};
+    char *title = NULL, *body = NULL;
+    int error = 0, in_tx = 0;
+    cfg = kevo_learn_config_or_default(cfg, &defaults);
+    if ((error = validate(a, used, n_used, cfg)) < 0)
+        return error;
+    if ((error = mem->store->tx_begin(mem->store)) < 0)
+        return error;
+    in_tx = 1;
+
+    if (a->parent_id) {
+        if ((error = kevo_memory_attempt_get(&parent, mem, a->parent_id)) < 0) {
+            if (error == KEVO_ENOTFOUND)
+                error = kevo_error_set(KEVO_EINVAL,
+                                       "attempt (task %s): parent_id %lld does not exist", a->task,
+                                       (long long)a->parent_id);
+            goto done;
+        }
+        if (strcmp(parent->task, a->task) != 0) {
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "attempt (task %s): parent %lld belongs to task %s", a->task,
+                                   (long long)a->parent_id, parent->task);
+            goto done;
+        }
+    }
+    if ((error = mem->store->task_each(mem->store, a->task, category_cb, &cat)) < 0)
+        goto done;
+    for (size_t i = 0; i < n_used; i++) {
+        int exists = 0;
+        if ((error = item_exists(mem, used[i].item_id, &exists)) < 0)
+            goto done;
+        if (!exists) {
+            error = kevo_error_set(KEVO_EINVAL, "attempt (task %s): used item %lld does not exist",
+                                   a->task, (long long)used[i].item_id);
+            goto done;
+        }
+    }
+    /* The best earlier correct attempt decides whether this one is a new
+     * trace; ask before inserting. */
+    int new_best = 0;
+    if (is_correct(a->verdict) && a->source && *a->source) {
+        kevo_attempt_filter bf = {.task = a->task,
+                                  .backend = a->backend,
+                                  .correct_only = 1,
+                                  .best_first = 1,
+                                  .limit = 1};
+        kevo_attempt_list *bl = NULL;
+        if ((error = kevo_memory_attempt_list(&bl, mem, &bf)) < 0)
+            goto done;
+        new_best = bl->n == 0 || a->speedup > bl->attempts[0].speedup;
+        kevo_attempt_list_free(bl);
+    }
+
+    /* Reward. */
+    int infra = !strcmp(a->verdict, "infra_error");
+    double raw = 0.0, reward = 0.0;
+    if (!infra) {
+        if (a->stage == KEVO_STAGE_DRAFT) {
+            raw = kevo_memory_reward_draft(a->verdict);
+        } else {
+            double start_us = parent ? parent->candidate_us : a->reference_us;
+            raw = kevo_memory_reward_refine(a->verdict, start_us, a->candidate_us);
+        }
+        reward = raw;
+        if (cfg->normalize && a->stage == KEVO_STAGE_REFINE) {
+            kevo_reward_stats st;
+            if ((error = mem->store->reward_stats_get(mem->store, KEVO_STAGE_REFINE, &st)) < 0)
+                goto done;
+            st.stage = KEVO_STAGE_REFINE;
+            stats_add(&st, raw);
+            reward = kevo_memory_reward_normalize(raw, st.n, st.mean, st.m2, cfg->var_floor,
+                                                  cfg->clip);
+            if ((error = mem->store->reward_stats_set(mem->store, &st)) < 0)
+                goto done;
+        }
+    }
+
+    /* The attempt node (its refines edge is parent_id). */
+    kevo_attempt row = *a;
+    char uid[33];
+    kevo_memory_uid_new(mem, uid, a->task, strlen(a->task));
+    row.id = 0;
+    row.uid = uid;
+    row.created = a->created ? a->created : kevo_memory_now_ms();
+    row.reward_raw = raw;
+    row.reward = reward;
+    int64_t id = 0;
+    if ((error = mem->store->attempt_insert(mem->store, &row, &id)) < 0)
+        goto done;
+    row.id = id;
+
+    /* used edges and Q(item, stage). */
+    for (size_t i = 0; i < n_used; i++) {
+        kevo_used_item u = used[i];
+        if (u.stage != KEVO_STAGE_DRAFT && u.stage != KEVO_STAGE_REFINE)
+            u.stage = a->stage;
+        if ((error = mem->store->used_insert(mem->store, id, &u)) < 0)
+            goto done;
+        if (!infra && (error = q_update(mem, KEVO_Q_ITEM, u.item_id, a->stage, reward, cfg)) < 0)
+            goto done;
+    }
+    /* Q2 of the start point. */
+    if (!infra && a->stage == KEVO_STAGE_REFINE && parent &&
+        (error = q_update(mem, KEVO_Q_START, parent->id, KEVO_STAGE_REFINE, reward, cfg)) < 0)
+        goto done;
+
+    /* Distilled knowledge. */
+    char tags[64];
+    snprintf(tags, sizeof(tags), "%s %s", kevo_stage_name(a->stage), a->verdict);
+    if ((error = kevo_distill_experience(&title, &body, &row, parent, cat.category)) < 0 ||
+        (error = add_distilled_item(mem, KEVO_ITEM_EXPERIENCE, title, body, cat.category, &row, id,
+                                    tags)) < 0)
+        goto done;
+    if (new_best) {
+        free(title);
+        free(body);
+        title = body = NULL;
+        if ((error = kevo_distill_trace(&title, &body, &row)) < 0 ||
+            (error = add_distilled_item(mem, KEVO_ITEM_TRACE, title, body, cat.category, &row, id,
+                                        "best")) < 0)
+            goto done;
+    }
+    if (out_id)
+        *out_id = id;
+done:
+    if (in_tx)
+        error = kevo_memory_tx_end(mem, error);
+    kevo_attempt_free(parent);
+    free(cat.category);
+    free(title);
+    free(body);
+    return error;
+}
