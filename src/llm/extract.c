@@ -448,10 +448,14 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
     }
 
     const block *best = NULL;
-    size_t acceptable = 0;
+    size_t acceptable = 0, empty = 0;
     for (size_t i = 0; i < nb; i++) {
         block *b = &blocks[i];
-        b->rank = blank_span(b->start, b->len) ? 0 : rank_tag(b->tag, want);
+        b->rank = rank_tag(b->tag, want);
+        if (b->rank > 0 && blank_span(b->start, b->len)) {
+            empty++;
+            b->rank = 0;
+        }
         if (b->rank == 0)
             continue;
         acceptable++;
@@ -470,7 +474,11 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
     if (!best) {
         char tags[256];
         list_tags(tags, sizeof(tags), blocks, nb);
-        if (acceptable == 0)
+        if (acceptable == 0 && empty > 0)
+            error = kevo_error_set(KEVO_ENOTFOUND,
+                                   "no code found: the reply's %s code block%s %s empty",
+                                   lang_shown, empty == 1 ? "" : "s", empty == 1 ? "is" : "are");
+        else if (acceptable == 0)
             error = kevo_error_set(KEVO_ENOTFOUND,
                                    "no code found in %s: the reply has %zu fenced block%s (%s) "
                                    "but none holds %s code; put the kernel in a ```%s block",
