@@ -32,7 +32,7 @@ typedef struct fake_server {
     char base[64];    /* "http://127.0.0.1:PORT/v1" */
 } fake_server;
 
-static char *fake_server_binary(void)
+static inline char *fake_server_binary(void)
 {
     const char *env = getenv("KEVO_FAKE_LLM_SERVER");
     if (env && *env)
@@ -57,7 +57,7 @@ static char *fake_server_binary(void)
 /* Start a server answering from `script_text` (JSON lines). extra_args: a
  * NULL-terminated list of further arguments, or NULL. Returns 0, or -1
  * with a reason on stderr. */
-static int fake_server_start(fake_server *fs, const char *script_text, const char *const *extra)
+static inline int fake_server_start(fake_server *fs, const char *script_text, const char *const *extra)
 {
     memset(fs, 0, sizeof(*fs));
     fs->pid = -1;
@@ -128,7 +128,7 @@ fail:
 }
 
 /* Stop the server (SIGTERM) and remove its files. */
-static void fake_server_stop(fake_server *fs)
+static inline void fake_server_stop(fake_server *fs)
 {
     if (fs->pid > 0) {
         kill(fs->pid, SIGTERM);
@@ -144,7 +144,7 @@ static void fake_server_stop(fake_server *fs)
 }
 
 /* The request log as text (caller frees); "" when nothing was logged. */
-static char *fake_server_log_text(const fake_server *fs)
+static inline char *fake_server_log_text(const fake_server *fs)
 {
     char *text = NULL;
     if (kevo_file_read(&text, NULL, fs->log) < 0)
@@ -154,7 +154,7 @@ static char *fake_server_log_text(const fake_server *fs)
 
 /* The n-th (0-based) logged request as a cJSON tree (caller deletes), or
  * NULL when there are fewer. */
-static cJSON *fake_server_request(const fake_server *fs, int n)
+static inline cJSON *fake_server_request(const fake_server *fs, int n)
 {
     char *text = fake_server_log_text(fs);
     char *p = text, *save = NULL;
@@ -171,7 +171,7 @@ static cJSON *fake_server_request(const fake_server *fs, int n)
 }
 
 /* Number of logged requests. */
-static int fake_server_request_count(const fake_server *fs)
+static inline int fake_server_request_count(const fake_server *fs)
 {
     char *text = fake_server_log_text(fs);
     int n = 0;
