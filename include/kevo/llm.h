@@ -81,17 +81,17 @@ void kevo_llm_request_init(kevo_llm_request *req);
  * the stack) and every string in it; kevo_llm_response_clear() frees them
  * and zeroes the struct. */
 typedef struct kevo_llm_response {
-    char *content;           /* reply text; NULL when failure is set */
-    char *failure;           /* NULL: usable; else why this reply is unusable */
-    char *finish_reason;     /* "stop", "length", ...; NULL when unknown */
-    char *model;             /* model the server says answered; may be NULL */
-    int64_t tokens_prompt;   /* from the server's `usage`, else estimated */
-    int64_t tokens_completion;
-    bool tokens_estimated;   /* true when any token count is an estimate */
-    double latency_s;        /* the exchange that produced this response */
-    double elapsed_s;        /* whole call: every try and every backoff wait */
-    int attempts;            /* tries made (1 = no retry) */
-    int http_status;         /* status of the last exchange; 0 if not HTTP */
+    char *content;             /* reply text; NULL when failure is set */
+    char *failure;             /* NULL: usable; else why this reply is unusable */
+    char *finish_reason;       /* "stop", "length", ...; NULL when unknown */
+    char *model;               /* model the server says answered; may be NULL */
+    int64_t tokens_prompt;     /* from the server's `usage`, else estimated */
+    int64_t tokens_completion; /* likewise */
+    bool tokens_estimated;     /* true when any token count is an estimate */
+    double latency_s;          /* the exchange that produced this response */
+    double elapsed_s;          /* whole call: every try and every backoff wait */
+    int attempts;              /* tries made (1 = no retry) */
+    int http_status;           /* status of the last exchange; 0 if not HTTP */
 } kevo_llm_response;
 
 /* Free the response's strings and zero it. Accepts NULL. */
@@ -191,8 +191,7 @@ int kevo_llm_recorder_wrap(kevo_provider **out, kevo_provider *inner, const char
  * *out is the caller's (free()), LF line ends, ends with a newline.
  * KEVO_ENOTFOUND when nothing fits, with the reason in kevo_error_last()
  * worded so it can be shown to the model; KEVO_EINVAL for a bad lang. */
-int kevo_llm_extract_code(char **out, const char *reply, const char *lang,
-                          const char *kernel_name);
+int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const char *kernel_name);
 
 /* ---- token estimates ------------------------------------------------ */
 

@@ -328,11 +328,13 @@ static int emit(char **out, const char *s, size_t len)
 /* ---- replies without fences ------------------------------------------ */
 
 static const char *const code_starters[] = {
-    "static", "void", "int", "float", "double", "char", "unsigned", "signed", "long", "short",
-    "const", "extern", "inline", "typedef", "struct", "enum", "union", "template", "namespace",
-    "using", "__global__", "__device__", "__host__", "__kernel", "kernel", "__attribute__",
-    "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-    "uint64_t", "bool", "_Bool", "restrict", "__restrict__", NULL};
+    "static",    "void",          "int",          "float",      "double",   "char",
+    "unsigned",  "signed",        "long",         "short",      "const",    "extern",
+    "inline",    "typedef",       "struct",       "enum",       "union",    "template",
+    "namespace", "using",         "__global__",   "__device__", "__host__", "__kernel",
+    "kernel",    "__attribute__", "size_t",       "int8_t",     "int16_t",  "int32_t",
+    "int64_t",   "uint8_t",       "uint16_t",     "uint32_t",   "uint64_t", "bool",
+    "_Bool",     "restrict",      "__restrict__", NULL};
 
 static bool line_starts_code(const char *p, size_t n)
 {
@@ -459,8 +461,8 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
         if (b->rank == 0)
             continue;
         acceptable++;
-        if (kernel_name && (error = text_defines(&b->defines_kernel, b->start, b->len,
-                                                 kernel_name)) < 0)
+        if (kernel_name &&
+            (error = text_defines(&b->defines_kernel, b->start, b->len, kernel_name)) < 0)
             goto done;
         if ((error = text_defines(&b->has_main, b->start, b->len, "main")) < 0)
             goto done;

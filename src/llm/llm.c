@@ -29,7 +29,8 @@ int kevo_llm_role_parse(kevo_llm_role *out, const char *name)
             return 0;
         }
     }
-    return kevo_error_set(KEVO_EINVAL, "unknown chat role '%s' (expected system, user or assistant)",
+    return kevo_error_set(KEVO_EINVAL,
+                          "unknown chat role '%s' (expected system, user or assistant)",
                           name ? name : "(null)");
 }
 
@@ -91,8 +92,10 @@ int kevo_llm_complete(kevo_provider *p, const kevo_llm_request *req, kevo_llm_re
     int error = 0;
     memset(resp, 0, sizeof(*resp));
     if (!p || !p->complete || p->version < 1)
-        return kevo_error_set(KEVO_EINVAL, "LLM provider '%s' is not usable (no complete method "
-                              "or version 0)", kevo_llm_provider_name(p));
+        return kevo_error_set(KEVO_EINVAL,
+                              "LLM provider '%s' is not usable (no complete method "
+                              "or version 0)",
+                              kevo_llm_provider_name(p));
     if (!req || !req->messages || req->n_messages == 0)
         return kevo_error_set(KEVO_EINVAL, "LLM request has no messages");
     for (size_t i = 0; i < req->n_messages; i++)

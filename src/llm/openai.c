@@ -144,7 +144,8 @@ static int content_of(char **out, const cJSON *content)
     const cJSON *part;
     cJSON_ArrayForEach(part, content)
     {
-        const cJSON *t = cJSON_IsString(part) ? part : cJSON_GetObjectItemCaseSensitive(part, "text");
+        const cJSON *t =
+            cJSON_IsString(part) ? part : cJSON_GetObjectItemCaseSensitive(part, "text");
         if (cJSON_IsString(t) && kevo_buf_puts(&b, t->valuestring) < 0) {
             kevo_buf_free(&b);
             return KEVO_ENOMEM;
@@ -247,9 +248,8 @@ int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
     if ((error = content_of(&resp->content, v)) < 0)
         goto oom;
     if (!resp->content || is_blank(resp->content)) {
-        const cJSON *refusal = cJSON_IsObject(message)
-                                   ? cJSON_GetObjectItemCaseSensitive(message, "refusal")
-                                   : NULL;
+        const cJSON *refusal =
+            cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "refusal") : NULL;
         free(resp->content);
         resp->content = NULL;
         if (cJSON_IsString(refusal)) {
@@ -508,8 +508,8 @@ static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_l
         if (x.code != CURLE_OK) {
             retryable = curl_code_retryable(x.code);
             last_timed_out = x.code == CURLE_OPERATION_TIMEDOUT;
-            if (kevo_buf_printf(&last, "%s", x.curl_error[0] ? x.curl_error
-                                                              : curl_easy_strerror(x.code)) < 0)
+            if (kevo_buf_printf(&last, "%s",
+                                x.curl_error[0] ? x.curl_error : curl_easy_strerror(x.code)) < 0)
                 goto oom;
         } else if (x.status >= 200 && x.status < 300) {
             resp->http_status = (int)x.status;
@@ -630,11 +630,12 @@ int kevo_llm_openai_new(kevo_provider **out, const kevo_llm_config *cfg)
 
     *out = NULL;
     if (!cfg->api_base || !*cfg->api_base)
-        return kevo_error_set(KEVO_EINVAL, "openai provider: no API base URL "
-                              "(pass --api-base or set KEVO_API_BASE, e.g. http://127.0.0.1:8000/v1)");
+        return kevo_error_set(
+            KEVO_EINVAL, "openai provider: no API base URL "
+                         "(pass --api-base or set KEVO_API_BASE, e.g. http://127.0.0.1:8000/v1)");
     if (strncmp(cfg->api_base, "http://", 7) && strncmp(cfg->api_base, "https://", 8))
         return kevo_error_set(KEVO_EINVAL, "openai provider: API base must start with http:// or "
-                              "https://");
+                                           "https://");
     if (!cfg->model || !*cfg->model)
         return kevo_error_set(KEVO_EINVAL,
                               "openai provider: no model (pass --model or set KEVO_MODEL)");

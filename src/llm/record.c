@@ -173,15 +173,14 @@ int kevo_llm_recorder_wrap(kevo_provider **out, kevo_provider *inner, const char
     *out = NULL;
     if (!inner || !path || !*path)
         return kevo_error_set(KEVO_EINVAL, "recorder needs a provider and a file path");
-    if (!(p = calloc(1, sizeof(*p))) || !(c = calloc(1, sizeof(*c))) ||
-        !(c->path = strdup(path))) {
+    if (!(p = calloc(1, sizeof(*p))) || !(c = calloc(1, sizeof(*c))) || !(c->path = strdup(path))) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory creating the recorder");
         goto fail;
     }
     c->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (c->fd < 0) {
-        error = kevo_error_set(KEVO_EIO, "%s: cannot open for recording: %s", path,
-                               strerror(errno));
+        error =
+            kevo_error_set(KEVO_EIO, "%s: cannot open for recording: %s", path, strerror(errno));
         goto fail;
     }
     pthread_mutex_init(&c->lock, NULL);

@@ -152,14 +152,15 @@ static int replay_complete(kevo_provider *p, const kevo_llm_request *req, kevo_l
     bool has_prompt = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens"));
     bool has_completion =
         cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"));
-    resp->tokens_prompt = has_prompt ? int_field(usage, "prompt_tokens")
-                                     : kevo_llm_request_tokens_estimate(req);
-    resp->tokens_completion =
-        has_completion ? int_field(usage, "completion_tokens")
-        : resp->content ? kevo_llm_tokens_estimate(resp->content, strlen(resp->content))
-                        : 0;
-    resp->tokens_estimated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "tokens_estimated")) ||
-                             !has_prompt || !has_completion;
+    resp->tokens_prompt =
+        has_prompt ? int_field(usage, "prompt_tokens") : kevo_llm_request_tokens_estimate(req);
+    resp->tokens_completion = has_completion ? int_field(usage, "completion_tokens")
+                              : resp->content
+                                  ? kevo_llm_tokens_estimate(resp->content, strlen(resp->content))
+                                  : 0;
+    resp->tokens_estimated =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "tokens_estimated")) || !has_prompt ||
+        !has_completion;
     resp->latency_s = double_field(r, "latency_s");
     resp->elapsed_s = double_field(r, "elapsed_s");
     resp->attempts = (int)int_field(r, "attempts");

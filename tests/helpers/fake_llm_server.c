@@ -165,18 +165,30 @@ static void sleep_ms(long ms)
 static const char *reason_phrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Status";
     }
 }
 
@@ -379,8 +391,8 @@ static int handle_connection(int fd, script *s, FILE *log, long *count)
     int counted = 0;
 
     while (!(hdr_end = buf ? strstr(buf, "\r\n\r\n") : NULL)) {
-        if (len >= MAX_HEADER_BYTES || read_more(fd, &buf, &len, &cap, MAX_HEADER_BYTES,
-                                                 deadline) < 0)
+        if (len >= MAX_HEADER_BYTES ||
+            read_more(fd, &buf, &len, &cap, MAX_HEADER_BYTES, deadline) < 0)
             goto done;
     }
     size_t head_len = (size_t)(hdr_end - buf) + 4;
@@ -490,7 +502,8 @@ int main(int argc, char **argv)
     lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t)port),
                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof(addr);
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(lfd, 16) < 0 ||

@@ -26,10 +26,10 @@
 typedef struct fake_server {
     pid_t pid;
     int port;
-    char *dir;        /* private temp dir holding script.jsonl and requests.jsonl */
-    char *script;     /* path */
-    char *log;        /* path */
-    char base[64];    /* "http://127.0.0.1:PORT/v1" */
+    char *dir;     /* private temp dir holding script.jsonl and requests.jsonl */
+    char *script;  /* path */
+    char *log;     /* path */
+    char base[64]; /* "http://127.0.0.1:PORT/v1" */
 } fake_server;
 
 static inline char *fake_server_binary(void)
@@ -57,7 +57,8 @@ static inline char *fake_server_binary(void)
 /* Start a server answering from `script_text` (JSON lines). extra_args: a
  * NULL-terminated list of further arguments, or NULL. Returns 0, or -1
  * with a reason on stderr. */
-static inline int fake_server_start(fake_server *fs, const char *script_text, const char *const *extra)
+static inline int fake_server_start(fake_server *fs, const char *script_text,
+                                    const char *const *extra)
 {
     memset(fs, 0, sizeof(*fs));
     fs->pid = -1;

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RELU "void relu(const float *x, float *y, int64_t n)\n{\n    for (int64_t i = 0; i < n; i++)\n        y[i] = x[i] > 0 ? x[i] : 0;\n}\n"
+#define RELU                                                                                       \
+    "void relu(const float *x, float *y, int64_t n)\n{\n    for (int64_t i = 0; i < n; i++)\n    " \
+    "    y[i] = x[i] > 0 ? x[i] : 0;\n}\n"
 
 /* Extract and compare, or fail showing what came back. */
 static void expect_code(const char *reply, const char *lang, const char *kernel,
@@ -66,9 +68,10 @@ static void test_llm_extract__crlf(void **state)
 
 static void test_llm_extract__picks_language_over_other_blocks(void **state)
 {
-    expect_code("Reference:\n```python\ndef relu(x):\n    return max(x, 0)\n```\nKernel:\n```c\n" RELU
-                "```\nBuild:\n```bash\ngcc -O3 relu.c\n```\n",
-                "c", "relu", RELU);
+    expect_code(
+        "Reference:\n```python\ndef relu(x):\n    return max(x, 0)\n```\nKernel:\n```c\n" RELU
+        "```\nBuild:\n```bash\ngcc -O3 relu.c\n```\n",
+        "c", "relu", RELU);
 }
 
 static void test_llm_extract__picks_block_that_defines_kernel(void **state)
@@ -83,10 +86,11 @@ static void test_llm_extract__picks_block_that_defines_kernel(void **state)
 
 static void test_llm_extract__last_definition_wins(void **state)
 {
-    expect_code("First draft:\n```c\nvoid relu(const float *x, float *y, int64_t n) { /* v1 */ }\n"
-                "```\nImproved:\n```c\nvoid relu(const float *x, float *y, int64_t n) { /* v2 */ }\n"
-                "```\n",
-                "c", "relu", "void relu(const float *x, float *y, int64_t n) { /* v2 */ }\n");
+    expect_code(
+        "First draft:\n```c\nvoid relu(const float *x, float *y, int64_t n) { /* v1 */ }\n"
+        "```\nImproved:\n```c\nvoid relu(const float *x, float *y, int64_t n) { /* v2 */ }\n"
+        "```\n",
+        "c", "relu", "void relu(const float *x, float *y, int64_t n) { /* v2 */ }\n");
 }
 
 static void test_llm_extract__prefers_block_without_main(void **state)
@@ -113,9 +117,10 @@ static void test_llm_extract__bare_fence(void **state)
 {
     expect_code("```\n" RELU "```", "c", "relu", RELU);
     /* an exact tag beats a bare fence */
-    expect_code("```\nvoid relu(float *y) { /* bare */ }\n```\n```c\nvoid relu(float *y) { /* c */ }"
-                "\n```\n```\nvoid relu(float *y) { /* bare again */ }\n```\n",
-                "c", "relu", "void relu(float *y) { /* c */ }\n");
+    expect_code(
+        "```\nvoid relu(float *y) { /* bare */ }\n```\n```c\nvoid relu(float *y) { /* c */ }"
+        "\n```\n```\nvoid relu(float *y) { /* bare again */ }\n```\n",
+        "c", "relu", "void relu(float *y) { /* c */ }\n");
 }
 
 static void test_llm_extract__unterminated_fence(void **state)
@@ -149,9 +154,10 @@ static void test_llm_extract__definition_forms(void **state)
     snprintf(reply, sizeof(reply), "```c\n%s```\n", k);
     expect_code(reply, "c", "relu", k);
     /* only a call, a prototype, a comment and a string mention the name */
-    expect_not_found("```c\nvoid relu(const float *x, float *y, int64_t n);\n"
-                     "/* relu(x) { } */\nvoid f(void) { relu(0, 0, 0); puts(\"relu() {\"); }\n```\n",
-                     "c", "relu", "defines the function `relu`");
+    expect_not_found(
+        "```c\nvoid relu(const float *x, float *y, int64_t n);\n"
+        "/* relu(x) { } */\nvoid f(void) { relu(0, 0, 0); puts(\"relu() {\"); }\n```\n",
+        "c", "relu", "defines the function `relu`");
     /* a longer name that contains the kernel's is not the kernel */
     expect_not_found("```c\nvoid relu_v2(float *y) { }\nvoid my_relu(float *y) { }\n```\n", "c",
                      "relu", "`relu`");
@@ -163,8 +169,8 @@ static void test_llm_extract__cuda_and_opencl(void **state)
                      "    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n"
                      "    if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
     char reply[1024];
-    snprintf(reply, sizeof(reply), "```cpp\n// host helper\nvoid launch(void) {}\n```\n```cuda\n%s```\n",
-             cu);
+    snprintf(reply, sizeof(reply),
+             "```cpp\n// host helper\nvoid launch(void) {}\n```\n```cuda\n%s```\n", cu);
     expect_code(reply, "cuda", "relu", cu);
     snprintf(reply, sizeof(reply), "```cu\n%s```\n", cu);
     expect_code(reply, "cuda", "relu", cu);
@@ -223,7 +229,8 @@ static void test_llm_extract__empty_and_bad_input(void **state)
     /* empty blocks are skipped */
     expect_not_found("```c\n```\n```c\n\n\n```\n", "c", "relu", "blocks are empty");
     expect_code("```c\n```\n```c\n" RELU "```\n", "c", "relu", RELU);
-    assert_int_equal(kevo_llm_extract_code(&out, "```c\nint x;\n```", "fortran", NULL), KEVO_EINVAL);
+    assert_int_equal(kevo_llm_extract_code(&out, "```c\nint x;\n```", "fortran", NULL),
+                     KEVO_EINVAL);
     assert_null(out);
 }
 

@@ -73,9 +73,10 @@ static int setup(void **state)
 static void test_llm_openai__success_with_usage(void **state)
 {
     fake_server fs;
-    START_OR_SKIP(&fs, "{\"status\":200,\"content\":\"```c\\nvoid relu(void){}\\n```\","
-                       "\"usage\":{\"prompt_tokens\":42,\"completion_tokens\":7},"
-                       "\"model\":\"served-model\"}\n",
+    START_OR_SKIP(&fs,
+                  "{\"status\":200,\"content\":\"```c\\nvoid relu(void){}\\n```\","
+                  "\"usage\":{\"prompt_tokens\":42,\"completion_tokens\":7},"
+                  "\"model\":\"served-model\"}\n",
                   NULL);
     kevo_llm_config cfg;
     config_for(&cfg, &fs);
@@ -404,8 +405,7 @@ static void test_llm_openai__connection_refused(void **state)
 static void test_llm_openai__unauthorized_is_not_retried_and_redacted(void **state)
 {
     fake_server fs;
-    START_OR_SKIP(&fs,
-                  "{\"status\":401,\"error\":\"Incorrect API key provided: " SECRET "\"}\n",
+    START_OR_SKIP(&fs, "{\"status\":401,\"error\":\"Incorrect API key provided: " SECRET "\"}\n",
                   NULL);
     kevo_llm_config cfg;
     config_for(&cfg, &fs);
@@ -429,8 +429,7 @@ static void test_llm_openai__unauthorized_is_not_retried_and_redacted(void **sta
 static void test_llm_openai__key_only_in_authorization_header(void **state)
 {
     fake_server fs;
-    START_OR_SKIP(&fs,
-                  "{\"status\":500}\n{\"raw\":\"oops " SECRET "\"}\n{\"content\":\"fine\"}\n",
+    START_OR_SKIP(&fs, "{\"status\":500}\n{\"raw\":\"oops " SECRET "\"}\n{\"content\":\"fine\"}\n",
                   NULL);
     kevo_llm_config cfg;
     config_for(&cfg, &fs);
@@ -597,9 +596,10 @@ static void test_llm_openai__userinfo_not_shown(void **state)
 static void test_llm_openai__parse_shapes(void **state)
 {
     kevo_llm_response r = {0};
-    const char *parts = "{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
-                        "{\"type\":\"text\",\"text\":\"b\"}]},\"finish_reason\":\"stop\"}],"
-                        "\"usage\":{\"prompt_tokens\":3}}";
+    const char *parts =
+        "{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+        "{\"type\":\"text\",\"text\":\"b\"}]},\"finish_reason\":\"stop\"}],"
+        "\"usage\":{\"prompt_tokens\":3}}";
     assert_int_equal(kevo_llm_openai_parse(&r, parts, strlen(parts), NULL), 0);
     assert_string_equal(r.content, "ab");
     assert_int_equal(r.tokens_prompt, 3);

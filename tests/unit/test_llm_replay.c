@@ -150,11 +150,12 @@ static void test_llm_replay__record_then_replay_reproduces(void **state)
     kevo_provider *inner = NULL, *rec = NULL, *rep = NULL;
     kevo_llm_response got[6], again;
     int rcs[6];
-    static const char *const tags[6] = {"task=relu iter=1 stage=draft", "task=gelu iter=1 stage=draft",
-                                        "task=relu iter=1 stage=draft", "task=relu iter=2 stage=refine",
-                                        "task=gelu iter=1 stage=draft", "task=relu iter=1 stage=draft"};
-    static const char *const prompts[6] = {"write relu", "write gelu", "again relu", "BROKEN please",
-                                           "ERROR please", "third relu"};
+    static const char *const tags[6] = {
+        "task=relu iter=1 stage=draft", "task=gelu iter=1 stage=draft",
+        "task=relu iter=1 stage=draft", "task=relu iter=2 stage=refine",
+        "task=gelu iter=1 stage=draft", "task=relu iter=1 stage=draft"};
+    static const char *const prompts[6] = {"write relu",    "write gelu",   "again relu",
+                                           "BROKEN please", "ERROR please", "third relu"};
 
     assert_int_equal(kevo_llm_provider_new(&inner, "scripted", NULL), 0);
     assert_int_equal(kevo_llm_recorder_wrap(&rec, inner, path), 0);
