@@ -1,0 +1,686 @@
+/*
+ * llm/openai.c - the "openai" provider: OpenAI-compatible chat completions
+ * over libcurl (`POST {api_base}/chat/completions`), which also fits vLLM,
+ * llama.cpp's server, Ollama and most hosted gateways.
+ *
+ * What it does beyond one POST: connect and whole-request timeouts; retries
+ * with exponential backoff and jitter on connection errors, 408, 429 and
+ * 5xx, honouring a Retry-After of whole or decimal seconds (capped); a
+ * clear error after the last try that names the URL, the status and the
+ * server's own message; token accounting from `usage`, estimated when the
+ * server sends none.
+ *
+ * The API key comes only from the environment variable KEVO_API_KEY, read
+ * once when the provider is created. It goes into the Authorization header
+ * and nowhere else: never logged (no CURLOPT_VERBOSE), never recorded,
+ * and redacted from every message this file produces, including the
+ * server's own error text. Memory that held it is wiped before release.
+ *
+ * It must not interpret the reply beyond the chat-completions envelope:
+ * code extraction is extract.c's business, what to do with a failure is
+ * the caller's.
+ */
+#include "llm/internal.h"
+
+#include "kevo/util.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_BODY_BYTES (32u << 20) /* a chat reply is kilobytes; refuse to buffer a flood */
+#define MESSAGE_PREVIEW 200        /* bytes of a bad body quoted in a message */
+
+typedef struct openai_ctx {
+    char *url;       /* {api_base}/chat/completions */
+    char *url_shown; /* the same without user:password@, for messages */
+    char *model;
+    char *api_key; /* NULL when KEVO_API_KEY is unset (local servers need none) */
+    double temperature;
+    int max_tokens;
+    long connect_timeout_ms;
+    long request_timeout_ms;
+    int max_retries;
+    double backoff_initial_s;
+    double backoff_max_s;
+    double retry_after_max_s;
+    volatile sig_atomic_t *stop_flag;
+    pthread_mutex_t rng_lock;
+    kevo_rng rng; /* jitter only */
+} openai_ctx;
+
+/* One HTTP exchange's outcome. */
+typedef struct exchange {
+    kevo_buf body;
+    bool body_too_big;
+    double retry_after_s; /* < 0: the server sent none (or a date we ignore) */
+    long status;
+    CURLcode code;
+    char curl_error[CURL_ERROR_SIZE];
+    volatile sig_atomic_t *stop_flag;
+} exchange;
+
+/* ---- response parsing (no curl; fuzzed by tests/fuzz/fuzz_llm_response.c) */
+
+/* A one-line, printable, bounded copy of s[0..len) for messages. */
+static char *preview(const char *s, size_t len, size_t max)
+{
+    size_t n = len < max ? len : max;
+    /* do not cut a UTF-8 sequence in half */
+    if (n < len)
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    char *p = malloc(n + 4);
+    if (!p)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        p[i] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+    }
+    if (n < len) {
+        memcpy(p + n, "...", 4);
+    } else {
+        p[n] = '\0';
+    }
+    return p;
+}
+
+static const char *error_text_of(const cJSON *root)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsString(e))
+        return e->valuestring;
+    if (cJSON_IsObject(e)) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+        if (cJSON_IsString(m))
+            return m->valuestring;
+        return "(error object without a message)";
+    }
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+    if (e == NULL && cJSON_IsString(m))
+        return m->valuestring;
+    return NULL;
+}
+
+char *kevo_llm_openai_error_message(const char *body, size_t len)
+{
+    if (!body || len == 0)
+        return NULL;
+    char *msg = NULL;
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    const char *text = cJSON_IsObject(root) ? error_text_of(root) : NULL;
+    if (text)
+        msg = preview(text, strlen(text), 300);
+    else
+        msg = preview(body, len, MESSAGE_PREVIEW);
+    cJSON_Delete(root);
+    return msg;
+}
+
+static bool is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return false;
+    return true;
+}
+
+/* message.content is a string in the classic API and an array of parts
+ * ({"type":"text","text":...}) in newer ones; take the text either way. */
+static int content_of(char **out, const cJSON *content)
+{
+    *out = NULL;
+    if (cJSON_IsString(content))
+        return (*out = strdup(content->valuestring)) ? 0 : KEVO_ENOMEM;
+    if (!cJSON_IsArray(content))
+        return 0;
+    kevo_buf b = {0};
+    const cJSON *part;
+    cJSON_ArrayForEach(part, content)
+    {
+        const cJSON *t =
+            cJSON_IsString(part) ? part : cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (cJSON_IsString(t) && kevo_buf_puts(&b, t->valuestring) < 0) {
+            kevo_buf_free(&b);
+            return KEVO_ENOMEM;
+        }
+    }
+    if (b.len == 0) {
+        kevo_buf_free(&b);
+        return 0;
+    }
+    *out = kevo_buf_detach(&b);
+    return 0;
+}
+
+static bool token_count(int64_t *out, const cJSON *usage, const char *field)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, field);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble > 1e15)
+        return false;
+    *out = (int64_t)v->valuedouble;
+    return true;
+}
+
+static int set_failure(kevo_llm_response *resp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int set_failure(kevo_llm_response *resp, const char *fmt, ...)
+{
+    kevo_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    int error = kevo_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (error < 0) {
+        kevo_buf_free(&b);
+        return error;
+    }
+    free(resp->failure);
+    resp->failure = kevo_buf_detach(&b);
+    return 0;
+}
+
+int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
+                          const kevo_llm_request *req)
+{
+    int error = 0;
+    char *shown = NULL;
+    cJSON *root = NULL;
+    const cJSON *choice = NULL, *usage = NULL, *v;
+    bool have_prompt = false, have_completion = false;
+
+    if (!body || len == 0) {
+        error = set_failure(resp, "the server sent an empty body");
+        goto tokens;
+    }
+    root = cJSON_ParseWithLength(body, len);
+    if (!root) {
+        if (!(shown = preview(body, len, MESSAGE_PREVIEW)))
+            goto oom;
+        error = set_failure(resp, "the response is not JSON (%zu bytes): %s", len, shown);
+        goto tokens;
+    }
+    if (!cJSON_IsObject(root)) {
+        if (!(shown = preview(body, len, MESSAGE_PREVIEW)))
+            goto oom;
+        error = set_failure(resp, "the response is not a JSON object: %s", shown);
+        goto tokens;
+    }
+    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (cJSON_IsObject(usage)) {
+        have_prompt = token_count(&resp->tokens_prompt, usage, "prompt_tokens");
+        have_completion = token_count(&resp->tokens_completion, usage, "completion_tokens");
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (cJSON_IsString(v) && !(resp->model = strdup(v->valuestring)))
+        goto oom;
+
+    const char *server_error = error_text_of(root);
+    const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+    if (cJSON_IsArray(choices))
+        choice = cJSON_GetArrayItem(choices, 0);
+    if (!cJSON_IsObject(choice)) {
+        if (server_error) {
+            if (!(shown = preview(server_error, strlen(server_error), 300)))
+                goto oom;
+            error = set_failure(resp, "the server answered with an error: %s", shown);
+        } else {
+            error = set_failure(resp, "the response has no choices");
+        }
+        goto tokens;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+    if (cJSON_IsString(v) && !(resp->finish_reason = strdup(v->valuestring)))
+        goto oom;
+
+    const cJSON *message = cJSON_GetObjectItemCaseSensitive(choice, "message");
+    if (cJSON_IsObject(message))
+        v = cJSON_GetObjectItemCaseSensitive(message, "content");
+    else
+        v = cJSON_GetObjectItemCaseSensitive(choice, "text"); /* legacy completions shape */
+    if ((error = content_of(&resp->content, v)) < 0)
+        goto oom;
+    if (!resp->content || is_blank(resp->content)) {
+        const cJSON *refusal =
+            cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "refusal") : NULL;
+        free(resp->content);
+        resp->content = NULL;
+        if (cJSON_IsString(refusal)) {
+            if (!(shown = preview(refusal->valuestring, strlen(refusal->valuestring), 300)))
+                goto oom;
+            error = set_failure(resp, "the model refused: %s", shown);
+        } else {
+            error = set_failure(resp, "the reply is empty (finish_reason: %s)",
+                                resp->finish_reason ? resp->finish_reason : "none");
+        }
+        goto tokens;
+    }
+
+tokens:
+    if (error < 0)
+        goto oom;
+    if (!have_prompt && req)
+        resp->tokens_prompt = kevo_llm_request_tokens_estimate(req);
+    if (!have_completion)
+        resp->tokens_completion =
+            resp->content ? kevo_llm_tokens_estimate(resp->content, strlen(resp->content)) : 0;
+    resp->tokens_estimated = !have_prompt || !have_completion;
+    free(shown);
+    cJSON_Delete(root);
+    return 0;
+oom:
+    free(shown);
+    cJSON_Delete(root);
+    kevo_llm_response_clear(resp);
+    return kevo_error_set(KEVO_ENOMEM, "out of memory parsing an LLM response");
+}
+
+/* ---- HTTP ------------------------------------------------------------ */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_code = CURLE_FAILED_INIT;
+
+static void curl_init_once(void)
+{
+    curl_init_code = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+    exchange *x = userp;
+    size_t n = size * nmemb;
+    if (x->body.len + n > MAX_BODY_BYTES) {
+        x->body_too_big = true;
+        return 0; /* curl stops with CURLE_WRITE_ERROR */
+    }
+    return kevo_buf_put(&x->body, data, n) < 0 ? 0 : n;
+}
+
+/* Retry-After: delta-seconds (decimals accepted: some gateways send them).
+ * HTTP-date values are ignored: the backoff schedule applies instead. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
+{
+    exchange *x = userp;
+    size_t n = size * nmemb;
+    static const char name[] = "retry-after:";
+    if (n >= 5 && !strncmp(data, "HTTP/", 5)) {
+        x->retry_after_s = -1; /* a new response (after 100 Continue, say) */
+    } else if (n > sizeof(name) - 1 && !strncasecmp(data, name, sizeof(name) - 1)) {
+        char value[64];
+        size_t vl = n - (sizeof(name) - 1);
+        if (vl >= sizeof(value))
+            vl = sizeof(value) - 1;
+        memcpy(value, data + sizeof(name) - 1, vl);
+        value[vl] = '\0';
+        char *end;
+        double s = strtod(value, &end);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (end != value && *end == '\0' && isfinite(s) && s >= 0)
+            x->retry_after_s = s;
+    }
+    return n;
+}
+
+static int on_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    exchange *x = userp;
+    return x->stop_flag && *x->stop_flag ? 1 : 0;
+}
+
+static bool curl_code_retryable(CURLcode c)
+{
+    switch (c) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool status_retryable(long status)
+{
+    return status == 408 || status == 429 || (status >= 500 && status <= 599);
+}
+
+/* Sleep `s` seconds in short slices so a stop request is seen quickly. */
+static int backoff_sleep(const openai_ctx *c, double s)
+{
+    double until = kevo_now_s() + s;
+    for (;;) {
+        if (c->stop_flag && *c->stop_flag)
+            return kevo_error_set(KEVO_EINTR, "stopped while waiting to retry %s", c->url_shown);
+        double left = until - kevo_now_s();
+        if (left <= 0)
+            return 0;
+        if (left > 0.05)
+            left = 0.05;
+        struct timespec ts = {0, (long)(left * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static double backoff_delay(openai_ctx *c, int retry_index, double retry_after_s)
+{
+    if (retry_after_s >= 0)
+        return retry_after_s < c->retry_after_max_s ? retry_after_s : c->retry_after_max_s;
+    double base = c->backoff_initial_s * pow(2.0, retry_index);
+    if (base > c->backoff_max_s)
+        base = c->backoff_max_s;
+    pthread_mutex_lock(&c->rng_lock);
+    double u = kevo_rng_uniform(&c->rng);
+    pthread_mutex_unlock(&c->rng_lock);
+    /* "equal jitter": at least half the schedule, so retries stay spaced,
+     * randomised so many clients do not retry in step */
+    return base * (0.5 + 0.5 * u);
+}
+
+static void wipe_headers(struct curl_slist *h)
+{
+    for (; h; h = h->next)
+        if (h->data)
+            explicit_bzero(h->data, strlen(h->data));
+}
+
+/* Fill resp (return 0) or set the final error (return < 0). */
+static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_llm_response *resp)
+{
+    openai_ctx *c = p->ctx;
+    int error = 0;
+    CURL *curl = NULL;
+    struct curl_slist *headers = NULL, *h;
+    char *body = NULL, *server_msg = NULL;
+    cJSON *json = NULL;
+    kevo_buf auth = {0}, last = {0};
+    exchange x = {0};
+    bool last_timed_out = false;
+    double t_start = kevo_now_s();
+    int attempt;
+
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_init_code != CURLE_OK) {
+        error = kevo_error_set(KEVO_EINFRA, "libcurl initialisation failed: %s",
+                               curl_easy_strerror(curl_init_code));
+        goto done;
+    }
+
+    const char *model = req->model && *req->model ? req->model : c->model;
+    double temperature = req->temperature >= 0 ? req->temperature : c->temperature;
+    int max_tokens = req->max_tokens > 0 ? req->max_tokens : c->max_tokens;
+    if (!(json = kevo_llm_request_json(req, model, temperature, max_tokens)) ||
+        !(body = cJSON_PrintUnformatted(json))) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory building the request body");
+        goto done;
+    }
+
+    if (!(curl = curl_easy_init())) {
+        error = kevo_error_set(KEVO_EINFRA, "libcurl could not create a handle");
+        goto done;
+    }
+    static const char *const fixed[] = {"Content-Type: application/json",
+                                        "Accept: application/json",
+                                        "Expect:"}; /* no 100-continue round trip */
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        if (!(h = curl_slist_append(headers, fixed[i])))
+            goto oom;
+        headers = h;
+    }
+    if (c->api_key) {
+        if (kevo_buf_printf(&auth, "Authorization: Bearer %s", c->api_key) < 0)
+            goto oom;
+        h = curl_slist_append(headers, auth.ptr);
+        explicit_bzero(auth.ptr, auth.len);
+        if (!h)
+            goto oom;
+        headers = h;
+    }
+
+    curl_easy_setopt(curl, CURLOPT_URL, c->url);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "kevo/" KEVO_VERSION);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->request_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, x.curl_error);
+    x.stop_flag = c->stop_flag;
+
+    for (attempt = 1;; attempt++) {
+        bool retryable = false;
+        if (c->stop_flag && *c->stop_flag) {
+            error = kevo_error_set(KEVO_EINTR, "stopped before asking %s", c->url_shown);
+            goto done;
+        }
+        kevo_buf_clear(&x.body);
+        x.body_too_big = false;
+        x.retry_after_s = -1;
+        x.status = 0;
+        x.curl_error[0] = '\0';
+        double t0 = kevo_now_s();
+        x.code = curl_easy_perform(curl);
+        double latency = kevo_now_s() - t0;
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &x.status);
+        kevo_buf_clear(&last);
+        last_timed_out = false;
+
+        if (x.code == CURLE_ABORTED_BY_CALLBACK && c->stop_flag && *c->stop_flag) {
+            error = kevo_error_set(KEVO_EINTR, "stopped while asking %s", c->url_shown);
+            goto done;
+        }
+        if (x.code == CURLE_WRITE_ERROR && x.body_too_big && x.status >= 200 && x.status < 300) {
+            resp->http_status = (int)x.status;
+            resp->latency_s = latency;
+            resp->attempts = attempt;
+            if (set_failure(resp, "the response body is larger than %u bytes", MAX_BODY_BYTES) < 0)
+                goto oom;
+            resp->tokens_prompt = kevo_llm_request_tokens_estimate(req);
+            resp->tokens_estimated = true;
+            goto finish;
+        }
+        if (x.code != CURLE_OK) {
+            retryable = curl_code_retryable(x.code);
+            last_timed_out = x.code == CURLE_OPERATION_TIMEDOUT;
+            if (kevo_buf_printf(&last, "%s",
+                                x.curl_error[0] ? x.curl_error : curl_easy_strerror(x.code)) < 0)
+                goto oom;
+        } else if (x.status >= 200 && x.status < 300) {
+            resp->http_status = (int)x.status;
+            resp->latency_s = latency;
+            resp->attempts = attempt;
+            if ((error = kevo_llm_openai_parse(resp, x.body.ptr, x.body.len, req)) < 0)
+                goto done;
+            goto finish;
+        } else {
+            retryable = status_retryable(x.status);
+            free(server_msg);
+            server_msg = kevo_llm_openai_error_message(x.body.ptr, x.body.len);
+            if (kevo_buf_printf(&last, "HTTP %ld%s%s", x.status, server_msg ? ": " : "",
+                                server_msg ? server_msg : "") < 0)
+                goto oom;
+        }
+        kevo_llm_redact(last.ptr, c->api_key);
+
+        if (!retryable) {
+            int code = KEVO_EIO;
+            const char *hint = "";
+            if (x.status == 401 || x.status == 403) {
+                code = KEVO_EINFRA;
+                hint = c->api_key ? " (check KEVO_API_KEY)" : " (KEVO_API_KEY is not set)";
+            } else if (x.status == 404) {
+                code = KEVO_EINVAL;
+                hint = " (check --api-base / KEVO_API_BASE and --model / KEVO_MODEL)";
+            } else if (x.status >= 400) {
+                code = KEVO_EINVAL;
+            }
+            error = kevo_error_set(code, "POST %s failed: %s%s", c->url_shown, last.ptr, hint);
+            goto done;
+        }
+        if (attempt > c->max_retries) {
+            error = kevo_error_set(last_timed_out ? KEVO_ETIMEOUT : KEVO_EIO,
+                                   "POST %s failed after %d %s: %s", c->url_shown, attempt,
+                                   attempt == 1 ? "try" : "tries", last.ptr);
+            goto done;
+        }
+        if ((error = backoff_sleep(c, backoff_delay(c, attempt - 1, x.retry_after_s))) < 0)
+            goto done;
+    }
+
+finish:
+    if (resp->failure)
+        kevo_llm_redact(resp->failure, c->api_key);
+    resp->elapsed_s = kevo_now_s() - t_start;
+    goto done;
+oom:
+    error = kevo_error_set(KEVO_ENOMEM, "out of memory talking to %s", c->url_shown);
+done:
+    if (curl)
+        curl_easy_cleanup(curl);
+    wipe_headers(headers);
+    curl_slist_free_all(headers);
+    kevo_buf_free(&auth);
+    kevo_buf_free(&last);
+    kevo_buf_free(&x.body);
+    free(server_msg);
+    cJSON_Delete(json);
+    if (body) {
+        explicit_bzero(body, strlen(body));
+        cJSON_free(body);
+    }
+    return error;
+}
+
+/* ---- construction ---------------------------------------------------- */
+
+static void openai_free(kevo_provider *p)
+{
+    openai_ctx *c = p->ctx;
+    if (!c)
+        return;
+    if (c->api_key) {
+        explicit_bzero(c->api_key, strlen(c->api_key));
+        free(c->api_key);
+    }
+    free(c->url);
+    free(c->url_shown);
+    free(c->model);
+    pthread_mutex_destroy(&c->rng_lock);
+    free(c);
+    p->ctx = NULL;
+}
+
+/* "scheme://user:pass@host/..." -> "scheme://host/..." */
+static char *url_without_userinfo(const char *url)
+{
+    const char *scheme_end = strstr(url, "://");
+    const char *host = scheme_end ? scheme_end + 3 : url;
+    const char *slash = strchr(host, '/');
+    const char *at = strchr(host, '@');
+    kevo_buf b = {0};
+    if (at && (!slash || at < slash)) {
+        if (kevo_buf_put(&b, url, (size_t)(host - url)) < 0 || kevo_buf_puts(&b, at + 1) < 0) {
+            kevo_buf_free(&b);
+            return NULL;
+        }
+        return kevo_buf_detach(&b);
+    }
+    return strdup(url);
+}
+
+static long to_ms(double s, long fallback)
+{
+    if (!(s > 0) || !isfinite(s))
+        return fallback;
+    return s * 1000.0 > 2e9 ? 2000000000L : (long)ceil(s * 1000.0);
+}
+
+int kevo_llm_openai_new(kevo_provider **out, const kevo_llm_config *cfg)
+{
+    int error = 0;
+    kevo_provider *p = NULL;
+    openai_ctx *c = NULL;
+    kevo_buf url = {0};
+
+    *out = NULL;
+    if (!cfg->api_base || !*cfg->api_base)
+        return kevo_error_set(
+            KEVO_EINVAL, "openai provider: no API base URL "
+                         "(pass --api-base or set KEVO_API_BASE, e.g. http://127.0.0.1:8000/v1)");
+    if (strncmp(cfg->api_base, "http://", 7) && strncmp(cfg->api_base, "https://", 8))
+        return kevo_error_set(KEVO_EINVAL, "openai provider: API base must start with http:// or "
+                                           "https://");
+    if (!cfg->model || !*cfg->model)
+        return kevo_error_set(KEVO_EINVAL,
+                              "openai provider: no model (pass --model or set KEVO_MODEL)");
+    if (cfg->temperature < 0 || !isfinite(cfg->temperature))
+        return kevo_error_set(KEVO_EINVAL, "openai provider: temperature must be >= 0");
+    if (cfg->max_retries < 0 || cfg->max_retries > 100)
+        return kevo_error_set(KEVO_EINVAL, "openai provider: max_retries must be 0..100");
+
+    if (!(p = calloc(1, sizeof(*p))) || !(c = calloc(1, sizeof(*c))))
+        goto oom;
+    pthread_mutex_init(&c->rng_lock, NULL);
+    p->version = KEVO_PROVIDER_VERSION;
+    p->name = "openai";
+    p->ctx = c;
+    p->complete = openai_complete;
+    p->free = openai_free;
+
+    size_t bl = strlen(cfg->api_base);
+    while (bl > 0 && cfg->api_base[bl - 1] == '/')
+        bl--;
+    if (kevo_buf_put(&url, cfg->api_base, bl) < 0 || kevo_buf_puts(&url, "/chat/completions") < 0)
+        goto oom;
+    c->url = kevo_buf_detach(&url);
+    if (!(c->url_shown = url_without_userinfo(c->url)) || !(c->model = strdup(cfg->model)))
+        goto oom;
+    const char *key = getenv("KEVO_API_KEY");
+    if (key && *key && !(c->api_key = strdup(key)))
+        goto oom;
+    c->temperature = cfg->temperature;
+    c->max_tokens = cfg->max_tokens;
+    c->connect_timeout_ms = to_ms(cfg->connect_timeout_s, 10000);
+    c->request_timeout_ms = to_ms(cfg->request_timeout_s, 300000);
+    c->max_retries = cfg->max_retries;
+    c->backoff_initial_s = cfg->backoff_initial_s >= 0 ? cfg->backoff_initial_s : 1.0;
+    c->backoff_max_s = cfg->backoff_max_s >= 0 ? cfg->backoff_max_s : 30.0;
+    c->retry_after_max_s = cfg->retry_after_max_s >= 0 ? cfg->retry_after_max_s : 60.0;
+    c->stop_flag = cfg->stop_flag;
+    kevo_rng_seed(&c->rng, (uint64_t)kevo_now_ns() ^ ((uint64_t)getpid() << 32));
+    *out = p;
+    return 0;
+oom:
+    error = kevo_error_set(KEVO_ENOMEM, "out of memory creating the openai provider");
+    kevo_buf_free(&url);
+    if (p && !p->ctx)
+        free(c);
+    kevo_llm_provider_free(p);
+    return error;
+}
