@@ -1172,6 +1172,174 @@ static void test_task__find_suite(void **state)
     kevo_task_dirs_free(dirs, n);
 }
 
+/* ---- robustness: found by fuzz_task_json (tests/fuzz/corpus/fuzz_task_json/crash_*) ---- */
+
+static void test_task__shape_out_of_range(void **state)
+{
+    /* a literal dimension beyond int64_t: was an undefined double -> long long cast */
+    cJSON *root = base_json();
+    set_raw(param_of(root, 0), "shape", "[1e300]");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].shape'", "dimension 0", NULL);
+
+    /* an expression beyond int64_t: was an undefined double -> int64_t cast */
+    root = base_json();
+    set_raw(root, "sizes", "{\"N\": 1000000000000000, \"R\": 3, \"C\": 4}");
+    cJSON_DeleteItemFromObject(root, "check_sizes");
+    set_raw(param_of(root, 0), "shape", "[\"N*N*N\"]");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].shape'", "dimension 0", NULL);
+
+    root = base_json();
+    set_raw(param_of(root, 0), "shape", "[\"99999999999999999999\"]");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].shape'", NULL);
+
+    /* an element count beyond int64_t: was a signed overflow */
+    root = base_json();
+    set_raw(root, "sizes", "{\"N\": 1000000000000000, \"R\": 3, \"C\": 4}");
+    cJSON_DeleteItemFromObject(root, "check_sizes");
+    set_raw(param_of(root, 0), "shape", "[\"N\", \"N\", \"N\"]");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].shape'", "4 GiB", NULL);
+
+    root = base_json();
+    set_raw(param_of(root, 0), "shape", "[1e15, 1e15, 0]"); /* a zero after an overflow */
+    expect_load_error(root, KEVO_EINVAL, "'params[0].shape'", "0 elements", NULL);
+}
+
+static void test_task__expr_nesting_limit(void **state)
+{
+    /* the evaluator recursed without a limit: a long run of '(' or '-'
+     * overflowed the stack */
+    enum { DEEP = 100000 };
+    char *deep = malloc(2 * DEEP + 2);
+    memset(deep, '(', DEEP);
+    deep[DEEP] = '1';
+    memset(deep + DEEP + 1, ')', DEEP);
+    deep[2 * DEEP + 1] = '\0';
+    eval_err(deep, true, "nested too deeply");
+    eval_err(deep, false, "nested too deeply");
+    memset(deep, '-', DEEP);
+    deep[DEEP] = '1';
+    deep[DEEP + 1] = '\0';
+    eval_err(deep, true, "nested too deeply");
+    free(deep);
+
+    /* ordinary nesting still works */
+    char ok[512];
+    memset(ok, '(', 100);
+    ok[100] = '7';
+    memset(ok + 101, ')', 100);
+    ok[201] = '\0';
+    assert_true(eval_ok(ok, true) == 7);
+    assert_true(eval_ok("--7", true) == 7);
+    assert_true(eval_ok("-(-(3))", true) == 3);
+
+    /* and inside a task.json */
+    cJSON *root = base_json();
+    char *flops = malloc(2 * 5000 + 2);
+    memset(flops, '(', 5000);
+    flops[5000] = 'N';
+    memset(flops + 5001, ')', 5000);
+    flops[10001] = '\0';
+    set_item(root, "flops", cJSON_CreateString(flops));
+    free(flops);
+    expect_load_error(root, KEVO_EINVAL, "'flops'", "nested too deeply", NULL);
+}
+
+static void test_task__integer_init_out_of_range(void **state)
+{
+    /* values an integer type cannot hold: the conversion was undefined
+     * (and machine-dependent, breaking reproducible inputs) */
+    cJSON *root = base_json();
+    set_raw(param_of(root, 0), "type", "\"u8\"");
+    set_raw(param_of(root, 0), "init", "{\"dist\": \"randint\", \"low\": -5, \"high\": 5}");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].init'", "u8", NULL);
+
+    root = base_json();
+    set_raw(param_of(root, 0), "type", "\"u8\"");
+    set_raw(param_of(root, 0), "init", "{\"dist\": \"uniform\", \"low\": 0, \"high\": 300}");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].init'", "u8", NULL);
+
+    root = base_json();
+    set_raw(param_of(root, 2), "init", "{\"dist\": \"const\", \"value\": 1e300}");
+    expect_load_error(root, KEVO_EINVAL, "'params[2].init'", "i32", NULL);
+
+    root = base_json();
+    set_raw(param_of(root, 2), "init", "{\"dist\": \"const\", \"value\": 2.5}");
+    expect_load_error(root, KEVO_EINVAL, "'params[2].init'", "i32", NULL);
+
+    root = base_json();
+    set_raw(param_of(root, 2), "init",
+            "{\"dist\": \"randint\", \"low\": 0, \"high\": 2147483649}");
+    expect_load_error(root, KEVO_EINVAL, "'params[2].init'", "i32", NULL);
+
+    /* the edges of the ranges are fine */
+    root = base_json();
+    set_raw(param_of(root, 2), "init",
+            "{\"dist\": \"randint\", \"low\": -2147483648, \"high\": 2147483648}");
+    char *dir;
+    kevo_task *t = load_cjson(root, &dir);
+    kevo_task_free(t);
+    remove_dir(dir);
+}
+
+static void test_task__inputs_integer_normal_saturates(void **state)
+{
+    /* normal() on integer types has unbounded tails: values saturate */
+    static const char json[] =
+        "{\"name\": \"sat\", \"level\": 1, \"category\": \"fused\", \"description\": \"d\",\n"
+        " \"params\": [\n"
+        "  {\"name\": \"b\", \"role\": \"in\", \"type\": \"u8\", \"shape\": [\"N\"],\n"
+        "   \"init\": {\"dist\": \"normal\", \"mean\": 128, \"std\": 1000}},\n"
+        "  {\"name\": \"i\", \"role\": \"in\", \"type\": \"i32\", \"shape\": [\"N\"],\n"
+        "   \"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 1e300}},\n"
+        "  {\"name\": \"l\", \"role\": \"in\", \"type\": \"i64\", \"shape\": [\"N\"],\n"
+        "   \"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 1e300}},\n"
+        "  {\"name\": \"y\", \"role\": \"out\", \"type\": \"f32\", \"shape\": [\"N\"]}\n"
+        " ],\n"
+        " \"sizes\": {\"N\": 1000}, \"flops\": \"N\", \"bytes\": \"N\"}\n";
+    char *dir;
+    kevo_task *t = load_text(json, &dir);
+    kevo_call_data *d = NULL;
+    assert_int_equal(kevo_task_inputs(&d, t, 0, 9), 0);
+    const uint8_t *b = d->data[0];
+    const int32_t *i32 = d->data[1];
+    const int64_t *i64 = d->data[2];
+    int b0 = 0, b255 = 0, imin = 0, imax = 0, lmin = 0, lmax = 0;
+    for (int k = 0; k < 1000; k++) {
+        b0 += b[k] == 0;
+        b255 += b[k] == 255;
+        imin += i32[k] == INT32_MIN;
+        imax += i32[k] == INT32_MAX;
+        lmin += i64[k] == INT64_MIN;
+        lmax += i64[k] == INT64_MAX;
+    }
+    assert_true(b0 > 300 && b255 > 300);
+    assert_true(imin > 400 && imax > 400 && imin + imax == 1000);
+    assert_true(lmin > 400 && lmax > 400 && lmin + lmax == 1000);
+    kevo_call_data_free(d);
+    kevo_task_free(t);
+    remove_dir(dir);
+}
+
+static void test_task__suite_tasks_all_load(void **state)
+{
+    char **dirs = NULL;
+    size_t n = 0;
+    assert_int_equal(kevo_task_find(&dirs, &n, "suites"), 0);
+    assert_true(n >= 1);
+    for (size_t i = 0; i < n; i++) {
+        kevo_task *t = NULL;
+        int rc = kevo_task_load(&t, dirs[i]);
+        if (rc < 0)
+            print_error("%s\n", kevo_error_last());
+        assert_int_equal(rc, 0);
+        char *proto = NULL;
+        assert_int_equal(kevo_task_prototype(&proto, t), 0);
+        free(proto);
+        kevo_task_free(t);
+    }
+    kevo_task_dirs_free(dirs, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1209,6 +1377,11 @@ int main(void)
         cmocka_unit_test(test_task__inputs_distributions),
         cmocka_unit_test(test_task__find_nested_sorted),
         cmocka_unit_test(test_task__find_suite),
+        cmocka_unit_test(test_task__shape_out_of_range),
+        cmocka_unit_test(test_task__expr_nesting_limit),
+        cmocka_unit_test(test_task__integer_init_out_of_range),
+        cmocka_unit_test(test_task__inputs_integer_normal_saturates),
+        cmocka_unit_test(test_task__suite_tasks_all_load),
     };
     return cmocka_run_group_tests_name("task", tests, NULL, NULL);
 }
