@@ -9,12 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Deeper nesting is refused: the evaluator recurses, and a task.json must
+ * not be able to overflow kevo's stack. */
+#define EXPR_MAX_DEPTH 256
+
 typedef struct {
     const char *src;
     const char *p;
     const kevo_sizes *sizes;
     bool integer;
     int error;
+    int depth;
 } parser;
 
 static double parse_sum(parser *ps);
@@ -27,27 +32,39 @@ static void skip(parser *ps)
 
 static double fail(parser *ps, const char *what)
 {
+    /* quote at most QUOTE_MAX characters: the problem must fit in the
+     * error message however long the expression */
+    enum { QUOTE_MAX = 120 };
+    size_t len = strlen(ps->src);
     if (!ps->error)
-        ps->error = kevo_error_set(KEVO_EINVAL, "expression \"%s\": %s at offset %d", ps->src,
-                                   what, (int)(ps->p - ps->src));
+        ps->error = kevo_error_set(KEVO_EINVAL, "expression \"%.*s%s\": %s at offset %zu",
+                                   QUOTE_MAX, ps->src, len > QUOTE_MAX ? "..." : "", what,
+                                   (size_t)(ps->p - ps->src));
     return 0;
 }
 
 static double parse_atom(parser *ps)
 {
     skip(ps);
-    if (*ps->p == '(') {
-        ps->p++;
-        double v = parse_sum(ps);
-        skip(ps);
-        if (*ps->p != ')')
-            return fail(ps, "missing ')'");
-        ps->p++;
+    if (*ps->p == '(' || *ps->p == '-') {
+        if (ps->error)
+            return 0;
+        if (ps->depth >= EXPR_MAX_DEPTH)
+            return fail(ps, "nested too deeply");
+        ps->depth++;
+        double v;
+        if (*ps->p++ == '(') {
+            v = parse_sum(ps);
+            skip(ps);
+            if (*ps->p != ')')
+                v = fail(ps, "missing ')'");
+            else
+                ps->p++;
+        } else {
+            v = -parse_atom(ps);
+        }
+        ps->depth--;
         return v;
-    }
-    if (*ps->p == '-') {
-        ps->p++;
-        return -parse_atom(ps);
     }
     if (isdigit((unsigned char)*ps->p) || *ps->p == '.') {
         char *end;
@@ -109,7 +126,7 @@ static double parse_sum(parser *ps)
 
 int kevo_expr_eval(double *out, const char *expr, const kevo_sizes *sizes, bool integer)
 {
-    parser ps = {expr, expr, sizes, integer, 0};
+    parser ps = {expr, expr, sizes, integer, 0, 0};
     if (!expr || !*expr)
         return kevo_error_set(KEVO_EINVAL, "empty expression");
     double v = parse_sum(&ps);

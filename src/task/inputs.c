@@ -25,6 +25,25 @@ void kevo_call_data_free(kevo_call_data *d)
     free(d);
 }
 
+/* v clamped to [lo, hi]; NaN gives 0. */
+static double saturate(double v, double lo, double hi)
+{
+    if (isnan(v))
+        return 0;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int64_t saturate_i64(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 0x1p63)
+        return INT64_MAX;
+    if (v < -0x1p63)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
 static void fill(void *buf, const kevo_param *p, int64_t n, kevo_rng *rng)
 {
     double spare = 0;
@@ -55,12 +74,18 @@ static void fill(void *buf, const kevo_param *p, int64_t n, kevo_rng *rng)
         }
         default: v = p->init.a; break;
         }
+        /* Integer conversions saturate: an out-of-range double -> integer
+         * conversion is undefined and differs across machines. The loader
+         * keeps const/randint/uniform within range; normal tails can
+         * still leave it. */
         switch (p->type) {
         case KEVO_DT_F32: ((float *)buf)[i] = (float)v; break;
         case KEVO_DT_F64: ((double *)buf)[i] = v; break;
-        case KEVO_DT_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
-        case KEVO_DT_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
-        case KEVO_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+        case KEVO_DT_I32:
+            ((int32_t *)buf)[i] = (int32_t)saturate(v, -2147483648.0, 2147483647.0);
+            break;
+        case KEVO_DT_I64: ((int64_t *)buf)[i] = saturate_i64(v); break;
+        case KEVO_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)saturate(v, 0, 255); break;
         }
     }
 }

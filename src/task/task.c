@@ -15,6 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Largest dimension a shape may give: every double up to here is an exact
+ * integer, and int64_t holds it. */
+#define KEVO_DIM_MAX 9007199254740992.0 /* 2^53 */
+
 static const char *dtype_names[] = {"f32", "f64", "i32", "i64", "u8"};
 static const char *dtype_ctypes[] = {"float", "double", "int32_t", "int64_t", "uint8_t"};
 static const size_t dtype_sizes[] = {4, 8, 4, 8, 1};
@@ -181,6 +185,36 @@ static int parse_init(kevo_init *out, const kevo_task *t, const cJSON *init, con
     return 0;
 }
 
+/* Integer inputs: the values an init can produce must fit the type, or the
+ * conversion in task/inputs.c is undefined (and differs across machines).
+ * normal() has unbounded tails; its values saturate at generation. */
+static int check_init_range(const kevo_task *t, const kevo_param *p, const char *field)
+{
+    double lo, hi; /* [lo, hi): the representable integers */
+    switch (p->type) {
+    case KEVO_DT_I32: lo = -2147483648.0, hi = 2147483648.0; break;
+    case KEVO_DT_I64: lo = -9223372036854775808.0, hi = 9223372036854775808.0; break;
+    case KEVO_DT_U8: lo = 0, hi = 256; break;
+    default: return 0;
+    }
+    const kevo_init *in = &p->init;
+    const char *type = kevo_dtype_name(p->type);
+    switch (in->dist) {
+    case KEVO_INIT_CONST:
+        if (in->a != floor(in->a) || in->a < lo || in->a >= hi)
+            return FIELD_ERR(t, field, "'value' %g is not a %s value", in->a, type);
+        return 0;
+    case KEVO_INIT_RANDINT:
+    case KEVO_INIT_UNIFORM:
+        if (in->a < lo || in->b > hi)
+            return FIELD_ERR(t, field, "[low, high) = [%g, %g) does not fit %s [%.0f, %.0f)",
+                             in->a, in->b, type, lo, hi);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
 static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int index)
 {
     static const char *const keys[] = {"name", "role", "type", "shape", "init", "value", NULL};
@@ -253,12 +287,14 @@ static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int 
         size_t k = 0;
         for (const cJSON *d = shape->child; d; d = d->next, k++) {
             char text[64];
-            if (cJSON_IsNumber(d) && d->valuedouble == floor(d->valuedouble) && d->valuedouble >= 0)
+            if (cJSON_IsNumber(d) && d->valuedouble == floor(d->valuedouble) &&
+                d->valuedouble >= 0 && d->valuedouble <= KEVO_DIM_MAX)
                 snprintf(text, sizeof(text), "%lld", (long long)d->valuedouble);
             else if (cJSON_IsString(d))
                 snprintf(text, sizeof(text), "%s", "");
             else {
-                error = FIELD_ERR(t, field, "dimension %zu must be an integer or an expression", k);
+                error = FIELD_ERR(t, field, "dimension %zu must be an integer in 0..%.0f or an "
+                                  "expression", k, KEVO_DIM_MAX);
                 goto done;
             }
             p->shape[k] = strdup(cJSON_IsString(d) ? d->valuestring : text);
@@ -275,6 +311,8 @@ static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int 
                 goto done;
             }
             if ((error = parse_init(&p->init, t, init, field)) < 0)
+                goto done;
+            if ((error = check_init_range(t, p, field)) < 0)
                 goto done;
         } else if (p->role == KEVO_ROLE_INOUT) {
             error = FIELD_ERR(t, field, "an inout param needs an init");
@@ -600,8 +638,19 @@ int kevo_task_param_shape(int64_t dims[8], size_t *out_ndim, int64_t *out_count,
         int error;
         if ((error = kevo_expr_eval(&v, p->shape[k], sizes, true)) < 0)
             return error;
+        /* converting an out-of-range double to int64_t is undefined */
+        if (!(fabs(v) <= KEVO_DIM_MAX))
+            return kevo_error_set(KEVO_EINVAL, "dimension %zu (\"%s\") is %g, beyond %.0f", k,
+                                  p->shape[k], v, KEVO_DIM_MAX);
         dims[k] = (int64_t)v;
-        count *= dims[k] < 0 ? 0 : dims[k];
+        /* negative dims count as 0; the count saturates at INT64_MAX */
+        int64_t d = dims[k] < 0 ? 0 : dims[k];
+        if (d == 0 || count == 0)
+            count = 0;
+        else if (count > INT64_MAX / d)
+            count = INT64_MAX;
+        else
+            count *= d;
     }
     *out_ndim = p->ndim;
     *out_count = count;
