@@ -1,0 +1,818 @@
+/*
+ * recipe/access.c - the small, token-level data-flow analyses recipes use
+ * to decline rewrites they can see are wrong: which lvalues a region of the
+ * kernel writes, whether a scalar is a reduction (acc += e, acc = acc * e,
+ * acc = acc > e ? acc : e, acc = fmaxf(acc, e), if (e > acc) acc = e) or a
+ * per-iteration private, and whether array stores are indexed by the loops
+ * that would be reordered or run in parallel.
+ *
+ * These are heuristics on a single function, not a dependence analysis:
+ * anything they accept is still judged by kevo's correctness gate. They err
+ * on the side of declining.
+ *
+ * Must not: edit text.
+ */
+#include "recipe/model.h"
+
+#include <clang-c/Index.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const assign_ops[] = {"=",  "+=", "-=", "*=", "/=",  "%=",
+                                         "&=", "|=", "^=", "<<=", ">>="};
+
+static bool is_assign_op(const kevo_recipe_model *m, unsigned t)
+{
+    for (size_t i = 0; i < sizeof(assign_ops) / sizeof(assign_ops[0]); i++)
+        if (kevo_rtok_is(m, t, assign_ops[i]))
+            return true;
+    return false;
+}
+
+static bool is_keyword(const kevo_recipe_model *m, unsigned t)
+{
+    return t < m->n_tok && m->tok[t].kind == CXToken_Keyword;
+}
+
+/* Whether token k can end an operand (so a following ++ is postfix). */
+static bool is_operand_end(const kevo_recipe_model *m, unsigned t0, unsigned k)
+{
+    if (k < t0 || k >= m->n_tok)
+        return false;
+    if (m->tok[k].kind == CXToken_Identifier || m->tok[k].kind == CXToken_Literal)
+        return true;
+    if (kevo_rtok_is(m, k, "]"))
+        return true;
+    if (kevo_rtok_is(m, k, ")")) {
+        unsigned o = kevo_rtok_match(m, k);
+        if (o == (unsigned)-1 || o == 0)
+            return true;
+        /* `if (c) ++x;` : the ) closes a control header */
+        return !(kevo_rtok_is(m, o - 1, "if") || kevo_rtok_is(m, o - 1, "for") ||
+                 kevo_rtok_is(m, o - 1, "while") || kevo_rtok_is(m, o - 1, "switch"));
+    }
+    return false;
+}
+
+/* First token of the postfix expression ending at `last`. */
+static unsigned lhs_begin(const kevo_recipe_model *m, unsigned t0, unsigned last)
+{
+    unsigned j = last;
+    for (;;) {
+        if (kevo_rtok_is(m, j, "]") || kevo_rtok_is(m, j, ")")) {
+            unsigned o = kevo_rtok_match(m, j);
+            if (o == (unsigned)-1 || o < t0)
+                return last;
+            if (kevo_rtok_is(m, j, ")") && !(o > t0 && m->tok[o - 1].kind == CXToken_Identifier &&
+                                             !is_keyword(m, o - 1)))
+                return o; /* parenthesised primary */
+            if (o == t0)
+                return o;
+            j = o - 1;
+            continue;
+        }
+        if (m->tok[j].kind == CXToken_Identifier || m->tok[j].kind == CXToken_Literal) {
+            if (j >= t0 + 2 && (kevo_rtok_is(m, j - 1, ".") || kevo_rtok_is(m, j - 1, "->"))) {
+                j -= 2;
+                continue;
+            }
+            if (j >= t0 + 1 && kevo_rtok_is(m, j - 1, "."))
+                return j - 1; /* designator */
+            return j;
+        }
+        return j + 1 <= last ? j + 1 : last;
+    }
+}
+
+/* One past the last token of the postfix expression starting at `first`. */
+static unsigned lhs_end(const kevo_recipe_model *m, unsigned first, unsigned t1)
+{
+    unsigned j = first;
+    if (kevo_rtok_is(m, j, "*"))
+        return lhs_end(m, j + 1, t1);
+    if (kevo_rtok_is(m, j, "(")) {
+        unsigned c = kevo_rtok_match(m, j);
+        if (c == (unsigned)-1 || c >= t1)
+            return first + 1;
+        j = c + 1;
+    } else {
+        j++;
+    }
+    for (;;) {
+        if (j < t1 && (kevo_rtok_is(m, j, "[") || kevo_rtok_is(m, j, "("))) {
+            unsigned c = kevo_rtok_match(m, j);
+            if (c == (unsigned)-1 || c >= t1)
+                return j;
+            j = c + 1;
+        } else if (j + 1 < t1 && (kevo_rtok_is(m, j, ".") || kevo_rtok_is(m, j, "->"))) {
+            j += 2;
+        } else {
+            return j;
+        }
+    }
+}
+
+static void classify_lhs(const kevo_recipe_model *m, unsigned t0, kevo_rwrite *w)
+{
+    unsigned b = w->t_lhs0, e = w->t_lhs1; /* [b, e) */
+    w->kind = KEVO_WRITE_UNKNOWN;
+    w->var = -1;
+    if (b > t0 && kevo_rtok_is(m, b - 1, "*") && !is_operand_end(m, t0, b - 1 - (b - 1 > 0))) {
+        /* `*expr = ...` */
+        w->t_lhs0 = b - 1;
+        w->kind = KEVO_WRITE_DEREF;
+        for (unsigned t = b; t < e; t++)
+            if (m->tok[t].var >= 0) {
+                w->var = m->tok[t].var;
+                break;
+            }
+        return;
+    }
+    if (kevo_rtok_is(m, b, "*")) {
+        w->kind = KEVO_WRITE_DEREF;
+        for (unsigned t = b; t < e; t++)
+            if (m->tok[t].var >= 0) {
+                w->var = m->tok[t].var;
+                break;
+            }
+        return;
+    }
+    if (m->tok[b].var < 0) {
+        if (kevo_rtok_is(m, b, "(")) {
+            for (unsigned t = b; t < e; t++) {
+                if (kevo_rtok_is(m, t, "*") || kevo_rtok_is(m, t, "->"))
+                    w->kind = KEVO_WRITE_DEREF;
+                if (w->var < 0 && m->tok[t].var >= 0)
+                    w->var = m->tok[t].var;
+            }
+        }
+        return;
+    }
+    w->var = m->tok[b].var;
+    if (e == b + 1) {
+        w->kind = KEVO_WRITE_SCALAR;
+        return;
+    }
+    for (unsigned t = b + 1; t < e; t++)
+        if (kevo_rtok_is(m, t, "->") || kevo_rtok_is(m, t, "(")) {
+            w->kind = KEVO_WRITE_DEREF;
+            return;
+        }
+    if (kevo_rtok_is(m, b + 1, "[")) {
+        w->kind = KEVO_WRITE_ELEMENT;
+        w->t_idx0 = b + 1;
+        unsigned j = b + 1;
+        while (j < e && kevo_rtok_is(m, j, "[")) {
+            unsigned c = kevo_rtok_match(m, j);
+            if (c == (unsigned)-1 || c >= e)
+                break;
+            j = c + 1;
+        }
+        w->t_idx1 = j;
+        return;
+    }
+    if (kevo_rtok_is(m, b + 1, "."))
+        w->kind = KEVO_WRITE_SCALAR; /* a member of a local struct: the struct is written */
+}
+
+static int push_write(kevo_rwrite **v, size_t *n, size_t *cap, const kevo_rwrite *w)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        kevo_rwrite *p = realloc(*v, c * sizeof(*p));
+        if (!p)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory listing writes");
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = *w;
+    return 0;
+}
+
+int kevo_recipe_writes(kevo_rwrite **out, size_t *out_n, const kevo_recipe_model *m, unsigned t0,
+                       unsigned t1)
+{
+    int error = 0;
+    kevo_rwrite *v = NULL;
+    size_t n = 0, cap = 0;
+
+    *out = NULL;
+    *out_n = 0;
+    if (t1 > m->n_tok)
+        t1 = (unsigned)m->n_tok;
+    for (unsigned t = t0; t < t1; t++) {
+        kevo_rwrite w = {0};
+        w.t_op = t;
+        if (is_assign_op(m, t) && t > t0) {
+            w.t_lhs1 = t;
+            w.t_lhs0 = lhs_begin(m, t0, t - 1);
+            if (kevo_rtok_is(m, w.t_lhs0, ".") || kevo_rtok_is(m, w.t_lhs0, "["))
+                continue; /* designated initialiser */
+            if (m->tok[w.t_lhs0].is_decl)
+                continue; /* declaration with initialiser */
+        } else if (kevo_rtok_is(m, t, "++") || kevo_rtok_is(m, t, "--")) {
+            if (t > t0 && is_operand_end(m, t0, t - 1)) {
+                w.t_lhs1 = t;
+                w.t_lhs0 = lhs_begin(m, t0, t - 1);
+            } else if (t + 1 < t1) {
+                w.t_lhs0 = t + 1;
+                w.t_lhs1 = lhs_end(m, t + 1, t1);
+            } else {
+                continue;
+            }
+        } else {
+            continue;
+        }
+        if (w.t_lhs1 <= w.t_lhs0)
+            continue;
+        classify_lhs(m, t0, &w);
+        if ((error = push_write(&v, &n, &cap, &w)) < 0)
+            goto done;
+    }
+    *out = v;
+    *out_n = n;
+    v = NULL;
+done:
+    free(v);
+    return error;
+}
+
+bool kevo_recipe_uses_var(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var)
+{
+    for (unsigned t = t0; t < t1 && t < m->n_tok; t++)
+        if (m->tok[t].var == var)
+            return true;
+    return false;
+}
+
+bool kevo_recipe_declared_in(const kevo_recipe_model *m, int var, unsigned t0, unsigned t1)
+{
+    if (var < 0 || t1 <= t0 || t1 > m->n_tok)
+        return false;
+    unsigned off = m->var[var].decl_off;
+    return off != UINT_MAX && off >= m->tok[t0].start && off < m->tok[t1 - 1].end;
+}
+
+/* ---- reductions --------------------------------------------------------- */
+
+/* End (the `;`) of the expression statement starting at t, or (unsigned)-1. */
+static unsigned stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1)
+{
+    int depth = 0;
+    for (unsigned k = t; k < t1; k++) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, k, &n);
+        if (n == 1 && strchr("([{", p[0]))
+            depth++;
+        else if (n == 1 && strchr(")]}", p[0])) {
+            if (--depth < 0)
+                return (unsigned)-1;
+        } else if (n == 1 && p[0] == ';' && depth == 0)
+            return k;
+    }
+    return (unsigned)-1;
+}
+
+/* Whether a statement can start at token t (region starts at t0). */
+static bool stmt_starts(const kevo_recipe_model *m, unsigned t0, unsigned t)
+{
+    if (t == t0)
+        return true;
+    unsigned p = t - 1;
+    if (kevo_rtok_is(m, p, ";") || kevo_rtok_is(m, p, "{") || kevo_rtok_is(m, p, "}") ||
+        kevo_rtok_is(m, p, "else") || kevo_rtok_is(m, p, ":"))
+        return true;
+    if (kevo_rtok_is(m, p, ")")) {
+        unsigned o = kevo_rtok_match(m, p);
+        return o != (unsigned)-1 && o > 0 &&
+               (kevo_rtok_is(m, o - 1, "if") || kevo_rtok_is(m, o - 1, "for") ||
+                kevo_rtok_is(m, o - 1, "while"));
+    }
+    return false;
+}
+
+/* Whether [a,b) has, at parenthesis depth 0, a token from `bad` (NULL
+ * terminated). */
+static bool has_top_level(const kevo_recipe_model *m, unsigned a, unsigned b,
+                          const char *const *bad)
+{
+    int depth = 0;
+    for (unsigned k = a; k < b; k++) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, k, &n);
+        if (n == 1 && strchr("([{", p[0])) {
+            depth++;
+            continue;
+        }
+        if (n == 1 && strchr(")]}", p[0])) {
+            depth--;
+            continue;
+        }
+        if (depth != 0)
+            continue;
+        for (const char *const *q = bad; *q; q++)
+            if (strlen(*q) == n && memcmp(*q, p, n) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* Operators that bind looser than + (or are side effects). */
+static const char *const looser_than_add[] = {"?", ":", "<", ">", "<=", ">=", "==", "!=", "&&",
+                                              "||", "&", "|", "^", "<<", ">>", ",", "=", NULL};
+static const char *const looser_than_mul[] = {"?",  ":",  "<",  ">", "<=", ">=", "==", "!=",
+                                              "&&", "||", "&",  "|", "^",  "<<", ">>", ",",
+                                              "=",  "+",  "-",  "/", "%",  NULL};
+
+/* Split a conditional `[(]X relop Y[)] ? P : Q` in [a,b). */
+static bool split_conditional(const kevo_recipe_model *m, unsigned a, unsigned b, unsigned x[2],
+                              unsigned y[2], int *relop, unsigned p[2], unsigned q[2])
+{
+    static const char *const rel[] = {">", ">=", "<", "<="};
+    int depth = 0;
+    unsigned qm = (unsigned)-1, colon = (unsigned)-1;
+    for (unsigned k = a; k < b; k++) {
+        size_t n;
+        const char *s = kevo_rtok_text(m, k, &n);
+        if (n == 1 && strchr("([{", s[0]))
+            depth++;
+        else if (n == 1 && strchr(")]}", s[0]))
+            depth--;
+        else if (depth == 0 && n == 1 && s[0] == '?' && qm == (unsigned)-1)
+            qm = k;
+        else if (depth == 0 && n == 1 && s[0] == ':' && qm != (unsigned)-1 &&
+                 colon == (unsigned)-1)
+            colon = k;
+    }
+    if (qm == (unsigned)-1 || colon == (unsigned)-1)
+        return false;
+    unsigned c0 = a, c1 = qm;
+    if (kevo_rtok_is(m, c0, "(") && kevo_rtok_match(m, c0) == c1 - 1) {
+        c0++;
+        c1--;
+    }
+    depth = 0;
+    unsigned r = (unsigned)-1;
+    for (unsigned k = c0; k < c1; k++) {
+        size_t n;
+        const char *s = kevo_rtok_text(m, k, &n);
+        if (n == 1 && strchr("([{", s[0]))
+            depth++;
+        else if (n == 1 && strchr(")]}", s[0]))
+            depth--;
+        else if (depth == 0)
+            for (int i = 0; i < 4; i++)
+                if (strlen(rel[i]) == n && memcmp(rel[i], s, n) == 0) {
+                    if (r != (unsigned)-1)
+                        return false;
+                    r = k;
+                    *relop = i;
+                }
+    }
+    if (r == (unsigned)-1)
+        return false;
+    x[0] = c0, x[1] = r, y[0] = r + 1, y[1] = c1;
+    p[0] = qm + 1, p[1] = colon, q[0] = colon + 1, q[1] = b;
+    return x[1] > x[0] && y[1] > y[0] && p[1] > p[0] && q[1] > q[0];
+}
+
+static bool is_single_var(const kevo_recipe_model *m, const unsigned r[2], int var)
+{
+    unsigned a = r[0], b = r[1];
+    while (b - a >= 3 && kevo_rtok_is(m, a, "(") && kevo_rtok_match(m, a) == b - 1) {
+        a++;
+        b--;
+    }
+    return b == a + 1 && m->tok[a].var == var;
+}
+
+/* max or min from `X relop Y ? P : Q` where one of X,Y is the variable:
+ * relop index 0 '>' 1 '>=' 2 '<' 3 '<='; x_is_var: X is the variable;
+ * p_is_var: P is the variable. */
+static const char *minmax(int relop, bool x_is_var, bool p_is_var)
+{
+    bool greater = relop <= 1;            /* X > Y */
+    bool picks_x = x_is_var == p_is_var; /* P is X */
+    return greater == picks_x ? "max" : "min";
+}
+
+/* Try to read the statement at o (an occurrence of var at a statement
+ * start) as a reduction update. On success sets *op, the number of
+ * occurrences of var it accounts for in *uses, and returns the `;`. */
+static unsigned match_update(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var,
+                             unsigned o, const char **op, int *uses)
+{
+    unsigned s = stmt_semi(m, o, t1);
+    if (s == (unsigned)-1 || !stmt_starts(m, t0, o) || s < o + 3)
+        return (unsigned)-1;
+    int vt = m->var[var].vtype;
+    static const char *const compound[] = {"+=", "-=", "*=", "&=", "|=", "^="};
+    static const char *const compound_op[] = {"+", "+", "*", "&", "|", "^"};
+    for (int i = 0; i < 6; i++) {
+        if (!kevo_rtok_is(m, o + 1, compound[i]))
+            continue;
+        if (kevo_recipe_uses_var(m, o + 2, s, var) ||
+            has_top_level(m, o + 2, s, (const char *const[]){",", NULL}))
+            return (unsigned)-1;
+        if (i >= 3 && vt != KEVO_VTYPE_INT)
+            return (unsigned)-1;
+        *op = compound_op[i];
+        *uses = 1;
+        return s;
+    }
+    if (!kevo_rtok_is(m, o + 1, "="))
+        return (unsigned)-1;
+    unsigned e0 = o + 2, e1 = s;
+    /* v = v op R */
+    if (m->tok[e0].var == var && e1 > e0 + 2) {
+        bool add = kevo_rtok_is(m, e0 + 1, "+") || kevo_rtok_is(m, e0 + 1, "-");
+        bool mul = kevo_rtok_is(m, e0 + 1, "*");
+        if ((add || mul) && !kevo_recipe_uses_var(m, e0 + 2, e1, var) &&
+            !has_top_level(m, e0 + 2, e1, mul ? looser_than_mul : looser_than_add)) {
+            *op = add ? "+" : "*";
+            *uses = 2;
+            return s;
+        }
+    }
+    /* v = R op v */
+    if (m->tok[e1 - 1].var == var && e1 > e0 + 2) {
+        bool add = kevo_rtok_is(m, e1 - 2, "+");
+        bool mul = kevo_rtok_is(m, e1 - 2, "*");
+        if ((add || mul) && !kevo_recipe_uses_var(m, e0, e1 - 2, var) &&
+            !has_top_level(m, e0, e1 - 2, mul ? looser_than_mul : looser_than_add)) {
+            *op = add ? "+" : "*";
+            *uses = 2;
+            return s;
+        }
+    }
+    /* v = fmaxf(v, R) and friends */
+    static const char *const fns[] = {"fmax", "fmaxf", "fmaxl", "fmin", "fminf", "fminl"};
+    for (int i = 0; i < 6; i++) {
+        if (!kevo_rtok_is(m, e0, fns[i]) || !kevo_rtok_is(m, e0 + 1, "(") ||
+            kevo_rtok_match(m, e0 + 1) != e1 - 1)
+            continue;
+        unsigned comma = (unsigned)-1;
+        int depth = 0;
+        for (unsigned k = e0 + 2; k < e1 - 1; k++) {
+            size_t n;
+            const char *p = kevo_rtok_text(m, k, &n);
+            if (n == 1 && strchr("([{", p[0]))
+                depth++;
+            else if (n == 1 && strchr(")]}", p[0]))
+                depth--;
+            else if (depth == 0 && n == 1 && p[0] == ',')
+                comma = k;
+        }
+        if (comma == (unsigned)-1)
+            return (unsigned)-1;
+        unsigned a[2] = {e0 + 2, comma}, b[2] = {comma + 1, e1 - 1};
+        bool av = is_single_var(m, a, var), bv = is_single_var(m, b, var);
+        if (av == bv || kevo_recipe_uses_var(m, av ? b[0] : a[0], av ? b[1] : a[1], var))
+            return (unsigned)-1;
+        *op = i < 3 ? "max" : "min";
+        *uses = 2;
+        return s;
+    }
+    /* v = X relop Y ? P : Q */
+    unsigned x[2], y[2], p[2], q[2];
+    int relop;
+    if (split_conditional(m, e0, e1, x, y, &relop, p, q)) {
+        bool xv = is_single_var(m, x, var), yv = is_single_var(m, y, var);
+        bool pv = is_single_var(m, p, var), qv = is_single_var(m, q, var);
+        if (xv == yv || pv == qv)
+            return (unsigned)-1;
+        const unsigned *other_c = xv ? y : x, *other_v = pv ? q : p;
+        if (kevo_recipe_uses_var(m, other_c[0], other_c[1], var) ||
+            !kevo_rtok_same(m, other_c[0], other_c[1], other_v[0], other_v[1]))
+            return (unsigned)-1;
+        *op = minmax(relop, xv, pv);
+        *uses = 3;
+        return s;
+    }
+    return (unsigned)-1;
+}
+
+/* `if (X relop Y) [{] v = R; [}]` at token i (the `if`). */
+static unsigned match_if_update(const kevo_recipe_model *m, unsigned t1, int var, unsigned i,
+                                const char **op)
+{
+    static const char *const rel[] = {">", ">=", "<", "<="};
+    if (!kevo_rtok_is(m, i, "if") || !kevo_rtok_is(m, i + 1, "("))
+        return (unsigned)-1;
+    unsigned rp = kevo_rtok_match(m, i + 1);
+    if (rp == (unsigned)-1 || rp >= t1)
+        return (unsigned)-1;
+    unsigned r = (unsigned)-1;
+    int relop = -1, depth = 0;
+    for (unsigned k = i + 2; k < rp; k++) {
+        size_t n;
+        const char *s = kevo_rtok_text(m, k, &n);
+        if (n == 1 && strchr("([{", s[0]))
+            depth++;
+        else if (n == 1 && strchr(")]}", s[0]))
+            depth--;
+        else if (depth == 0)
+            for (int j = 0; j < 4; j++)
+                if (strlen(rel[j]) == n && memcmp(rel[j], s, n) == 0) {
+                    if (r != (unsigned)-1)
+                        return (unsigned)-1;
+                    r = k;
+                    relop = j;
+                }
+    }
+    if (r == (unsigned)-1)
+        return (unsigned)-1;
+    unsigned x[2] = {i + 2, r}, y[2] = {r + 1, rp};
+    unsigned a = rp + 1;
+    bool braced = kevo_rtok_is(m, a, "{");
+    if (braced)
+        a++;
+    if (m->tok[a].var != var || !kevo_rtok_is(m, a + 1, "="))
+        return (unsigned)-1;
+    unsigned s = stmt_semi(m, a, t1);
+    if (s == (unsigned)-1)
+        return (unsigned)-1;
+    unsigned end = s;
+    if (braced) {
+        if (!kevo_rtok_is(m, s + 1, "}"))
+            return (unsigned)-1;
+        end = s + 1;
+    }
+    if (kevo_rtok_is(m, end + 1, "else"))
+        return (unsigned)-1;
+    bool xv = is_single_var(m, x, var), yv = is_single_var(m, y, var);
+    if (xv == yv)
+        return (unsigned)-1;
+    const unsigned *other = xv ? y : x;
+    if (kevo_recipe_uses_var(m, other[0], other[1], var) ||
+        !kevo_rtok_same(m, other[0], other[1], a + 2, s))
+        return (unsigned)-1;
+    /* if (X > Y) v = other: P (the chosen value) is the non-variable side. */
+    *op = minmax(relop, xv, !xv);
+    return end;
+}
+
+/* Whether every occurrence of var in [t0,t1) is part of a reduction update
+ * with one operator; *op gets it. */
+static bool is_reduction(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var,
+                         const char **op)
+{
+    int vt = m->var[var].vtype;
+    if (vt != KEVO_VTYPE_INT && vt != KEVO_VTYPE_FLOAT)
+        return false;
+    int total = 0, matched = 0;
+    const char *the_op = NULL;
+    for (unsigned t = t0; t < t1; t++)
+        total += m->tok[t].var == var;
+    for (unsigned t = t0; t < t1; t++) {
+        const char *o = NULL;
+        int uses = 0;
+        unsigned end = (unsigned)-1;
+        if (kevo_rtok_is(m, t, "if")) {
+            end = match_if_update(m, t1, var, t, &o);
+            uses = 2;
+        } else if (m->tok[t].var == var) {
+            end = match_update(m, t0, t1, var, t, &o, &uses);
+        }
+        if (end == (unsigned)-1)
+            continue;
+        if (the_op && strcmp(the_op, o) != 0)
+            return false;
+        the_op = o;
+        matched += uses;
+        t = end;
+    }
+    if (!the_op || matched != total)
+        return false;
+    *op = the_op;
+    return true;
+}
+
+/* Whether the first occurrence of var in [t0,t1) is an unconditional
+ * `var = E;` with E free of var, and every other occurrence follows it in
+ * the same block. */
+static bool is_assigned_first(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var)
+{
+    unsigned o = t0;
+    while (o < t1 && m->tok[o].var != var)
+        o++;
+    if (o >= t1 || !kevo_rtok_is(m, o + 1, "="))
+        return false;
+    if (o != t0 && !(kevo_rtok_is(m, o - 1, ";") || kevo_rtok_is(m, o - 1, "{") ||
+                     kevo_rtok_is(m, o - 1, "}")))
+        return false;
+    unsigned s = stmt_semi(m, o, t1);
+    if (s == (unsigned)-1 || kevo_recipe_uses_var(m, o + 2, s, var))
+        return false;
+    /* innermost block holding o */
+    unsigned b0 = t0, b1 = t1;
+    int depth = 0;
+    for (unsigned k = o; k-- > t0;) {
+        if (kevo_rtok_is(m, k, "}"))
+            depth++;
+        else if (kevo_rtok_is(m, k, "{") && depth-- == 0) {
+            unsigned c = kevo_rtok_match(m, k);
+            if (c != (unsigned)-1) {
+                b0 = k;
+                b1 = c + 1;
+            }
+            break;
+        }
+    }
+    for (unsigned k = t0; k < t1; k++)
+        if (m->tok[k].var == var && (k < o || k < b0 || k >= b1))
+            return false;
+    return true;
+}
+
+static unsigned fn_tokens_end(const kevo_recipe_model *m)
+{
+    return (unsigned)m->n_tok;
+}
+
+int kevo_recipe_scalars(kevo_rscalars *out, const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                        unsigned t_after)
+{
+    int error = 0;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+
+    memset(out, 0, sizeof(*out));
+    if ((error = kevo_recipe_writes(&w, &nw, m, t0, t1)) < 0)
+        return error;
+    for (size_t i = 0; i < nw; i++) {
+        int v = w[i].var;
+        if (w[i].kind != KEVO_WRITE_SCALAR || v < 0 || kevo_recipe_declared_in(m, v, t0, t1))
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < out->n_priv; k++)
+            seen |= out->priv[k] == v;
+        for (size_t k = 0; k < out->n_red; k++)
+            seen |= out->red_var[k] == v;
+        if (seen)
+            continue;
+        unsigned line = kevo_recipe_line(m, m->tok[w[i].t_op].start);
+        bool used_after = kevo_recipe_uses_var(m, t_after, fn_tokens_end(m), v);
+        bool inner_iv = false;
+        for (size_t l = 0; l < m->n_loop; l++)
+            if (m->loop[l].t_for >= t0 && m->loop[l].t_for < t1 && m->loop[l].var == v)
+                inner_iv = true;
+        const char *op = NULL;
+        if (out->n_priv >= 16 || out->n_red >= 16) {
+            error = kevo_error_set(KEVO_EINVAL, "too many scalars written in the loop at line %u",
+                                   line);
+            goto done;
+        }
+        if (inner_iv && !used_after) {
+            out->priv[out->n_priv++] = v;
+        } else if (is_reduction(m, t0, t1, v, &op)) {
+            out->red_var[out->n_red] = v;
+            out->red_op[out->n_red++] = op;
+        } else if (!used_after && is_assigned_first(m, t0, t1, v)) {
+            out->priv[out->n_priv++] = v;
+        } else {
+            error = kevo_error_set(
+                KEVO_EINVAL,
+                "'%s' (declared outside the loop) is written inside it at line %u and is "
+                "neither a reduction (acc += e, acc = acc * e, max/min) nor assigned before "
+                "use in each iteration%s; iterations would share it",
+                m->var[v].name, line, used_after ? " and unused after the loop" : "");
+            goto done;
+        }
+    }
+done:
+    free(w);
+    return error;
+}
+
+static void lhs_text(char *buf, size_t size, const kevo_recipe_model *m, const kevo_rwrite *w)
+{
+    unsigned a = m->tok[w->t_lhs0].start, b = m->tok[w->t_lhs1 - 1].end;
+    int n = (int)(b - a);
+    if (n > 60)
+        snprintf(buf, size, "%.57s...", m->src + a);
+    else
+        snprintf(buf, size, "%.*s", n, m->src + a);
+}
+
+/* Whether [a,b) uses var, or the variable of a loop in region [t0,t1)
+ * whose lower and upper bounds both use var (transitively). */
+static bool uses_var_or_derived(const kevo_recipe_model *m, unsigned a, unsigned b, int var,
+                                unsigned t0, unsigned t1)
+{
+    int set[16];
+    size_t n = 0;
+    set[n++] = var;
+    for (size_t l = 0; l < m->n_loop && n < 16; l++) {
+        const kevo_rloop *L = &m->loop[l];
+        if (L->t_for < t0 || L->t_for >= t1 || L->var < 0)
+            continue;
+        bool lb = false, ub = false;
+        for (size_t k = 0; k < n; k++) {
+            lb |= kevo_recipe_uses_var(m, L->t_lb0, L->t_lb1, set[k]);
+            ub |= kevo_recipe_uses_var(m, L->t_ub0, L->t_ub1, set[k]);
+        }
+        if (lb && ub)
+            set[n++] = L->var;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (kevo_recipe_uses_var(m, a, b, set[k]))
+            return true;
+    return false;
+}
+
+int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                               const int *vars, size_t n)
+{
+    int error = 0;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    char text[80];
+
+    if ((error = kevo_recipe_writes(&w, &nw, m, t0, t1)) < 0)
+        return error;
+    for (size_t i = 0; i < nw; i++) {
+        if (w[i].var >= 0 && kevo_recipe_declared_in(m, w[i].var, t0, t1))
+            continue;
+        unsigned line = kevo_recipe_line(m, m->tok[w[i].t_op].start);
+        if (w[i].kind == KEVO_WRITE_SCALAR)
+            continue;
+        lhs_text(text, sizeof(text), m, &w[i]);
+        if (w[i].kind != KEVO_WRITE_ELEMENT) {
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "store to '%s' at line %u goes through a pointer expression: "
+                                   "kevo cannot tell which element each iteration writes",
+                                   text, line);
+            goto done;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (!uses_var_or_derived(m, w[i].t_idx0, w[i].t_idx1, vars[k], t0, t1)) {
+                error = kevo_error_set(KEVO_EINVAL,
+                                       "store to '%s' at line %u does not use the loop variable "
+                                       "'%s': iterations of that loop would write the same element",
+                                       text, line, m->var[vars[k]].name);
+                goto done;
+            }
+        }
+    }
+done:
+    free(w);
+    return error;
+}
+
+int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
+{
+    int error = 0;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    char text[80];
+
+    if ((error = kevo_recipe_writes(&w, &nw, m, t0, t1)) < 0)
+        return error;
+    for (size_t i = 0; i < nw; i++) {
+        int v = w[i].var;
+        if (w[i].kind == KEVO_WRITE_SCALAR || (v >= 0 && kevo_recipe_declared_in(m, v, t0, t1)))
+            continue;
+        lhs_text(text, sizeof(text), m, &w[i]);
+        unsigned line = kevo_recipe_line(m, m->tok[w[i].t_op].start);
+        if (w[i].kind != KEVO_WRITE_ELEMENT) {
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "store to '%s' at line %u goes through a pointer expression: "
+                                   "kevo cannot tell whether reordering iterations is safe",
+                                   text, line);
+            goto done;
+        }
+        for (unsigned t = t0; t < t1; t++) {
+            if (m->tok[t].var != v || t == w[i].t_lhs0)
+                continue;
+            unsigned other_line = kevo_recipe_line(m, m->tok[t].start);
+            if (!kevo_rtok_is(m, t + 1, "[")) {
+                error = kevo_error_set(KEVO_EINVAL,
+                                       "'%s' is written at line %u and used without a subscript "
+                                       "at line %u: kevo cannot see which elements that touches",
+                                       m->var[v].name, line, other_line);
+                goto done;
+            }
+            unsigned j = t + 1;
+            while (j < t1 && kevo_rtok_is(m, j, "[")) {
+                unsigned c = kevo_rtok_match(m, j);
+                if (c == (unsigned)-1)
+                    break;
+                j = c + 1;
+            }
+            if (!kevo_rtok_same(m, t + 1, j, w[i].t_idx0, w[i].t_idx1)) {
+                error = kevo_error_set(
+                    KEVO_EINVAL,
+                    "'%s' is written at '%s' (line %u) and also accessed at another index "
+                    "(line %u): a possible dependence between iterations",
+                    m->var[v].name, text, line, other_line);
+                goto done;
+            }
+        }
+    }
+done:
+    free(w);
+    return error;
+}

@@ -1,0 +1,953 @@
+/*
+ * recipe/model.c - builds the model of one kernel function (model.h) with
+ * libclang: parse the candidate as an unsaved file, find the kernel's
+ * definition, tokenize and annotate it, collect its variables, parameters,
+ * `for` loops (nesting, header parts, canonical form) and the pragma lines
+ * above them.
+ *
+ * Why libclang is run without -fopenmp: with -fopenmp, clang wraps every loop
+ * under an OpenMP directive in a CapturedStmt that the libclang C API does
+ * not descend into, so those loops would be invisible. kevo parses with
+ * -D_OPENMP (so `#ifdef _OPENMP` code and <omp.h> are seen as under OpenMP)
+ * and -Wno-unknown-pragmas, and reads the pragma lines as text. The compile
+ * gate is what checks that pragmas are well formed.
+ *
+ * Must not: edit the source or decide what a recipe does.
+ */
+#include "recipe/model.h"
+
+#include <clang-c/Index.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef KEVO_CLANG_RESOURCE_DIR
+#define KEVO_CLANG_RESOURCE_DIR "/usr/lib/llvm-14/lib/clang/14.0.6"
+#endif
+
+#define CANDIDATE_NAME "kevo_candidate.c"
+
+/* ---- token helpers ------------------------------------------------------ */
+
+const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len)
+{
+    if (t >= m->n_tok) {
+        *len = 0;
+        return "";
+    }
+    *len = m->tok[t].end - m->tok[t].start;
+    return m->src + m->tok[t].start;
+}
+
+bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text)
+{
+    size_t n;
+    const char *p = kevo_rtok_text(m, t, &n);
+    return t < m->n_tok && strlen(text) == n && memcmp(p, text, n) == 0;
+}
+
+bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0,
+                    unsigned b1)
+{
+    if (a1 - a0 != b1 - b0)
+        return false;
+    for (unsigned i = 0; i < a1 - a0; i++) {
+        size_t na, nb;
+        const char *pa = kevo_rtok_text(m, a0 + i, &na);
+        const char *pb = kevo_rtok_text(m, b0 + i, &nb);
+        if (na != nb || memcmp(pa, pb, na) != 0)
+            return false;
+    }
+    return true;
+}
+
+unsigned kevo_rtok_match(const kevo_recipe_model *m, unsigned t)
+{
+    static const char open[] = "([{", close[] = ")]}";
+    size_t n;
+    const char *p = kevo_rtok_text(m, t, &n);
+    if (n != 1)
+        return (unsigned)-1;
+    const char *o = strchr(open, p[0]), *c = strchr(close, p[0]);
+    int depth = 0;
+    if (o && *o) {
+        for (size_t i = t; i < m->n_tok; i++) {
+            const char *q = kevo_rtok_text(m, i, &n);
+            if (n != 1)
+                continue;
+            if (q[0] == *o)
+                depth++;
+            else if (q[0] == close[o - open] && --depth == 0)
+                return (unsigned)i;
+        }
+    } else if (c && *c) {
+        for (size_t i = t + 1; i-- > 0;) {
+            const char *q = kevo_rtok_text(m, i, &n);
+            if (n != 1)
+                continue;
+            if (q[0] == *c)
+                depth++;
+            else if (q[0] == open[c - close] && --depth == 0)
+                return (unsigned)i;
+        }
+    }
+    return (unsigned)-1;
+}
+
+unsigned kevo_recipe_line(const kevo_recipe_model *m, unsigned offset)
+{
+    size_t lo = 0, hi = m->n_lines;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (m->line_start[mid] <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (unsigned)lo + 1;
+}
+
+unsigned kevo_recipe_line_begin(const kevo_recipe_model *m, unsigned offset)
+{
+    return m->line_start[kevo_recipe_line(m, offset) - 1];
+}
+
+const char *kevo_recipe_indent(const kevo_recipe_model *m, unsigned offset, size_t *len)
+{
+    unsigned b = kevo_recipe_line_begin(m, offset), e = b;
+    while (e < m->len && (m->src[e] == ' ' || m->src[e] == '\t'))
+        e++;
+    *len = e - b;
+    return m->src + b;
+}
+
+/* ---- libclang plumbing -------------------------------------------------- */
+
+static unsigned cx_offset(CXSourceLocation loc, bool *in_main)
+{
+    CXFile file;
+    unsigned off = 0;
+    clang_getExpansionLocation(loc, &file, NULL, NULL, &off);
+    if (in_main)
+        *in_main = clang_Location_isFromMainFile(loc) != 0;
+    return off;
+}
+
+typedef struct find_ctx {
+    const char *name;
+    CXCursor found;
+    bool have;
+    bool declared_only;
+} find_ctx;
+
+static enum CXChildVisitResult find_kernel(CXCursor c, CXCursor parent, CXClientData data)
+{
+    find_ctx *f = data;
+    (void)parent;
+    if (clang_getCursorKind(c) != CXCursor_FunctionDecl ||
+        !clang_Location_isFromMainFile(clang_getCursorLocation(c)))
+        return CXChildVisit_Continue;
+    CXString s = clang_getCursorSpelling(c);
+    bool same = strcmp(clang_getCString(s), f->name) == 0;
+    clang_disposeString(s);
+    if (same) {
+        if (clang_isCursorDefinition(c)) {
+            f->found = c;
+            f->have = true;
+            return CXChildVisit_Break;
+        }
+        f->declared_only = true;
+    }
+    return CXChildVisit_Continue;
+}
+
+typedef struct raw_loop {
+    unsigned start, end;   /* extent */
+    unsigned body_start;   /* offset of the body statement */
+    bool body_compound;
+    bool ok;
+} raw_loop;
+
+typedef struct loop_ctx {
+    raw_loop *v;
+    size_t n, cap;
+    int error;
+} loop_ctx;
+
+typedef struct last_child_ctx {
+    CXCursor last;
+    bool any;
+} last_child_ctx;
+
+static enum CXChildVisitResult take_last(CXCursor c, CXCursor parent, CXClientData data)
+{
+    last_child_ctx *l = data;
+    (void)parent;
+    l->last = c;
+    l->any = true;
+    return CXChildVisit_Continue;
+}
+
+static enum CXChildVisitResult find_loops(CXCursor c, CXCursor parent, CXClientData data)
+{
+    loop_ctx *lc = data;
+    (void)parent;
+    if (clang_getCursorKind(c) != CXCursor_ForStmt)
+        return CXChildVisit_Recurse;
+    if (lc->n == lc->cap) {
+        size_t cap = lc->cap ? lc->cap * 2 : 16;
+        raw_loop *v = realloc(lc->v, cap * sizeof(*v));
+        if (!v) {
+            lc->error = kevo_error_set(KEVO_ENOMEM, "out of memory listing loops");
+            return CXChildVisit_Break;
+        }
+        lc->v = v;
+        lc->cap = cap;
+    }
+    raw_loop *r = &lc->v[lc->n++];
+    memset(r, 0, sizeof(*r));
+    CXSourceRange ext = clang_getCursorExtent(c);
+    bool main_start = false, main_end = false;
+    r->start = cx_offset(clang_getRangeStart(ext), &main_start);
+    r->end = cx_offset(clang_getRangeEnd(ext), &main_end);
+    last_child_ctx l = {.any = false};
+    clang_visitChildren(c, take_last, &l);
+    if (l.any) {
+        bool main_body = false;
+        r->body_start = cx_offset(clang_getRangeStart(clang_getCursorExtent(l.last)), &main_body);
+        r->body_compound = clang_getCursorKind(l.last) == CXCursor_CompoundStmt;
+        r->ok = main_start && main_end && main_body;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static int vtype_of(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    switch (t.kind) {
+    case CXType_Bool: case CXType_Char_U: case CXType_UChar: case CXType_UShort:
+    case CXType_UInt: case CXType_ULong: case CXType_ULongLong: case CXType_Char_S:
+    case CXType_SChar: case CXType_Short: case CXType_Int: case CXType_Long:
+    case CXType_LongLong: case CXType_Enum:
+        return KEVO_VTYPE_INT;
+    case CXType_Float: case CXType_Double: case CXType_LongDouble: case CXType_Half:
+    case CXType_Float16:
+        return KEVO_VTYPE_FLOAT;
+    case CXType_Pointer:
+        return KEVO_VTYPE_POINTER;
+    case CXType_ConstantArray: case CXType_IncompleteArray: case CXType_VariableArray:
+    case CXType_DependentSizedArray:
+        return KEVO_VTYPE_ARRAY;
+    default:
+        return KEVO_VTYPE_OTHER;
+    }
+}
+
+/* Find or add the variable declared by `decl`; returns its index or < 0. */
+static int var_index(kevo_recipe_model *m, CXCursor **decls, size_t *cap, CXCursor decl)
+{
+    for (size_t i = 0; i < m->n_var; i++)
+        if (clang_equalCursors((*decls)[i], decl))
+            return (int)i;
+    if (m->n_var == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 32;
+        CXCursor *d = realloc(*decls, ncap * sizeof(*d));
+        if (!d)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory listing variables");
+        *decls = d;
+        kevo_rvar *v = realloc(m->var, ncap * sizeof(*v));
+        if (!v)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory listing variables");
+        m->var = v;
+        *cap = ncap;
+    }
+    kevo_rvar *v = &m->var[m->n_var];
+    memset(v, 0, sizeof(*v));
+    CXString s = clang_getCursorSpelling(decl);
+    v->name = strdup(clang_getCString(s));
+    clang_disposeString(s);
+    if (!v->name)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory listing variables");
+    bool in_main = false;
+    CXSourceLocation loc = clang_getCursorLocation(decl);
+    CXFile file;
+    unsigned off = 0;
+    clang_getSpellingLocation(loc, &file, NULL, NULL, &off);
+    in_main = clang_Location_isFromMainFile(loc) != 0;
+    v->decl_off = in_main ? off : UINT_MAX;
+    CXType t = clang_getCursorType(decl);
+    v->vtype = vtype_of(t);
+    v->is_param = clang_getCursorKind(decl) == CXCursor_ParmDecl;
+    v->is_restrict = clang_isRestrictQualifiedType(t) != 0;
+    if (v->vtype == KEVO_VTYPE_POINTER) {
+        CXType pointee = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(t)));
+        v->points_to_function =
+            pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto;
+    }
+    (*decls)[m->n_var] = decl;
+    return (int)m->n_var++;
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+static int index_lines(kevo_recipe_model *m)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < m->len; i++)
+        n += m->src[i] == '\n';
+    m->line_start = malloc(n * sizeof(*m->line_start));
+    if (!m->line_start)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory indexing lines");
+    m->n_lines = 0;
+    m->line_start[m->n_lines++] = 0;
+    for (size_t i = 0; i < m->len; i++)
+        if (m->src[i] == '\n')
+            m->line_start[m->n_lines++] = (unsigned)i + 1;
+    return 0;
+}
+
+/* First token index whose start is >= offset. */
+static unsigned tok_at(const kevo_recipe_model *m, unsigned offset)
+{
+    size_t lo = 0, hi = m->n_tok;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->tok[mid].start < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (unsigned)lo;
+}
+
+static unsigned classify_pragma(const char *p, size_t n)
+{
+    /* p points at '#'; skip "#", spaces, "pragma", spaces. */
+    size_t i = 1;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    if (n - i < 6 || strncmp(p + i, "pragma", 6) != 0)
+        return 0;
+    i += 6;
+    char words[8][16];
+    int nw = 0;
+    while (i < n && nw < 8) {
+        while (i < n && (p[i] == ' ' || p[i] == '\t'))
+            i++;
+        size_t s = i;
+        while (i < n && ((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+                         p[i] == '_'))
+            i++;
+        if (i == s || i - s >= sizeof(words[0]))
+            break;
+        memcpy(words[nw], p + s, i - s);
+        words[nw][i - s] = '\0';
+        nw++;
+    }
+    if (nw == 0)
+        return KEVO_PRAGMA_OTHER;
+    if (strcmp(words[0], "omp") == 0) {
+        unsigned f = 0;
+        for (int w = 1; w < nw; w++) {
+            if (strcmp(words[w], "parallel") == 0)
+                f |= KEVO_PRAGMA_OMP_PARALLEL;
+            else if (strcmp(words[w], "for") == 0)
+                f |= KEVO_PRAGMA_OMP_FOR;
+            else if (strcmp(words[w], "simd") == 0)
+                f |= KEVO_PRAGMA_OMP_SIMD;
+            else {
+                if (w == 1)
+                    f |= KEVO_PRAGMA_OMP_OTHER;
+                break;
+            }
+        }
+        return f ? f : KEVO_PRAGMA_OMP_OTHER;
+    }
+    if (strcmp(words[0], "unroll") == 0 ||
+        (nw > 1 && strcmp(words[0], "GCC") == 0 && strcmp(words[1], "unroll") == 0))
+        return KEVO_PRAGMA_UNROLL;
+    return KEVO_PRAGMA_OTHER;
+}
+
+/* The directive starting exactly at offset `at`, or -1. */
+static int directive_at(const kevo_recipe_model *m, unsigned at)
+{
+    for (size_t i = 0; i < m->n_dir; i++)
+        if (m->dir[i].start == at)
+            return (int)i;
+    return -1;
+}
+
+static bool only_space(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    return true;
+}
+
+/* Attach the #pragma lines directly above loop l (blank lines allowed). */
+static void attach_pragmas(kevo_recipe_model *m, kevo_rloop *l)
+{
+    unsigned for_off = m->tok[l->t_for].start;
+    unsigned lb = kevo_recipe_line_begin(m, for_off);
+    l->at_line_start = only_space(m->src + lb, for_off - lb);
+    if (!l->at_line_start)
+        return;
+    int found[KEVO_RLOOP_MAX_PRAGMAS];
+    int nf = 0;
+    unsigned line = kevo_recipe_line(m, for_off);
+    while (line > 1 && nf < KEVO_RLOOP_MAX_PRAGMAS) {
+        line--;
+        unsigned s = m->line_start[line - 1], e = m->line_start[line];
+        if (only_space(m->src + s, e - s))
+            continue;
+        unsigned p = s;
+        while (p < e && (m->src[p] == ' ' || m->src[p] == '\t'))
+            p++;
+        int d = directive_at(m, p);
+        if (d < 0 || m->dir[d].flags == 0)
+            break;
+        found[nf++] = d;
+    }
+    for (int i = 0; i < nf; i++) {
+        int d = found[nf - 1 - i];
+        l->pragmas[l->n_pragmas++] = d;
+        l->pragma_flags |= m->dir[d].flags;
+        m->dir[d].attached = true;
+    }
+}
+
+/* fmt takes the loop's line (%u) then one string. */
+static void set_why(kevo_recipe_model *m, kevo_rloop *l, const char *fmt, const char *detail)
+    __attribute__((format(printf, 3, 0)));
+static void set_why(kevo_recipe_model *m, kevo_rloop *l, const char *fmt, const char *detail)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(l->why, sizeof(l->why), fmt, kevo_recipe_line(m, m->tok[l->t_for].start), detail);
+#pragma GCC diagnostic pop
+}
+
+/* Parse the loop header into its canonical form, if it has one. */
+static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
+{
+    int error = 0;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    char text[96];
+#define HEADER_TEXT(a, b)                                                                          \
+    snprintf(text, sizeof(text), "%.*s", (int)(m->tok[(b)-1].end - m->tok[(a)].start),            \
+             m->src + m->tok[(a)].start)
+
+    l->var = -1;
+    unsigned i0 = l->t_lparen + 1, i1 = l->t_semi1;
+    if (i1 == i0) {
+        set_why(m, l, "loop at line %u has no init part%s", "");
+        goto done;
+    }
+    /* init: `T i = a` (one declarator) or `i = a` */
+    int decl_tok = -1;
+    for (unsigned t = i0; t < i1; t++) {
+        if (kevo_rtok_is(m, t, ",")) {
+            HEADER_TEXT(i0, i1);
+            set_why(m, l, "loop at line %u declares or assigns several variables in '%s'", text);
+            goto done;
+        }
+        if (m->tok[t].is_decl) {
+            decl_tok = (int)t;
+            break;
+        }
+    }
+    unsigned lb0;
+    if (decl_tok > (int)i0 && kevo_rtok_is(m, (unsigned)decl_tok + 1, "=")) {
+        l->declared = true;
+        l->var = m->tok[decl_tok].var;
+        l->t_type0 = i0;
+        l->t_type1 = (unsigned)decl_tok;
+        lb0 = (unsigned)decl_tok + 2;
+    } else if (decl_tok < 0 && m->tok[i0].var >= 0 && kevo_rtok_is(m, i0 + 1, "=")) {
+        l->var = m->tok[i0].var;
+        lb0 = i0 + 2;
+    } else {
+        HEADER_TEXT(i0, i1);
+        set_why(m, l, "loop at line %u: init '%s' is not 'T i = a' or 'i = a'", text);
+        goto done;
+    }
+    if (m->var[l->var].vtype != KEVO_VTYPE_INT) {
+        set_why(m, l, "loop at line %u: induction variable '%s' is not of integer type",
+                m->var[l->var].name);
+        l->var = -1;
+        goto done;
+    }
+    if (lb0 >= i1) {
+        set_why(m, l, "loop at line %u has an empty lower bound%s", "");
+        l->var = -1;
+        goto done;
+    }
+    l->t_lb0 = lb0;
+    l->t_lb1 = i1;
+
+    /* test: `i relop b` or `b relop i` */
+    unsigned c0 = l->t_semi1 + 1, c1 = l->t_semi2;
+    static const char *const ops[] = {"<", "<=", ">", ">=", "!="};
+    static const int flipped[] = {KEVO_COND_GT, KEVO_COND_GE, KEVO_COND_LT, KEVO_COND_LE,
+                                  KEVO_COND_NE};
+    int op = -1;
+    if (c1 - c0 >= 3 && m->tok[c0].var == l->var) {
+        for (int k = 0; k < 5; k++)
+            if (kevo_rtok_is(m, c0 + 1, ops[k]))
+                op = k;
+        if (op >= 0) {
+            l->cond_op = op;
+            l->t_ub0 = c0 + 2;
+            l->t_ub1 = c1;
+        }
+    } else if (c1 - c0 >= 3 && m->tok[c1 - 1].var == l->var) {
+        for (int k = 0; k < 5; k++)
+            if (kevo_rtok_is(m, c1 - 2, ops[k]))
+                op = k;
+        if (op >= 0) {
+            l->cond_op = flipped[op];
+            l->t_ub0 = c0;
+            l->t_ub1 = c1 - 2;
+        }
+    }
+    if (op < 0 || kevo_recipe_uses_var(m, l->t_ub0, l->t_ub1, l->var)) {
+        if (c1 > c0)
+            HEADER_TEXT(c0, c1);
+        else
+            text[0] = '\0';
+        set_why(m, l, "loop at line %u: test '%s' is not 'i < b' with b free of i", text);
+        l->var = -1;
+        goto done;
+    }
+    /* An operator binding looser than the comparison at depth 0 of the
+     * bound (`i < a && b`, `i < c ? x : y`) means the test is not `i < b`. */
+    {
+        static const char *const looser[] = {"<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
+                                             "&&", "||", "?", ":", ",", "="};
+        int depth = 0;
+        for (unsigned t = l->t_ub0; t < l->t_ub1; t++) {
+            size_t n;
+            const char *p = kevo_rtok_text(m, t, &n);
+            if (n == 1 && strchr("([{", p[0]))
+                depth++;
+            else if (n == 1 && strchr(")]}", p[0]))
+                depth--;
+            else if (depth == 0)
+                for (size_t k = 0; k < sizeof(looser) / sizeof(looser[0]); k++)
+                    if (kevo_rtok_is(m, t, looser[k])) {
+                        HEADER_TEXT(c0, c1);
+                        set_why(m, l, "loop at line %u: test '%s' is not a single comparison",
+                                text);
+                        l->var = -1;
+                        goto done;
+                    }
+        }
+    }
+
+    /* increment */
+    unsigned s0 = l->t_semi2 + 1, s1 = l->t_rparen;
+    size_t ns = s1 - s0;
+    long step = 0;
+    bool ok = false;
+    if (ns == 2 && ((m->tok[s0].var == l->var && kevo_rtok_is(m, s0 + 1, "++")) ||
+                    (kevo_rtok_is(m, s0, "++") && m->tok[s0 + 1].var == l->var))) {
+        step = 1;
+        ok = true;
+    } else if (ns == 2 && ((m->tok[s0].var == l->var && kevo_rtok_is(m, s0 + 1, "--")) ||
+                           (kevo_rtok_is(m, s0, "--") && m->tok[s0 + 1].var == l->var))) {
+        step = -1;
+        ok = true;
+    } else if (ns >= 3 && m->tok[s0].var == l->var &&
+               (kevo_rtok_is(m, s0 + 1, "+=") || kevo_rtok_is(m, s0 + 1, "-=")) &&
+               !kevo_recipe_uses_var(m, s0 + 2, s1, l->var)) {
+        ok = true;
+        if (ns == 3 && m->tok[s0 + 2].kind == CXToken_Literal) {
+            char *end;
+            size_t n;
+            const char *p = kevo_rtok_text(m, s0 + 2, &n);
+            step = strtol(p, &end, 0);
+            if (end != p + n && strspn(end, "uUlL") < (size_t)(p + n - end))
+                step = 0;
+            if (kevo_rtok_is(m, s0 + 1, "-="))
+                step = -step;
+        }
+    } else if (ns >= 5 && m->tok[s0].var == l->var && kevo_rtok_is(m, s0 + 1, "=") &&
+               m->tok[s0 + 2].var == l->var &&
+               (kevo_rtok_is(m, s0 + 3, "+") || kevo_rtok_is(m, s0 + 3, "-")) &&
+               !kevo_recipe_uses_var(m, s0 + 4, s1, l->var)) {
+        ok = true;
+        if (ns == 5 && m->tok[s0 + 4].kind == CXToken_Literal) {
+            size_t n;
+            step = strtol(kevo_rtok_text(m, s0 + 4, &n), NULL, 0);
+            if (kevo_rtok_is(m, s0 + 3, "-"))
+                step = -step;
+        }
+    }
+    if (!ok) {
+        if (s1 > s0)
+            HEADER_TEXT(s0, s1);
+        else
+            text[0] = '\0';
+        set_why(m, l, "loop at line %u: increment '%s' is not i++, i += c or i = i + c", text);
+        l->var = -1;
+        goto done;
+    }
+    l->step = step;
+
+    /* The body must not assign the induction variable. */
+    if ((error = kevo_recipe_writes(&w, &nw, m, l->t_body, l->t_end)) < 0)
+        goto done;
+    for (size_t k = 0; k < nw; k++) {
+        if (w[k].var == l->var && w[k].kind == KEVO_WRITE_SCALAR) {
+            char line[16];
+            snprintf(line, sizeof(line), "%u", kevo_recipe_line(m, m->tok[w[k].t_op].start));
+            set_why(m, l, "loop at line %u: the body assigns the induction variable (line %s)",
+                    line);
+            l->var = -1;
+            goto done;
+        }
+    }
+    l->canonical = true;
+    l->strided = l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) &&
+                 l->step >= 1;
+    l->simple = l->strided && l->step == 1;
+    if (!l->simple) {
+        HEADER_TEXT(l->t_for, l->t_rparen + 1);
+        set_why(m, l, "loop at line %u ('%s') is not in the form 'for (T i = a; i < b; i++)'",
+                text);
+    }
+done:
+#undef HEADER_TEXT
+    free(w);
+    return error;
+}
+
+/* Fill nesting, header, sole child and pragmas of the loops. */
+static int build_loops(kevo_recipe_model *m, raw_loop *raw, size_t n_raw)
+{
+    int error = 0;
+    m->loop = calloc(n_raw ? n_raw : 1, sizeof(*m->loop));
+    if (!m->loop)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory listing loops");
+    for (size_t r = 0; r < n_raw; r++) {
+        if (!raw[r].ok)
+            continue;
+        unsigned tf = tok_at(m, raw[r].start);
+        if (tf >= m->n_tok || m->tok[tf].start != raw[r].start || !kevo_rtok_is(m, tf, "for") ||
+            !kevo_rtok_is(m, tf + 1, "("))
+            continue; /* a loop written through a macro: left alone */
+        kevo_rloop *l = &m->loop[m->n_loop];
+        memset(l, 0, sizeof(*l));
+        l->t_for = tf;
+        l->t_lparen = tf + 1;
+        unsigned rp = kevo_rtok_match(m, tf + 1);
+        if (rp == (unsigned)-1)
+            continue;
+        int semis = 0, depth = 0;
+        for (unsigned t = tf + 2; t < rp; t++) {
+            size_t n;
+            const char *p = kevo_rtok_text(m, t, &n);
+            if (n == 1 && strchr("([{", p[0]))
+                depth++;
+            else if (n == 1 && strchr(")]}", p[0]))
+                depth--;
+            else if (depth == 0 && n == 1 && p[0] == ';') {
+                if (semis == 0)
+                    l->t_semi1 = t;
+                else
+                    l->t_semi2 = t;
+                semis++;
+            }
+        }
+        if (semis != 2)
+            continue;
+        l->t_rparen = rp;
+        l->t_body = rp + 1;
+        if (l->t_body >= m->n_tok || m->tok[l->t_body].start != raw[r].body_start)
+            continue;
+        l->body_compound = raw[r].body_compound;
+        unsigned te = tok_at(m, raw[r].end);
+        if (te < m->n_tok && kevo_rtok_is(m, te, ";") && !l->body_compound)
+            te++;
+        l->t_end = te;
+        l->line = kevo_recipe_line(m, m->tok[tf].start);
+        l->sole_child = -1;
+        m->n_loop++;
+    }
+
+    /* Nesting by token ranges (loops are in source order). */
+    int stack[256];
+    int sp = 0;
+    for (size_t k = 0; k < m->n_loop; k++) {
+        kevo_rloop *l = &m->loop[k];
+        while (sp > 0 && m->loop[stack[sp - 1]].t_end <= l->t_for)
+            sp--;
+        l->parent = sp > 0 ? stack[sp - 1] : -1;
+        l->level = sp;
+        if (l->parent >= 0)
+            m->loop[l->parent].n_children++;
+        if (sp < (int)(sizeof(stack) / sizeof(stack[0])))
+            stack[sp++] = (int)k;
+    }
+    for (size_t k = 0; k < m->n_loop; k++)
+        attach_pragmas(m, &m->loop[k]);
+
+    /* Perfect nesting: the body is exactly one loop. */
+    for (size_t k = 0; k < m->n_loop; k++) {
+        kevo_rloop *l = &m->loop[k];
+        for (size_t c = k + 1; c < m->n_loop; c++) {
+            kevo_rloop *ch = &m->loop[c];
+            if (ch->parent != (int)k)
+                continue;
+            unsigned b0 = l->t_body, b1 = l->t_end;
+            if (l->body_compound) {
+                b0++;
+                b1--;
+                while (b0 < b1 && kevo_rtok_is(m, b0, ";"))
+                    b0++;
+            }
+            unsigned e = ch->t_end;
+            while (e < b1 && kevo_rtok_is(m, e, ";"))
+                e++;
+            if (ch->t_for == b0 && e == b1)
+                l->sole_child = (int)c;
+            else
+                l->t_other = ch->t_for != b0 ? b0 : e;
+            break;
+        }
+    }
+
+    for (size_t k = 0; k < m->n_loop; k++)
+        if ((error = analyse_header(m, &m->loop[k])) < 0)
+            return error;
+    return error;
+}
+
+static int collect_tokens(kevo_recipe_model *m, CXTranslationUnit tu, CXSourceRange range,
+                          CXCursor **decls, size_t *decl_cap)
+{
+    int error = 0;
+    CXToken *toks = NULL;
+    unsigned nt = 0;
+    CXCursor *cur = NULL;
+
+    clang_tokenize(tu, range, &toks, &nt);
+    if (nt == 0)
+        return kevo_error_set(KEVO_EINFRA, "libclang returned no tokens for the kernel");
+    cur = calloc(nt, sizeof(*cur));
+    m->tok = calloc(nt, sizeof(*m->tok));
+    m->dir = calloc(nt, sizeof(*m->dir));
+    if (!cur || !m->tok || !m->dir) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory tokenizing the kernel");
+        goto done;
+    }
+    clang_annotateTokens(tu, toks, nt, cur);
+
+    for (unsigned i = 0; i < nt; i++) {
+        CXSourceRange ext = clang_getTokenExtent(tu, toks[i]);
+        unsigned s = 0, e = 0;
+        clang_getSpellingLocation(clang_getRangeStart(ext), NULL, NULL, NULL, &s);
+        clang_getSpellingLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &e);
+        if (clang_getCursorKind(cur[i]) == CXCursor_PreprocessingDirective) {
+            /* A directive line: record it once, from '#' to the end of line. */
+            size_t n;
+            if (m->n_dir == 0 || m->dir[m->n_dir - 1].end < s) {
+                unsigned end = s;
+                while (end < m->len && m->src[end] != '\n') {
+                    if (m->src[end] == '\\' && end + 1 < m->len && m->src[end + 1] == '\n')
+                        end++;
+                    end++;
+                }
+                if (end > s && m->src[end - 1] == '\r')
+                    end--;
+                kevo_rdirective *d = &m->dir[m->n_dir++];
+                d->start = s;
+                d->end = end;
+                d->flags = classify_pragma(m->src + s, end - s);
+            }
+            (void)n;
+            continue;
+        }
+        kevo_rtok *t = &m->tok[m->n_tok++];
+        t->start = s;
+        t->end = e;
+        t->kind = (unsigned char)clang_getTokenKind(toks[i]);
+        t->var = -1;
+        if (t->kind != CXToken_Identifier)
+            continue;
+        CXCursor c = cur[i];
+        enum CXCursorKind k = clang_getCursorKind(c);
+        CXCursor decl;
+        bool is_decl = false;
+        if (k == CXCursor_DeclRefExpr) {
+            decl = clang_getCursorReferenced(c);
+        } else if (k == CXCursor_VarDecl || k == CXCursor_ParmDecl) {
+            decl = c;
+            unsigned off = 0;
+            clang_getSpellingLocation(clang_getCursorLocation(c), NULL, NULL, NULL, &off);
+            is_decl = off == s;
+            if (!is_decl)
+                continue;
+        } else {
+            continue;
+        }
+        enum CXCursorKind dk = clang_getCursorKind(decl);
+        if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl)
+            continue;
+        int v = var_index(m, decls, decl_cap, decl);
+        if (v < 0) {
+            error = v;
+            goto done;
+        }
+        if (strlen(m->var[v].name) != e - s || memcmp(m->var[v].name, m->src + s, e - s) != 0)
+            continue;
+        t->var = v;
+        t->is_decl = is_decl;
+    }
+done:
+    free(cur);
+    clang_disposeTokens(tu, toks, nt);
+    return error;
+}
+
+int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const char *kernel_name)
+{
+    int error = 0;
+    kevo_recipe_model *m = NULL;
+    CXIndex index = NULL;
+    CXTranslationUnit tu = NULL;
+    CXCursor *decls = NULL;
+    size_t decl_cap = 0;
+    loop_ctx lc = {0};
+
+    *out = NULL;
+    if (!source || !kernel_name || !*kernel_name)
+        return kevo_error_set(KEVO_EINVAL, "recipe: no source or kernel name given");
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    m->src = source;
+    m->len = strlen(source);
+    if (m->len >= UINT_MAX / 2) {
+        error = kevo_error_set(KEVO_EINVAL, "recipe: source too large");
+        goto done;
+    }
+    if ((error = index_lines(m)) < 0)
+        goto done;
+
+    index = clang_createIndex(0, 0);
+    if (!index) {
+        error = kevo_error_set(KEVO_EINFRA, "libclang: cannot create an index");
+        goto done;
+    }
+    const char *args[] = {
+        "-x", "c", "-std=gnu11", "-D_OPENMP=201511", "-Wno-unknown-pragmas",
+        "-resource-dir", KEVO_CLANG_RESOURCE_DIR,
+        "-idirafter", "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
+    };
+    struct CXUnsavedFile unsaved = {CANDIDATE_NAME, source, (unsigned long)m->len};
+    enum CXErrorCode rc = clang_parseTranslationUnit2(
+        index, CANDIDATE_NAME, args, (int)(sizeof(args) / sizeof(args[0])), &unsaved, 1,
+        CXTranslationUnit_KeepGoing, &tu);
+    if (rc != CXError_Success || !tu) {
+        error = kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",
+                               (int)rc);
+        goto done;
+    }
+    for (unsigned i = 0; i < clang_getNumDiagnostics(tu); i++) {
+        CXDiagnostic d = clang_getDiagnostic(tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+        if (sev >= CXDiagnostic_Error) {
+            unsigned line = 0, col = 0;
+            clang_getSpellingLocation(clang_getDiagnosticLocation(d), NULL, &line, &col, NULL);
+            CXString s = clang_getDiagnosticSpelling(d);
+            error = kevo_error_set(KEVO_EINVAL, "source does not parse: line %u:%u: %s", line, col,
+                                   clang_getCString(s));
+            clang_disposeString(s);
+            clang_disposeDiagnostic(d);
+            goto done;
+        }
+        clang_disposeDiagnostic(d);
+    }
+
+    find_ctx f = {.name = kernel_name};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_kernel, &f);
+    if (!f.have) {
+        error = kevo_error_set(KEVO_EINVAL, "kernel function '%s' is %s in the source",
+                               kernel_name, f.declared_only ? "declared but not defined" : "not defined");
+        goto done;
+    }
+    CXSourceRange ext = clang_getCursorExtent(f.found);
+    m->fn_start = cx_offset(clang_getRangeStart(ext), NULL);
+    m->fn_end = cx_offset(clang_getRangeEnd(ext), NULL);
+    if ((error = collect_tokens(m, tu, ext, &decls, &decl_cap)) < 0)
+        goto done;
+
+    /* Parameters in order. */
+    int nargs = clang_Cursor_getNumArguments(f.found);
+    if (nargs > 0) {
+        m->param = calloc((size_t)nargs, sizeof(*m->param));
+        if (!m->param) {
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < nargs; i++) {
+            CXCursor a = clang_Cursor_getArgument(f.found, (unsigned)i);
+            m->param[i] = -1;
+            for (size_t v = 0; v < m->n_var; v++)
+                if (clang_equalCursors(decls[v], a))
+                    m->param[i] = (int)v;
+        }
+        m->n_param = (size_t)nargs;
+    }
+
+    /* The body `{`: the first `{` after the parameter list's `)`. */
+    m->t_fbody = (unsigned)m->n_tok;
+    for (size_t t = 0; t < m->n_tok; t++) {
+        if (kevo_rtok_is(m, t, "(")) {
+            unsigned rp = kevo_rtok_match(m, (unsigned)t);
+            if (rp != (unsigned)-1 && kevo_rtok_is(m, rp + 1, "{"))
+                m->t_fbody = rp + 1;
+            break;
+        }
+    }
+
+    clang_visitChildren(f.found, find_loops, &lc);
+    if (lc.error < 0) {
+        error = lc.error;
+        goto done;
+    }
+    if ((error = build_loops(m, lc.v, lc.n)) < 0)
+        goto done;
+
+    *out = m;
+    m = NULL;
+done:
+    free(lc.v);
+    free(decls);
+    if (tu)
+        clang_disposeTranslationUnit(tu);
+    if (index)
+        clang_disposeIndex(index);
+    kevo_recipe_model_free(m);
+    return error;
+}
+
+void kevo_recipe_model_free(kevo_recipe_model *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_var; i++)
+        free(m->var[i].name);
+    free(m->var);
+    free(m->tok);
+    free(m->dir);
+    free(m->param);
+    free(m->loop);
+    free(m->line_start);
+    free(m);
+}

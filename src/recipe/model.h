@@ -1,0 +1,295 @@
+/*
+ * recipe/model.h - internal to src/recipe: the parsed view of one kernel
+ * function that every recipe works from, and the small analyses on it.
+ *
+ * kevo_recipe_model_parse() runs libclang over the candidate (an unsaved
+ * in-memory file) and keeps, for the kernel function only: its tokens (with
+ * preprocessor lines taken out and recorded as directives), the variables
+ * those tokens name, its parameters, and its `for` loops with their nesting,
+ * header parts, induction variable, bounds and the pragma lines directly above
+ * them. Offsets are byte offsets into the source the model was built from;
+ * token ranges are half-open [t0, t1) index ranges into model->tok.
+ *
+ * Must not: edit text (recipes do that through kevo_recipe_edits), or run
+ * anything.
+ */
+#ifndef KEVO_RECIPE_MODEL_H
+#define KEVO_RECIPE_MODEL_H
+
+#include "kevo/recipe.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One token of the kernel function. */
+typedef struct kevo_rtok {
+    unsigned start, end; /* byte offsets into the source */
+    unsigned char kind;  /* CXTokenKind: 0 punct, 1 keyword, 2 identifier, 3 literal */
+    bool is_decl;        /* the declaring occurrence of `var` */
+    int var;             /* index into model->var, or -1 */
+} kevo_rtok;
+
+enum {
+    KEVO_VTYPE_OTHER = 0,
+    KEVO_VTYPE_INT,
+    KEVO_VTYPE_FLOAT,
+    KEVO_VTYPE_POINTER,
+    KEVO_VTYPE_ARRAY
+};
+
+/* A variable (VarDecl or ParmDecl) named by some token of the kernel. */
+typedef struct kevo_rvar {
+    char *name;           /* owned */
+    unsigned decl_off;    /* offset of its declaring name in the source; UINT_MAX if elsewhere */
+    int vtype;            /* KEVO_VTYPE_* of its canonical type */
+    bool is_param;        /* a parameter of the kernel */
+    bool is_restrict;     /* restrict-qualified pointer */
+    bool points_to_function;
+} kevo_rvar;
+
+enum {
+    KEVO_PRAGMA_OMP_PARALLEL = 1 << 0,
+    KEVO_PRAGMA_OMP_FOR = 1 << 1,
+    KEVO_PRAGMA_OMP_SIMD = 1 << 2,
+    KEVO_PRAGMA_OMP_OTHER = 1 << 3, /* any other omp directive */
+    KEVO_PRAGMA_UNROLL = 1 << 4,    /* #pragma GCC unroll N / #pragma unroll */
+    KEVO_PRAGMA_OTHER = 1 << 5
+};
+#define KEVO_PRAGMA_OMP_ANY                                                                        \
+    (KEVO_PRAGMA_OMP_PARALLEL | KEVO_PRAGMA_OMP_FOR | KEVO_PRAGMA_OMP_SIMD | KEVO_PRAGMA_OMP_OTHER)
+
+/* A preprocessor line inside the kernel function. */
+typedef struct kevo_rdirective {
+    unsigned start, end; /* from '#' to the end of the line (newline excluded) */
+    unsigned flags;      /* KEVO_PRAGMA_* for a #pragma, 0 for other directives */
+    bool attached;       /* directly above some loop */
+} kevo_rdirective;
+
+#define KEVO_RLOOP_MAX_PRAGMAS 4
+
+enum { KEVO_COND_LT, KEVO_COND_LE, KEVO_COND_GT, KEVO_COND_GE, KEVO_COND_NE };
+
+/* One `for` statement of the kernel. */
+typedef struct kevo_rloop {
+    int parent;       /* innermost enclosing loop, -1 at top level */
+    int level;        /* 0 for top-level loops */
+    int n_children;   /* loops whose parent is this one */
+    int sole_child;   /* the loop that is the whole body (a perfect nest), else -1 */
+    unsigned t_other; /* when sole_child < 0 and n_children > 0: first token of a
+                         statement beside the child loop (for messages) */
+    unsigned t_for, t_lparen, t_semi1, t_semi2, t_rparen, t_body, t_end;
+    bool body_compound;
+    unsigned line; /* 1-based line of `for` */
+    bool at_line_start;
+    int pragmas[KEVO_RLOOP_MAX_PRAGMAS]; /* attached directives, top to bottom */
+    int n_pragmas;
+    unsigned pragma_flags; /* union of the attached directives' flags */
+
+    /* OpenMP canonical form: init `T i = a` or `i = a`, test `i relop b`,
+     * increment `i++`, `i += c`, ...; body does not assign i. */
+    bool canonical;
+    bool declared;    /* i declared in the init */
+    bool simple;      /* canonical, declared, test < or <=, step +1 */
+    bool strided;     /* like simple but with any positive literal step */
+    int var;          /* induction variable, -1 when not canonical */
+    unsigned t_type0, t_type1; /* type tokens when declared */
+    unsigned t_lb0, t_lb1;     /* lower bound expression */
+    int cond_op;               /* KEVO_COND_*, normalised to `i op bound` */
+    unsigned t_ub0, t_ub1;     /* bound expression of the test */
+    long step;                 /* +1, -1, a literal step, or 0 when not a literal */
+    char why[200];             /* when not simple: why, naming the line */
+} kevo_rloop;
+
+typedef struct kevo_recipe_model {
+    const char *src; /* borrowed: the source the model was built from */
+    size_t len;
+    unsigned fn_start, fn_end; /* the kernel definition's extent */
+    unsigned t_fbody;          /* token index of the function body's `{` */
+    kevo_rtok *tok;
+    size_t n_tok;
+    kevo_rvar *var;
+    size_t n_var;
+    int *param; /* var index of each parameter (-1 when unnamed) */
+    size_t n_param;
+    kevo_rloop *loop; /* in source order (pre-order of the nesting tree) */
+    size_t n_loop;
+    kevo_rdirective *dir;
+    size_t n_dir;
+    unsigned *line_start; /* offset of each line's first byte; index 0 = line 1 */
+    size_t n_lines;
+} kevo_recipe_model;
+
+/* Parse `source` and build the model of `kernel_name`. *out is the caller's,
+ * freed with kevo_recipe_model_free(); it borrows `source`, which must
+ * outlive it. KEVO_EINVAL when the source does not parse or lacks the
+ * kernel's definition; KEVO_EINFRA when libclang fails. */
+int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const char *kernel_name);
+void kevo_recipe_model_free(kevo_recipe_model *m);
+
+/* Token helpers. */
+bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text);
+const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len);
+/* Whether tokens [a0,a1) and [b0,b1) spell the same sequence. */
+bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0,
+                    unsigned b1);
+/* Index of the bracket matching the one at t ( ( [ { forward, ) ] } back), or
+ * (unsigned)-1. */
+unsigned kevo_rtok_match(const kevo_recipe_model *m, unsigned t);
+/* 1-based line of a byte offset. */
+unsigned kevo_recipe_line(const kevo_recipe_model *m, unsigned offset);
+/* Leading whitespace of the line holding `offset`: *len bytes at the
+ * returned pointer. */
+const char *kevo_recipe_indent(const kevo_recipe_model *m, unsigned offset, size_t *len);
+/* Offset of the first byte of the line holding `offset`. */
+unsigned kevo_recipe_line_begin(const kevo_recipe_model *m, unsigned offset);
+
+/* --- accesses (access.c) -------------------------------------------------- */
+
+enum {
+    KEVO_WRITE_SCALAR,  /* the variable itself: v = ..., v += ..., v++ */
+    KEVO_WRITE_ELEMENT, /* v[...] = ..., v.f = ... */
+    KEVO_WRITE_DEREF,   /* *expr = ..., p->f = ... */
+    KEVO_WRITE_UNKNOWN  /* an lvalue kevo cannot read */
+};
+
+typedef struct kevo_rwrite {
+    int kind;          /* KEVO_WRITE_* */
+    int var;           /* root variable, -1 when unknown */
+    unsigned t_lhs0, t_lhs1;
+    unsigned t_op;     /* the assignment or ++/-- token */
+    unsigned t_idx0, t_idx1; /* ELEMENT: tokens from the first '[' to the last ']' */
+} kevo_rwrite;
+
+/* All writes in tokens [t0,t1). Declarations with an initialiser are not
+ * writes. *out is malloc'd (free()). */
+int kevo_recipe_writes(kevo_rwrite **out, size_t *out_n, const kevo_recipe_model *m, unsigned t0,
+                       unsigned t1);
+
+/* Whether some token in [t0,t1) names variable `var`. */
+bool kevo_recipe_uses_var(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var);
+
+/* Whether variable `var` is declared inside tokens [t0,t1). */
+bool kevo_recipe_declared_in(const kevo_recipe_model *m, int var, unsigned t0, unsigned t1);
+
+/* How the scalars declared outside a loop region are used inside it. */
+typedef struct kevo_rscalars {
+    int priv[16]; /* written before read each iteration, dead after: private */
+    size_t n_priv;
+    int red_var[16]; /* reductions and their operators ("+", "*", "max", ...) */
+    const char *red_op[16];
+    size_t n_red;
+} kevo_rscalars;
+
+/* Classify the writes in region [t0,t1) (a loop body) to variables declared
+ * outside it: reductions, privates (assigned first, or an inner loop's
+ * induction variable, and not used after the region's loop which ends at
+ * t_after), or conflicts. Element writes are not looked at here.
+ * Returns 0 when every such write is a reduction or private; KEVO_EINVAL
+ * with the reason (naming the variable and line) otherwise. */
+int kevo_recipe_scalars(kevo_rscalars *out, const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                        unsigned t_after);
+
+/* Check that every store in region [t0,t1) to memory declared outside it is
+ * an element store whose index uses each of vars[0..n) (so that iterations of
+ * those loops touch different elements). A variable counts as used when the
+ * index uses the variable of an inner loop whose lower and upper bounds both
+ * use it (a point loop of a tile). KEVO_EINVAL with the reason. */
+int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                               const int *vars, size_t n);
+
+/* Check that each array written in [t0,t1) (declared outside it) is accessed
+ * there only at the index it is written at, a cheap stand-in for dependence
+ * analysis before reordering iterations. KEVO_EINVAL with the reason. */
+int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1);
+
+/* --- edits (edit.c) ------------------------------------------------------- */
+
+/* Replace [start,end) with text; start == end inserts. */
+typedef struct kevo_recipe_edit {
+    unsigned start, end;
+    char *text;
+    size_t seq; /* insertion order, to keep same-offset inserts in order */
+} kevo_recipe_edit;
+
+typedef struct kevo_recipe_edits {
+    kevo_recipe_edit *v;
+    size_t n, cap;
+} kevo_recipe_edits;
+
+int kevo_recipe_edits_add(kevo_recipe_edits *e, unsigned start, unsigned end, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Apply the edits to src[0..len) into a malloc'd *out. Every edit must lie in
+ * [lo,hi] (the kernel function) and none may overlap another: KEVO_ERROR
+ * otherwise (a recipe bug, not a property of the candidate). */
+int kevo_recipe_edits_apply(char **out, const kevo_recipe_edits *e, const char *src, size_t len,
+                            unsigned lo, unsigned hi);
+void kevo_recipe_edits_free(kevo_recipe_edits *e);
+
+/* --- recipes (recipe_*.c) ------------------------------------------------- */
+
+/* What a recipe produces: text edits inside the kernel and flags to add. */
+typedef struct kevo_recipe_out {
+    kevo_recipe_edits edits;
+    const char *cflags; /* static string or NULL */
+} kevo_recipe_out;
+
+/* One recipe's implementation: fill `out` or decline with
+ * kevo_error_set(KEVO_EINVAL, reason). m is NULL for recipes that do not
+ * need the model (flags). params holds desc->n_params values. */
+typedef int (*kevo_recipe_apply_fn)(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                    const char *source, const long *params);
+
+int kevo_recipe_flags_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                            const long *params);
+int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                               const char *source, const long *params);
+int kevo_recipe_omp_parallel_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                   const char *source, const long *params);
+int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                               const char *source, const long *params);
+int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                             const long *params);
+int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                  const char *source, const long *params);
+int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                           const long *params);
+
+/* The flag sets of the `flags` recipe, indexed by its `set` parameter. */
+extern const char *const kevo_recipe_flag_sets[];
+extern const size_t kevo_recipe_n_flag_sets;
+
+/* Shared helpers for recipes (loops.c). */
+
+/* Depth of the perfect nest rooted at loop l: 1 + that of its sole child
+ * when the child carries no pragma. */
+int kevo_recipe_perfect_depth(const kevo_recipe_model *m, int l);
+/* The band of loop l: how many loops from l down the perfect nest are simple
+ * and rectangular (bounds use no induction variable of the loops above them
+ * in the band and are not written in the nest), capped at `max`; with
+ * strided_ok, loops stepping by a positive constant count too. *why gets
+ * the reason the band stops (static buffer of the caller, may be NULL). */
+int kevo_recipe_band(const kevo_recipe_model *m, int l, int max, bool strided_ok, char *why,
+                     size_t why_len);
+/* Why loop l's body is not exactly one loop (for messages). */
+void kevo_recipe_not_perfect_why(char *why, size_t len, const kevo_recipe_model *m, int l);
+/* The k-th loop of the perfect nest below l (k = 0 is l). */
+int kevo_recipe_nest_loop(const kevo_recipe_model *m, int l, int k);
+/* A name based on `base` that appears nowhere in the source as a word and is
+ * not in taken[0..n_taken). Writes into buf. */
+void kevo_recipe_fresh_name(char *buf, size_t size, const kevo_recipe_model *m, const char *base,
+                            const char *suffix, char taken[][64], size_t n_taken);
+/* Insert `pragma_text` (without newline) as its own line directly above loop
+ * l, keeping indentation. */
+int kevo_recipe_insert_pragma(kevo_recipe_edits *e, const kevo_recipe_model *m, int l,
+                              const char *pragma_text);
+
+/* The collapse(n) of directive d (1 when absent). */
+int kevo_recipe_pragma_collapse(const kevo_recipe_model *m, int d);
+/* The enclosing loop whose OpenMP loop directive collapses loop l into it,
+ * or -1. */
+int kevo_recipe_collapsed_into(const kevo_recipe_model *m, int l);
+/* Text of the first directive attached to loop l with one of `flags`
+ * (KEVO_PRAGMA_*): *len bytes at the returned pointer ("" when none). */
+const char *kevo_recipe_pragma_text(const kevo_recipe_model *m, int l, unsigned flags, int *len);
+
+#endif

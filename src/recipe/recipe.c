@@ -1,0 +1,350 @@
+/*
+ * recipe/recipe.c - the recipe registry and the public entry points:
+ * parameter resolution and validation, check, apply, chains, default and
+ * mutated parameters. Each recipe's rewrite lives in recipe_*.c; this file
+ * parses the source once per step, runs the recipe, applies its edits inside
+ * the kernel, updates the cflags line and re-parses the result as a guard
+ * against recipe bugs.
+ *
+ * Must not: run a compiler or judge a candidate.
+ */
+#include "recipe/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHOICES(...) {__VA_ARGS__}, sizeof((long[]){__VA_ARGS__}) / sizeof(long)
+
+static const kevo_recipe_param_desc flags_params[] = {
+    {"set",
+     "flag set: 0 '-O3 -march=native', 1 '-funroll-loops', 2 '-ffast-math', 3 "
+     "'-fno-math-errno', 4 '-ffp-contract=fast', 5 '-mprefer-vector-width=512', 6 '-O3 "
+     "-march=native -ffast-math -funroll-loops', 7 '-mtune=native'",
+     0, 0, 7, CHOICES(0, 1, 2, 3, 4, 5, 6, 7)},
+};
+static const kevo_recipe_param_desc omp_parallel_params[] = {
+    {"collapse", "loops of the perfect nest to collapse (clamped to what is valid)", 2, 1, 8,
+     CHOICES(1, 2, 3)},
+    {"all_nests", "0: the first top-level nest only, 1: every top-level nest", 0, 0, 1,
+     CHOICES(0, 1)},
+};
+static const kevo_recipe_param_desc interchange_params[] = {
+    {"loop",
+     "outer loop of the pair, numbered from 0 in source order; -1: the parent of the first "
+     "innermost loop",
+     -1, -1, 1000, CHOICES(-1)},
+};
+static const kevo_recipe_param_desc tile_params[] = {
+    {"loop", "root of the nest, numbered from 0 in source order; -1: the first nest that qualifies",
+     -1, -1, 1000, CHOICES(-1)},
+    {"depth", "how many loops of the perfect nest to tile (clamped to the nest)", 2, 2, 3,
+     CHOICES(2, 3)},
+    {"size0", "tile size of the outermost tiled loop", 32, 2, 4096, CHOICES(8, 16, 32, 64, 128)},
+    {"size1", "tile size of the second tiled loop", 32, 2, 4096, CHOICES(8, 16, 32, 64, 128)},
+    {"size2", "tile size of the third tiled loop", 32, 2, 4096, CHOICES(8, 16, 32, 64, 128)},
+};
+static const kevo_recipe_param_desc unroll_params[] = {
+    {"factor", "unroll factor", 4, 2, 64, CHOICES(2, 4, 8, 16)},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const kevo_recipe_desc descs[] = {
+    {"flags", "add allow-listed build flags to the `// kevo: cflags` line",
+     "the flags are not all on the cflags line already", flags_params, N_OF(flags_params)},
+    {"restrict", "qualify the kernel's pointer parameters with restrict",
+     "some pointer parameter, declared as `T *name`, is not restrict yet", NULL, 0},
+    {"omp_parallel",
+     "#pragma omp parallel for [collapse(n)] [private(...)] [reduction(...)] on the outermost "
+     "loop of the first (or every) top-level nest, and -fopenmp",
+     "the nest's outer loop is `for (T i = a; i < b; i++)`, scalars written in it are "
+     "reductions or private, and every store is indexed by the parallel loop variables",
+     omp_parallel_params, N_OF(omp_parallel_params)},
+    {"omp_simd",
+     "#pragma omp simd [reduction(op:acc)] on innermost loops, and -fopenmp-simd",
+     "some innermost loop is in OpenMP canonical form, its scalars are reductions or private, "
+     "its stores are indexed by its variable, and it carries no other pragma",
+     NULL, 0},
+    {"interchange", "swap a loop with the loop that is its whole body",
+     "the two loops are perfectly nested, canonical, carry no pragma, and neither header uses "
+     "the other's variable",
+     interchange_params, N_OF(interchange_params)},
+    {"tile",
+     "tile a perfect nest of 2-3 loops: tile loops stepping by the sizes, point loops bounded "
+     "by min(tile end, bound)",
+     "a perfect nest of at least 2 loops `for (T i = a; i < b; i++)` with rectangular, "
+     "loop-invariant bounds and no pragmas",
+     tile_params, N_OF(tile_params)},
+    {"unroll", "#pragma GCC unroll F on innermost loops",
+     "some innermost loop carries no OpenMP pragma and is not already unrolled by F",
+     unroll_params, N_OF(unroll_params)},
+};
+
+static const kevo_recipe_apply_fn impls[] = {
+    kevo_recipe_flags_apply,       kevo_recipe_restrict_apply, kevo_recipe_omp_parallel_apply,
+    kevo_recipe_omp_simd_apply,    kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
+    kevo_recipe_unroll_apply,
+};
+
+_Static_assert(N_OF(descs) == N_OF(impls), "one implementation per recipe");
+
+const kevo_recipe_desc *kevo_recipe_list(size_t *out_n)
+{
+    if (out_n)
+        *out_n = N_OF(descs);
+    return descs;
+}
+
+const kevo_recipe_desc *kevo_recipe_find(const char *name)
+{
+    for (size_t i = 0; name && i < N_OF(descs); i++)
+        if (strcmp(descs[i].name, name) == 0)
+            return &descs[i];
+    return NULL;
+}
+
+static int find_or_fail(const kevo_recipe_desc **out, const char *name)
+{
+    *out = kevo_recipe_find(name);
+    if (*out)
+        return 0;
+    kevo_buf known = {0};
+    for (size_t i = 0; i < N_OF(descs); i++)
+        kevo_buf_printf(&known, "%s%s", i ? ", " : "", descs[i].name);
+    int error = kevo_error_set(KEVO_ENOTFOUND, "unknown recipe '%s' (known: %s)",
+                               name ? name : "(null)", kevo_buf_cstr(&known));
+    kevo_buf_free(&known);
+    return error;
+}
+
+/* Defaults filled in, given values range-checked. */
+static int resolve_params(long *out, const kevo_recipe_desc *d, const long *params, size_t n)
+{
+    if (n > d->n_params)
+        return kevo_error_set(KEVO_EINVAL, "%s: takes %zu parameters, %zu given", d->name,
+                              d->n_params, n);
+    for (size_t i = 0; i < d->n_params; i++) {
+        out[i] = i < n && params ? params[i] : d->params[i].def;
+        if (out[i] < d->params[i].min || out[i] > d->params[i].max)
+            return kevo_error_set(KEVO_EINVAL, "%s: parameter %s = %ld is out of range [%ld, %ld]",
+                                  d->name, d->params[i].name, out[i], d->params[i].min,
+                                  d->params[i].max);
+    }
+    return 0;
+}
+
+/* Prefix the current error message with the recipe name. */
+static int prefixed(int code, const char *recipe)
+{
+    char msg[2048];
+    snprintf(msg, sizeof(msg), "%s", kevo_error_last());
+    return kevo_error_set(code, "%s: %s", recipe, msg);
+}
+
+int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
+                      size_t n_params, const char *source, const char *kernel_name)
+{
+    int error = 0;
+    const kevo_recipe_desc *d;
+    long p[KEVO_RECIPE_MAX_PARAMS] = {0};
+    kevo_recipe_model *m = NULL, *check = NULL;
+    kevo_recipe_out ro = {0};
+    char *text = NULL, *final = NULL;
+
+    *out_source = NULL;
+    if ((error = find_or_fail(&d, recipe)) < 0)
+        return error;
+    if (!source || !kernel_name)
+        return kevo_error_set(KEVO_EINVAL, "%s: no source or kernel name given", d->name);
+    if ((error = resolve_params(p, d, params, n_params)) < 0)
+        return error;
+    size_t idx = (size_t)(d - descs);
+    bool needs_model = impls[idx] != kevo_recipe_flags_apply;
+    if (needs_model && (error = kevo_recipe_model_parse(&m, source, kernel_name)) < 0)
+        goto done;
+    if ((error = impls[idx](&ro, m, source, p)) < 0)
+        goto done;
+    if ((error = kevo_recipe_edits_apply(&text, &ro.edits, source, strlen(source),
+                                         m ? m->fn_start : 0, m ? m->fn_end : 0)) < 0)
+        goto done;
+    if (ro.cflags) {
+        if ((error = kevo_recipe_cflags_add(&final, NULL, text, ro.cflags)) < 0)
+            goto done;
+    } else {
+        final = text;
+        text = NULL;
+    }
+    /* Guard against recipe bugs: the result must still parse. */
+    if (needs_model && (error = kevo_recipe_model_parse(&check, final, kernel_name)) < 0) {
+        if (error == KEVO_EINVAL) {
+            char msg[2048];
+            snprintf(msg, sizeof(msg), "%s", kevo_error_last());
+            error = kevo_error_set(KEVO_ERROR, "recipe bug: the rewritten source fails: %s", msg);
+        }
+        goto done;
+    }
+    *out_source = final;
+    final = NULL;
+done:
+    if (error < 0)
+        error = prefixed(error, d->name);
+    kevo_recipe_model_free(m);
+    kevo_recipe_model_free(check);
+    kevo_recipe_edits_free(&ro.edits);
+    free(text);
+    free(final);
+    return error;
+}
+
+int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recipe,
+                      const char *source, const char *kernel_name)
+{
+    char *result = NULL;
+    *out_applicable = false;
+    if (out_reason)
+        *out_reason = NULL;
+    int error = kevo_recipe_apply(&result, recipe, NULL, 0, source, kernel_name);
+    free(result);
+    if (error == 0) {
+        *out_applicable = true;
+        return 0;
+    }
+    if (error != KEVO_EINVAL)
+        return error;
+    if (out_reason) {
+        *out_reason = strdup(kevo_error_last());
+        if (!*out_reason)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    kevo_error_clear();
+    return 0;
+}
+
+int kevo_recipe_apply_chain(char **out_source, const kevo_recipe_step *steps, size_t n,
+                            const char *source, const char *kernel_name)
+{
+    int error = 0;
+    char *cur = NULL;
+
+    *out_source = NULL;
+    if (!source)
+        return kevo_error_set(KEVO_EINVAL, "chain: no source given");
+    if (!(cur = strdup(source)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char *next = NULL;
+        if ((error = kevo_recipe_apply(&next, steps[i].recipe, steps[i].params, steps[i].n_params,
+                                       cur, kernel_name)) < 0) {
+            char msg[2048];
+            snprintf(msg, sizeof(msg), "%s", kevo_error_last());
+            error = kevo_error_set(error, "step %zu (%s): %s", i + 1,
+                                   steps[i].recipe ? steps[i].recipe : "?", msg);
+            goto done;
+        }
+        free(cur);
+        cur = next;
+    }
+    *out_source = cur;
+    cur = NULL;
+done:
+    free(cur);
+    return error;
+}
+
+int kevo_recipe_params_default(long *out_params, size_t *out_n, const char *recipe)
+{
+    const kevo_recipe_desc *d;
+    int error;
+    *out_n = 0;
+    if ((error = find_or_fail(&d, recipe)) < 0)
+        return error;
+    for (size_t i = 0; i < d->n_params; i++)
+        out_params[i] = d->params[i].def;
+    *out_n = d->n_params;
+    return 0;
+}
+
+/* Sensible values for parameter i, narrowed by the kernel's nests when a
+ * model is given. Returns the count written to out (<= cap). */
+static size_t param_choices(long *out, size_t cap, const kevo_recipe_desc *d, size_t i,
+                            const kevo_recipe_model *m)
+{
+    const kevo_recipe_param_desc *p = &d->params[i];
+    size_t n = 0;
+    if (m && strcmp(p->name, "loop") == 0) {
+        out[n++] = -1;
+        for (size_t l = 0; l < m->n_loop && n < cap; l++) {
+            bool ok = strcmp(d->name, "tile") == 0 ? kevo_recipe_band(m, (int)l, 3, false, NULL, 0) >= 2
+                                                    : m->loop[l].sole_child >= 0;
+            if (ok)
+                out[n++] = (long)l;
+        }
+        return n;
+    }
+    if (m && (strcmp(p->name, "collapse") == 0 || strcmp(p->name, "depth") == 0)) {
+        int deepest = 1;
+        for (size_t l = 0; l < m->n_loop; l++) {
+            if (strcmp(p->name, "collapse") == 0 && m->loop[l].parent >= 0)
+                continue;
+            int b = kevo_recipe_band(m, (int)l, (int)p->max, strcmp(p->name, "collapse") == 0, NULL, 0);
+            if (b > deepest)
+                deepest = b;
+        }
+        for (long v = p->min; v <= deepest && v <= p->max && n < cap; v++)
+            out[n++] = v;
+        if (n == 0)
+            out[n++] = p->def;
+        return n;
+    }
+    for (size_t k = 0; k < p->n_choices && n < cap; k++)
+        out[n++] = p->choices[k];
+    return n;
+}
+
+int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, const char *recipe,
+                              const char *source, const char *kernel_name)
+{
+    int error = 0;
+    const kevo_recipe_desc *d;
+    kevo_recipe_model *m = NULL;
+
+    *out_changed = false;
+    if ((error = find_or_fail(&d, recipe)) < 0)
+        return error;
+    if (d->n_params == 0)
+        return 0;
+    if (source && kernel_name && kevo_recipe_model_parse(&m, source, kernel_name) < 0) {
+        if (kevo_error_last()[0] && strstr(kevo_error_last(), "out of memory")) {
+            error = KEVO_ENOMEM;
+            goto done;
+        }
+        m = NULL; /* fall back to the static choices */
+        kevo_error_clear();
+    }
+    /* Parameters that have an alternative to their current value. */
+    size_t candidates[KEVO_RECIPE_MAX_PARAMS], nc = 0;
+    long choices[KEVO_RECIPE_MAX_PARAMS][64];
+    size_t nch[KEVO_RECIPE_MAX_PARAMS];
+    for (size_t i = 0; i < d->n_params; i++) {
+        nch[i] = param_choices(choices[i], 64, d, i, m);
+        for (size_t k = 0; k < nch[i]; k++)
+            if (choices[i][k] != params[i]) {
+                candidates[nc++] = i;
+                break;
+            }
+    }
+    if (nc == 0)
+        goto done;
+    size_t i = candidates[kevo_rng_next(rng) % nc];
+    long alt[64];
+    size_t na = 0;
+    for (size_t k = 0; k < nch[i]; k++)
+        if (choices[i][k] != params[i])
+            alt[na++] = choices[i][k];
+    params[i] = alt[kevo_rng_next(rng) % na];
+    *out_changed = true;
+done:
+    kevo_recipe_model_free(m);
+    return error;
+}

@@ -1,0 +1,106 @@
+/*
+ * recipe/recipe_basic.c - the two recipes that do not touch loops:
+ *   flags     add a set of allow-listed build flags to the cflags line;
+ *   restrict  qualify the kernel's pointer parameters with `restrict`.
+ *
+ * Must not: edit loops or text outside the kernel's parameter list.
+ */
+#include "recipe/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const kevo_recipe_flag_sets[] = {
+    "-O3 -march=native",                             /* 0 */
+    "-funroll-loops",                                /* 1 */
+    "-ffast-math",                                   /* 2 */
+    "-fno-math-errno",                               /* 3 */
+    "-ffp-contract=fast",                            /* 4 */
+    "-mprefer-vector-width=512",                     /* 5 */
+    "-O3 -march=native -ffast-math -funroll-loops",  /* 6 */
+    "-mtune=native",                                 /* 7 */
+};
+const size_t kevo_recipe_n_flag_sets =
+    sizeof(kevo_recipe_flag_sets) / sizeof(kevo_recipe_flag_sets[0]);
+
+int kevo_recipe_flags_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                            const long *params)
+{
+    int error = 0;
+    char *probe = NULL;
+    bool changed = false;
+    (void)m;
+
+    if (params[0] < 0 || (size_t)params[0] >= kevo_recipe_n_flag_sets)
+        return kevo_error_set(KEVO_EINVAL, "flag set %ld does not exist (0..%zu)", params[0],
+                              kevo_recipe_n_flag_sets - 1);
+    const char *set = kevo_recipe_flag_sets[params[0]];
+    if ((error = kevo_recipe_cflags_add(&probe, &changed, source, set)) < 0)
+        goto done;
+    if (!changed) {
+        error = kevo_error_set(KEVO_EINVAL, "the cflags line already has '%s'", set);
+        goto done;
+    }
+    out->cflags = set;
+done:
+    free(probe);
+    return error;
+}
+
+/* Whether parameter declarator tokens allow `restrict ` right before the
+ * name at token d: `T *name`, `T *const name`, followed by `,` or `)`. */
+static bool restrictable(const kevo_recipe_model *m, unsigned d)
+{
+    if (d == 0 || !(kevo_rtok_is(m, d + 1, ",") || kevo_rtok_is(m, d + 1, ")")))
+        return false;
+    unsigned t = d - 1;
+    while (t > 0 && (kevo_rtok_is(m, t, "const") || kevo_rtok_is(m, t, "volatile")))
+        t--;
+    return kevo_rtok_is(m, t, "*");
+}
+
+int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                               const char *source, const long *params)
+{
+    int error = 0;
+    int pointers = 0, already = 0, added = 0;
+    char skipped[256] = "";
+    (void)source;
+    (void)params;
+
+    for (size_t i = 0; i < m->n_param; i++) {
+        int v = m->param[i];
+        if (v < 0 || m->var[v].vtype != KEVO_VTYPE_POINTER || m->var[v].points_to_function)
+            continue;
+        pointers++;
+        if (m->var[v].is_restrict) {
+            already++;
+            continue;
+        }
+        unsigned d = (unsigned)m->n_tok;
+        for (unsigned t = 0; t < m->t_fbody && t < m->n_tok; t++)
+            if (m->tok[t].var == v && m->tok[t].is_decl)
+                d = t;
+        if (d == m->n_tok || !restrictable(m, d)) {
+            size_t n = strlen(skipped);
+            snprintf(skipped + n, sizeof(skipped) - n, "%s'%s'", n ? ", " : "", m->var[v].name);
+            continue;
+        }
+        if ((error = kevo_recipe_edits_add(&out->edits, m->tok[d].start, m->tok[d].start,
+                                           "restrict ")) < 0)
+            return error;
+        added++;
+    }
+    if (added > 0)
+        return 0;
+    if (pointers == 0)
+        return kevo_error_set(KEVO_EINVAL, "the kernel has no pointer parameter");
+    if (skipped[0])
+        return kevo_error_set(KEVO_EINVAL,
+                              "pointer parameters %s are not declared as 'T *name' (array or "
+                              "function-pointer declarators are left alone)%s",
+                              skipped, already ? "; the others are already restrict" : "");
+    return kevo_error_set(KEVO_EINVAL, "every pointer parameter is already restrict (%d of %d)",
+                          already, pointers);
+}
