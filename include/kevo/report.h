@@ -21,7 +21,8 @@ typedef struct kevo_task_metrics {
     int first_correct_iter;    /* 1-based; 0 = none */
     double best_speedup;       /* over the reference; 0 = none */
     double first_correct_us, best_us;
-    double speedup_vs_first;   /* first correct latency / best latency */
+    double first_correct_speedup;
+    double speedup_vs_first;   /* best speedup / speedup of the first correct kernel */
     int64_t tokens_prompt, tokens_completion;
 } kevo_task_metrics;
 

@@ -5,26 +5,18 @@
  * the rest of the source and never runs a compiler.
  */
 #include "kevo/recipe.h"
+#include "kevo/sys/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define CFLAGS_PREFIX "// kevo: cflags"
 
-static const char *const allowed_flags[] = {
-    "-O2",          "-O3",           "-march=native",     "-mtune=native",
-    "-funroll-loops", "-ffast-math", "-fno-math-errno",   "-ffp-contract=fast",
-    "-fopenmp",     "-fopenmp-simd", "-mprefer-vector-width=512",
-};
-
+/* One allow-list for the whole of kevo: the C backend's, which the compile
+ * gate enforces (src/backend/common.c). */
 bool kevo_cflags_allowed(const char *flag)
 {
-    if (!flag)
-        return false;
-    for (size_t i = 0; i < sizeof(allowed_flags) / sizeof(allowed_flags[0]); i++)
-        if (strcmp(flag, allowed_flags[i]) == 0)
-            return true;
-    return false;
+    return flag && kevo_cflag_allowed(flag);
 }
 
 /* Length of the first line without its line terminator; *next gets the

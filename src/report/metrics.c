@@ -98,6 +98,7 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
                 t->correct = true;
                 t->first_correct_iter = a->iteration + 1;
                 t->first_correct_us = a->candidate_us;
+                t->first_correct_speedup = a->speedup;
             }
             if (a->speedup > t->best_speedup) {
                 t->best_speedup = a->speedup;
@@ -122,8 +123,10 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
         fast1 += t->best_speedup > 1.0;
         fast2 += t->best_speedup > 2.0;
         logsum += log(t->best_speedup > 0 ? t->best_speedup : 1e-9);
-        if (t->best_us > 0 && t->first_correct_us > 0) {
-            t->speedup_vs_first = t->first_correct_us / t->best_us;
+        /* Both speedups were measured against the reference in their own
+         * evaluation, so their ratio is immune to drift between evaluations. */
+        if (t->first_correct_speedup > 0) {
+            t->speedup_vs_first = t->best_speedup / t->first_correct_speedup;
             vs_first[nvs++] = t->speedup_vs_first;
         }
     }

@@ -1,0 +1,177 @@
+/*
+ * agent/builtin_gen.c - the built-in offline generator: a candidate is a
+ * start point plus one more recipe (src/recipe) with parameters. Recipes
+ * are memory items of kind `recipe`, one general item per recipe and one
+ * per (recipe, operator category), so the Q-values learn which recipes pay
+ * off for which kinds of kernels, and general items carry what was learned
+ * to new categories (Level 1 -> Level 2). Selection is epsilon-greedy over
+ * the refine-stage Q among the recipes whose precondition holds on the
+ * start point; `random` retrieval picks uniformly (the ablation baseline).
+ * It never copies anything but the task's own reference.
+ */
+#include "agent/internal.h"
+#include "kevo/recipe.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const char *category)
+{
+    kevo_item_filter f = {0};
+    f.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
+    f.tag = "builtin";
+    f.category = category;
+    f.no_body = 1;
+    kevo_item_list *list = NULL;
+    int error = kevo_memory_item_list(&list, mem, &f);
+    if (error < 0)
+        return error;
+    *out = 0;
+    for (size_t i = 0; i < list->n; i++)
+        if (!strcmp(list->items[i].title, recipe) &&
+            ((category && list->items[i].category && !strcmp(list->items[i].category, category)) ||
+             (!category && !list->items[i].category)))
+            *out = list->items[i].id;
+    kevo_item_list_free(list);
+    if (*out)
+        return 0;
+    const kevo_recipe_desc *d = kevo_recipe_find(recipe);
+    kevo_buf body = {0};
+    kevo_buf_printf(&body, "%s. Applies when: %s", d ? d->description : recipe,
+                    d ? d->precondition : "?");
+    kevo_item it = {0};
+    it.kind = KEVO_ITEM_RECIPE;
+    it.title = recipe;
+    it.body = kevo_buf_cstr(&body);
+    it.category = category;
+    it.backend = "c";
+    it.tags = "builtin";
+    error = kevo_memory_item_add(mem, &it, out);
+    kevo_buf_free(&body);
+    return error;
+}
+
+/* Score of a recipe for a category: the category's Q once it has been
+ * updated, else the general Q, else the optimistic initial value. */
+static double recipe_score(kevo_memory *mem, int64_t general, int64_t specific, double q_init)
+{
+    double q;
+    int64_t n = 0;
+    if (specific && kevo_memory_q_get(&q, &n, mem, specific, KEVO_STAGE_REFINE) == 0 && n > 0)
+        return q;
+    if (general && kevo_memory_q_get(&q, &n, mem, general, KEVO_STAGE_REFINE) == 0 && n > 0)
+        return q;
+    return q_init;
+}
+
+int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
+                         const char *start_source, const char *start_recipes_json,
+                         const kevo_run_config *cfg, kevo_rng *rng)
+{
+    memset(out, 0, sizeof(*out));
+    size_t nr = 0;
+    const kevo_recipe_desc *all = kevo_recipe_list(&nr);
+    int error = 0;
+    int *applicable = calloc(nr, sizeof(int));
+    double *score = calloc(nr, sizeof(double));
+    int64_t *gen_ids = calloc(nr, sizeof(int64_t)), *cat_ids = calloc(nr, sizeof(int64_t));
+    kevo_recipe_step *chain = NULL;
+    size_t nchain = 0;
+    if (!applicable || !score || !gen_ids || !cat_ids) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t napp = 0;
+    for (size_t i = 0; i < nr; i++) {
+        bool ok = false;
+        char *reason = NULL;
+        if (kevo_recipe_check(&ok, &reason, all[i].name, start_source, at->task->name) == 0 && ok) {
+            applicable[i] = 1;
+            napp++;
+        }
+        free(reason);
+    }
+    if (napp == 0) {
+        out->exhausted = true;
+        goto done;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        if (!applicable[i])
+            continue;
+        if ((error = recipe_item(&gen_ids[i], mem, all[i].name, NULL)) < 0 ||
+            (error = recipe_item(&cat_ids[i], mem, all[i].name, at->task->category)) < 0)
+            goto done;
+        score[i] = cfg->memory ? recipe_score(mem, gen_ids[i], cat_ids[i], cfg->q_init)
+                               : cfg->q_init;
+    }
+    /* epsilon-greedy (or uniform for the random baseline); ties broken at random */
+    size_t pick = nr;
+    bool explore = !strcmp(cfg->retrieval, "random") || !cfg->memory ||
+                   kevo_rng_uniform(rng) < cfg->epsilon;
+    if (explore) {
+        size_t k = (size_t)(kevo_rng_uniform(rng) * (double)napp);
+        for (size_t i = 0; i < nr; i++)
+            if (applicable[i] && k-- == 0)
+                pick = i;
+    } else {
+        double best = -INFINITY;
+        int ties = 0;
+        for (size_t i = 0; i < nr; i++) {
+            if (!applicable[i])
+                continue;
+            if (score[i] > best + 1e-12) {
+                best = score[i];
+                pick = i;
+                ties = 1;
+            } else if (fabs(score[i] - best) <= 1e-12 && kevo_rng_uniform(rng) * ++ties < 1.0) {
+                pick = i;
+            }
+        }
+    }
+    const char *name = all[pick].name;
+    long params[KEVO_RECIPE_MAX_PARAMS];
+    size_t np = 0;
+    if ((error = kevo_recipe_params_default(params, &np, name)) < 0)
+        goto done;
+    bool changed = false;
+    if (np > 0)
+        kevo_recipe_params_mutate(&changed, params, rng, name, start_source, at->task->name);
+    char *src = NULL;
+    if ((error = kevo_recipe_apply(&src, name, params, np, start_source, at->task->name)) < 0) {
+        /* the precondition held but the rewrite failed: count it as a failed attempt */
+        out->failure = strdup(kevo_error_last());
+        error = 0;
+    }
+    out->source = src;
+    if (start_recipes_json && *start_recipes_json)
+        kevo_recipe_chain_from_json(&chain, &nchain, start_recipes_json);
+    kevo_recipe_step *grown = realloc(chain, (nchain + 1) * sizeof(*chain));
+    if (!grown) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    chain = grown;
+    memset(&chain[nchain], 0, sizeof(chain[nchain]));
+    chain[nchain].recipe = name;
+    memcpy(chain[nchain].params, params, sizeof(params));
+    chain[nchain].n_params = np;
+    kevo_recipe_chain_to_json(&out->recipes_json, chain, nchain + 1);
+    chain[nchain].recipe = NULL; /* borrowed from the registry, not ours to free */
+    nchain++;
+    out->used[out->nused++] = (kevo_used_item){gen_ids[pick], KEVO_STAGE_REFINE, 1, 0};
+    out->used[out->nused++] = (kevo_used_item){cat_ids[pick], KEVO_STAGE_REFINE, 2, 0};
+    snprintf(out->summary, sizeof(out->summary), "%s", name);
+done:
+    if (chain) {
+        /* recipe names from from_json are owned by the chain */
+        kevo_recipe_chain_free(chain);
+    }
+    free(applicable);
+    free(score);
+    free(gen_ids);
+    free(cat_ids);
+    return error;
+}

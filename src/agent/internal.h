@@ -1,0 +1,36 @@
+/*
+ * agent/internal.h - what the agent's files share. Internal to src/agent.
+ */
+#ifndef KEVO_AGENT_INTERNAL_H
+#define KEVO_AGENT_INTERNAL_H
+
+#include "kevo/agent.h"
+#include "kevo/memory.h"
+#include "kevo/task.h"
+#include "kevo/util.h"
+
+typedef struct kevo_agent_task {
+    kevo_task *task;
+    char *reference; /* reference source */
+} kevo_agent_task;
+
+/* A generator's proposal: a candidate source and what produced it. */
+typedef struct kevo_proposal {
+    char *source;        /* NULL when generation failed (see failure) */
+    char *failure;       /* why no usable candidate came out */
+    char *recipes_json;  /* built-in: the full recipe chain from the reference */
+    kevo_used_item used[64];
+    size_t nused;
+    int64_t tokens_prompt, tokens_completion;
+    bool tokens_estimated;
+    bool exhausted;      /* nothing applicable: the generator has no move */
+    char summary[128];
+} kevo_proposal;
+
+void kevo_proposal_clear(kevo_proposal *p);
+
+int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
+                         const char *start_source, const char *start_recipes_json,
+                         const kevo_run_config *cfg, kevo_rng *rng);
+
+#endif

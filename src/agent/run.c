@@ -1,0 +1,411 @@
+/*
+ * agent/run.c - a run: for each task, drafting until the first correct
+ * kernel, then refining from start points chosen by their learned Q2
+ * (EvoKernel), every attempt judged by the verifier and recorded with its
+ * edges, reward and Q updates in one transaction (src/memory). A killed
+ * run resumes from the store: each task continues at the iteration after
+ * its last recorded attempt, so at most the attempt in flight is lost.
+ */
+#include "agent/internal.h"
+#include "kevo/sys/backend.h"
+#include "kevo/verify.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kevo_run_config_init(kevo_run_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->generator = "builtin";
+    c->backend = "c";
+    c->db_path = "kevo.db";
+    c->iterations = 30;
+    c->seed = 1;
+    c->retrieval = "value";
+    c->memory = true;
+    c->epsilon = 0.1;
+    c->alpha = 0.3;
+    c->q_init = 0.5;
+}
+
+void kevo_proposal_clear(kevo_proposal *p)
+{
+    free(p->source);
+    free(p->failure);
+    free(p->recipes_json);
+    memset(p, 0, sizeof(*p));
+}
+
+static char *config_json(const kevo_run_config *c, char **dirs, size_t ndirs)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *paths = cJSON_AddArrayToObject(o, "paths");
+    for (size_t i = 0; i < c->npaths; i++)
+        cJSON_AddItemToArray(paths, cJSON_CreateString(c->paths[i]));
+    cJSON *tasks = cJSON_AddArrayToObject(o, "task_dirs");
+    for (size_t i = 0; i < ndirs; i++)
+        cJSON_AddItemToArray(tasks, cJSON_CreateString(dirs[i]));
+    cJSON_AddStringToObject(o, "generator", c->generator);
+    cJSON_AddStringToObject(o, "backend", c->backend);
+    cJSON_AddNumberToObject(o, "iterations", c->iterations);
+    cJSON_AddNumberToObject(o, "seed", (double)c->seed);
+    cJSON_AddStringToObject(o, "retrieval", c->retrieval);
+    cJSON_AddBoolToObject(o, "memory", c->memory);
+    cJSON_AddNumberToObject(o, "epsilon", c->epsilon);
+    cJSON_AddNumberToObject(o, "alpha", c->alpha);
+    cJSON_AddNumberToObject(o, "q_init", c->q_init);
+    cJSON_AddBoolToObject(o, "quick_timing", c->quick_timing);
+    if (c->memory_from)
+        cJSON_AddStringToObject(o, "memory_from", c->memory_from);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+/* Restore a run's configuration (for --resume). Strings point into `root`. */
+static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJSON *root)
+{
+    const cJSON *v;
+    if ((v = cJSON_GetObjectItem(root, "generator")) && cJSON_IsString(v))
+        c->generator = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "backend")) && cJSON_IsString(v))
+        c->backend = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "retrieval")) && cJSON_IsString(v))
+        c->retrieval = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "iterations")) && cJSON_IsNumber(v))
+        c->iterations = v->valueint;
+    if ((v = cJSON_GetObjectItem(root, "seed")) && cJSON_IsNumber(v))
+        c->seed = (uint64_t)v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "memory")))
+        c->memory = cJSON_IsTrue(v);
+    if ((v = cJSON_GetObjectItem(root, "epsilon")) && cJSON_IsNumber(v))
+        c->epsilon = v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "alpha")) && cJSON_IsNumber(v))
+        c->alpha = v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "q_init")) && cJSON_IsNumber(v))
+        c->q_init = v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "quick_timing")))
+        c->quick_timing = cJSON_IsTrue(v);
+    const cJSON *t = cJSON_GetObjectItem(root, "task_dirs");
+    if (!cJSON_IsArray(t))
+        return kevo_error_set(KEVO_EINVAL, "the run's stored configuration has no task list");
+    *ndirs = (size_t)cJSON_GetArraySize(t);
+    *dirs = calloc(*ndirs + 1, sizeof(char *));
+    size_t k = 0;
+    for (const cJSON *d = t->child; d; d = d->next)
+        (*dirs)[k++] = strdup(d->valuestring);
+    return 0;
+}
+
+/* Start point for refining: epsilon-greedy over Q2 among the task's correct
+ * attempts in this run (heuristic/random: the fastest one). */
+static int pick_start(kevo_attempt **out, kevo_memory *mem, const char *task, int64_t run,
+                      const kevo_run_config *cfg, kevo_rng *rng)
+{
+    *out = NULL;
+    kevo_attempt_filter f = {0};
+    f.run_id = run;
+    f.task = task;
+    f.correct_only = 1;
+    f.best_first = 1;
+    kevo_attempt_list *list = NULL;
+    int error = kevo_memory_attempt_list(&list, mem, &f);
+    if (error < 0 || list->n == 0) {
+        kevo_attempt_list_free(list);
+        return error;
+    }
+    size_t pick = 0; /* best_first: index 0 is the fastest */
+    if (!strcmp(cfg->retrieval, "value") && cfg->memory) {
+        if (kevo_rng_uniform(rng) < cfg->epsilon) {
+            pick = (size_t)(kevo_rng_uniform(rng) * (double)list->n);
+        } else {
+            double best = -INFINITY;
+            for (size_t i = 0; i < list->n; i++) {
+                double q;
+                int64_t n = 0;
+                kevo_memory_q_start_get(&q, &n, mem, list->attempts[i].id);
+                if (n == 0)
+                    q = cfg->q_init;
+                if (q > best + 1e-12) {
+                    best = q;
+                    pick = i;
+                }
+            }
+        }
+    }
+    error = kevo_memory_attempt_get(out, mem, list->attempts[pick].id);
+    kevo_attempt_list_free(list);
+    return error;
+}
+
+static bool source_seen(kevo_memory *mem, const char *task, int64_t run, const char *src)
+{
+    kevo_attempt_list *list = NULL;
+    bool seen = false;
+    if (kevo_memory_attempts_of_task(&list, mem, task, run) < 0)
+        return false;
+    for (size_t i = 0; i < list->n && !seen; i++)
+        seen = list->attempts[i].source && !strcmp(list->attempts[i].source, src);
+    kevo_attempt_list_free(list);
+    return seen;
+}
+
+static char *gates_json(const kevo_eval_result *r, const kevo_task *t)
+{
+    char *full = NULL;
+    kevo_eval_result_json(&full, r, t, false);
+    cJSON *o = cJSON_Parse(full);
+    free(full);
+    char *g = o ? cJSON_PrintUnformatted(cJSON_GetObjectItem(o, "gates")) : strdup("[]");
+    cJSON_Delete(o);
+    return g;
+}
+
+static int run_task(kevo_memory *mem, int64_t run, const char *dir, size_t index, size_t total,
+                    const kevo_run_config *cfg)
+{
+    int error = 0;
+    kevo_agent_task at = {0};
+    kevo_evaluator *ev = NULL;
+    kevo_attempt_list *done_list = NULL;
+    if ((error = kevo_task_load(&at.task, dir)) < 0)
+        goto done;
+    if ((error = kevo_file_read(&at.reference, NULL, at.task->reference_path)) < 0)
+        goto done;
+    kevo_memory_task mt = {0};
+    mt.name = at.task->name;
+    mt.level = at.task->level;
+    mt.category = at.task->category;
+    mt.description = at.task->description;
+    mt.reference = at.reference;
+    mt.suite_path = dir;
+    if ((error = kevo_memory_task_upsert(mem, &mt, NULL)) < 0)
+        goto done;
+    if ((error = kevo_memory_attempts_of_task(&done_list, mem, at.task->name, run)) < 0)
+        goto done;
+    int start_iter = (int)done_list->n;
+    if (start_iter >= cfg->iterations) {
+        if (!cfg->quiet)
+            printf("[%zu/%zu] %-28s already complete (%d attempts)\n", index + 1, total,
+                   at.task->name, start_iter);
+        goto done;
+    }
+    kevo_eval_options eo;
+    kevo_eval_options_default(&eo);
+    eo.backend = cfg->backend;
+    if (cfg->quick_timing) {
+        eo.min_time_s = 0.2;
+        eo.min_samples = 5;
+        eo.max_time_s = 10;
+    }
+    if ((error = kevo_evaluator_new(&ev, at.task, &eo)) < 0)
+        goto done;
+    kevo_learn_config lc;
+    kevo_learn_config_init(&lc);
+    lc.alpha = cfg->alpha;
+    lc.q_init = cfg->q_init;
+    double best = 0;
+    for (size_t i = 0; i < done_list->n; i++)
+        if (done_list->attempts[i].speedup > best)
+            best = done_list->attempts[i].speedup;
+    for (int it = start_iter; it < cfg->iterations; it++) {
+        if (cfg->stop && *cfg->stop) {
+            error = KEVO_EINTR;
+            goto done;
+        }
+        kevo_rng rng;
+        uint64_t key[2] = {cfg->seed, (uint64_t)it};
+        kevo_rng_seed(&rng, kevo_hash64(key, sizeof(key), kevo_hash64(at.task->name,
+                                                                      strlen(at.task->name), 0)));
+        kevo_attempt *start = NULL;
+        if ((error = pick_start(&start, mem, at.task->name, run, cfg, &rng)) < 0)
+            goto done;
+        kevo_proposal prop = {0};
+        kevo_attempt a = {0};
+        a.run_id = run;
+        a.task = at.task->name;
+        a.backend = cfg->backend;
+        a.generator = cfg->generator;
+        a.iteration = it;
+        if (!start) {
+            /* drafting: the built-in generator's first draft is the task's own reference */
+            a.stage = KEVO_STAGE_DRAFT;
+            prop.source = strdup(at.reference);
+            snprintf(prop.summary, sizeof(prop.summary), "draft from the reference");
+        } else {
+            a.stage = KEVO_STAGE_REFINE;
+            a.parent_id = start->id;
+            for (int tries = 0; tries < 6; tries++) {
+                kevo_proposal_clear(&prop);
+                if ((error = kevo_builtin_propose(&prop, mem, &at, start->source,
+                                                  start->recipes_json, cfg, &rng)) < 0) {
+                    kevo_attempt_free(start);
+                    goto done;
+                }
+                if (prop.exhausted || !prop.source ||
+                    !source_seen(mem, at.task->name, run, prop.source))
+                    break;
+            }
+        }
+        kevo_eval_result r = {0};
+        char *gates = NULL;
+        if (prop.exhausted) {
+            a.verdict = "compile_error";
+            a.feedback = "no recipe applies to this start point";
+            a.source = start ? start->source : at.reference;
+        } else if (!prop.source) {
+            a.verdict = "compile_error";
+            a.feedback = prop.failure ? prop.failure : "the generator produced no candidate";
+            a.source = "";
+        } else {
+            if ((error = kevo_evaluator_eval(ev, prop.source, &r)) < 0) {
+                kevo_attempt_free(start);
+                kevo_proposal_clear(&prop);
+                goto done;
+            }
+            a.verdict = kevo_verdict_name(r.verdict);
+            a.feedback = r.feedback;
+            a.source = prop.source;
+            gates = gates_json(&r, at.task);
+            a.gates_json = gates;
+            if (r.has_latency) {
+                a.candidate_us = r.latency.candidate_us;
+                a.reference_us = r.latency.reference_us;
+                a.speedup = r.latency.speedup;
+            }
+        }
+        a.recipes_json = prop.recipes_json;
+        a.tokens_prompt = prop.tokens_prompt;
+        a.tokens_completion = prop.tokens_completion;
+        a.tokens_estimated = prop.tokens_estimated;
+        int64_t id = 0;
+        error = kevo_memory_attempt_record(mem, &a, prop.used, prop.nused, &lc, &id);
+        if (a.speedup > best)
+            best = a.speedup;
+        if (error == 0 && !cfg->quiet)
+        {
+            char sp[32] = "";
+            if (a.speedup > 0)
+                snprintf(sp, sizeof(sp), "%.2fx", a.speedup);
+            printf("[%zu/%zu] %-24s iter %2d/%d %-6s %-24.24s %-13s %7s  best %.2fx\n",
+                   index + 1, total, at.task->name, it + 1, cfg->iterations,
+                   a.stage == KEVO_STAGE_DRAFT ? "draft" : "refine", prop.summary, a.verdict, sp,
+                   best);
+        }
+        fflush(stdout);
+        free(gates);
+        kevo_eval_result_clear(&r);
+        kevo_proposal_clear(&prop);
+        kevo_attempt_free(start);
+        if (error < 0)
+            goto done;
+    }
+done:
+    kevo_attempt_list_free(done_list);
+    kevo_evaluator_free(ev);
+    kevo_task_free(at.task);
+    free(at.reference);
+    return error;
+}
+
+int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
+{
+    kevo_run_config cfg = *cfg_in;
+    kevo_memory *mem = NULL;
+    char **dirs = NULL;
+    size_t ndirs = 0;
+    char *cfgtext = NULL;
+    cJSON *stored = NULL;
+    kevo_run *run = NULL;
+    int error = 0;
+    int64_t run_id = 0;
+    if (strcmp(cfg.generator, "builtin")) {
+        return kevo_error_set(KEVO_EINVAL, "generator '%s' is not available in `kevo run` yet "
+                              "(use --generator builtin)", cfg.generator);
+    }
+    if (!kevo_backend_find(cfg.backend))
+        return kevo_error_set(KEVO_EINVAL, "unknown backend '%s'", cfg.backend);
+    if ((error = kevo_memory_open(&mem, cfg.db_path)) < 0)
+        goto done;
+    if (cfg.resume_run) {
+        if ((error = kevo_memory_run_get(&run, mem, cfg.resume_run)) < 0)
+            goto done;
+        stored = cJSON_Parse(run->config_json);
+        if (!stored) {
+            error = kevo_error_set(KEVO_EINVAL, "run %lld: stored configuration is not JSON",
+                                   (long long)cfg.resume_run);
+            goto done;
+        }
+        if ((error = config_from_json(&cfg, &dirs, &ndirs, stored)) < 0)
+            goto done;
+        run_id = cfg.resume_run;
+    } else {
+        if (cfg.memory_from) {
+            kevo_import_stats is;
+            if ((error = kevo_memory_import(mem, cfg.memory_from, &is)) < 0)
+                goto done;
+        }
+        for (size_t i = 0; i < cfg.npaths; i++) {
+            char **found = NULL;
+            size_t k = 0;
+            if ((error = kevo_task_find(&found, &k, cfg.paths[i])) < 0)
+                goto done;
+            if (k == 0) {
+                kevo_task_dirs_free(found, k);
+                error = kevo_error_set(KEVO_EINVAL, "%s: no task.json found under it",
+                                       cfg.paths[i]);
+                goto done;
+            }
+            char **m = realloc(dirs, (ndirs + k + 1) * sizeof(char *));
+            if (!m) {
+                error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+                goto done;
+            }
+            dirs = m;
+            memcpy(dirs + ndirs, found, k * sizeof(char *));
+            ndirs += k;
+            free(found);
+        }
+        if (cfg.max_tasks > 0 && (size_t)cfg.max_tasks < ndirs) {
+            for (size_t i = (size_t)cfg.max_tasks; i < ndirs; i++)
+                free(dirs[i]);
+            ndirs = (size_t)cfg.max_tasks;
+        }
+        /* validate every task before spending time on any */
+        for (size_t i = 0; i < ndirs; i++) {
+            kevo_task *t = NULL;
+            if ((error = kevo_task_load(&t, dirs[i])) < 0)
+                goto done;
+            kevo_task_free(t);
+        }
+        cfgtext = config_json(&cfg, dirs, ndirs);
+        if ((error = kevo_memory_run_begin(mem, cfgtext, &run_id)) < 0)
+            goto done;
+    }
+    *out_run_id = run_id;
+    if (!cfg.quiet)
+        printf("run %lld: %zu tasks, %d iterations each, generator %s, store %s\n",
+               (long long)run_id, ndirs, cfg.iterations, cfg.generator, cfg.db_path);
+    for (size_t i = 0; i < ndirs; i++) {
+        if ((error = run_task(mem, run_id, dirs[i], i, ndirs, &cfg)) < 0) {
+            if (error == KEVO_EINTR)
+                break;
+            /* a task that cannot be evaluated (broken reference) is reported, the run goes on */
+            fprintf(stderr, "kevo run: %s: %s\n", dirs[i], kevo_error_last());
+            if (error == KEVO_ENOMEM || error == KEVO_EIO)
+                goto done;
+            error = 0;
+        }
+    }
+    kevo_memory_run_finish(mem, run_id, error == KEVO_EINTR ? "interrupted" : "finished");
+done:
+    kevo_task_dirs_free(dirs, ndirs);
+    free(cfgtext);
+    cJSON_Delete(stored);
+    kevo_run_free(run);
+    kevo_memory_free(mem);
+    return error;
+}

@@ -1,0 +1,169 @@
+/*
+ * cli/cmd_run.c - `kevo run SUITE_OR_TASK... [options]` and
+ * `kevo run --resume RUN_ID`. Parses flags, installs the Ctrl-C handler,
+ * calls the agent, prints where the results are.
+ */
+#include "cli/commands.h"
+#include "kevo/agent.h"
+#include "kevo/util.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (stop_requested) /* second Ctrl-C: leave now; the store stays consistent */
+        _exit(130);
+    stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kevo run SUITE_OR_TASK_DIR... [options]\n"
+            "       kevo run --resume RUN_ID [--db PATH]\n"
+            "\n"
+            "Optimise every task: draft until a correct kernel, then refine from start\n"
+            "points chosen by learned value, every attempt verified and remembered.\n"
+            "\n"
+            "options:\n"
+            "  --generator NAME   builtin (offline recipes; default)\n"
+            "  --iterations T     attempts per task (default 30)\n"
+            "  --db PATH          the experience store (default kevo.db)\n"
+            "  --seed S           makes the run's random choices reproducible (default 1)\n"
+            "  --retrieval MODE   value (default) | heuristic | random\n"
+            "  --memory on|off    off: no learned values (ablation)\n"
+            "  --epsilon E        exploration rate (default 0.1)\n"
+            "  --memory-from FILE import an exported memory first (transfer)\n"
+            "  --max-tasks N      only the first N tasks (sorted by path)\n"
+            "  --quick            shorter latency measurements (demos, tests)\n"
+            "  --resume RUN_ID    continue a stopped or killed run\n"
+            "  --quiet            no progress lines\n"
+            "Ctrl-C stops after the attempt in flight; `kevo run --resume` continues.\n");
+}
+
+static int parse_int(int *out, const char *flag, const char *v)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < 0 || x > 1000000) {
+        fprintf(stderr, "kevo run: %s needs a non-negative integer, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+int kevo_cmd_run(int argc, char **argv)
+{
+    kevo_run_config cfg;
+    kevo_run_config_init(&cfg);
+    const char **paths = calloc((size_t)argc, sizeof(char *));
+    int rc = KEVO_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int n;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            goto done;
+        } else if (!strcmp(a, "--quick")) {
+            cfg.quick_timing = true;
+        } else if (!strcmp(a, "--quiet")) {
+            cfg.quiet = true;
+        } else if (a[0] == '-' && !v) {
+            fprintf(stderr, "kevo run: %s needs a value (see kevo run --help)\n", a);
+            rc = KEVO_EXIT_USAGE;
+            goto done;
+        } else if (!strcmp(a, "--generator")) {
+            cfg.generator = argv[++i];
+        } else if (!strcmp(a, "--backend")) {
+            cfg.backend = argv[++i];
+        } else if (!strcmp(a, "--db")) {
+            cfg.db_path = argv[++i];
+        } else if (!strcmp(a, "--retrieval")) {
+            cfg.retrieval = argv[++i];
+            if (strcmp(cfg.retrieval, "value") && strcmp(cfg.retrieval, "heuristic") &&
+                strcmp(cfg.retrieval, "random")) {
+                fprintf(stderr, "kevo run: --retrieval must be value, heuristic or random\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
+        } else if (!strcmp(a, "--memory")) {
+            i++;
+            if (strcmp(v, "on") && strcmp(v, "off")) {
+                fprintf(stderr, "kevo run: --memory must be on or off\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
+            cfg.memory = !strcmp(v, "on");
+        } else if (!strcmp(a, "--memory-from")) {
+            cfg.memory_from = argv[++i];
+        } else if (!strcmp(a, "--iterations") || !strcmp(a, "--max-tasks") ||
+                   !strcmp(a, "--resume") || !strcmp(a, "--seed")) {
+            if (parse_int(&n, a, argv[++i]) < 0) {
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
+            if (!strcmp(a, "--iterations"))
+                cfg.iterations = n;
+            else if (!strcmp(a, "--max-tasks"))
+                cfg.max_tasks = n;
+            else if (!strcmp(a, "--resume"))
+                cfg.resume_run = n;
+            else
+                cfg.seed = (uint64_t)n;
+        } else if (!strcmp(a, "--epsilon")) {
+            cfg.epsilon = atof(argv[++i]);
+            if (cfg.epsilon < 0 || cfg.epsilon > 1) {
+                fprintf(stderr, "kevo run: --epsilon must be in [0, 1]\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
+        } else if (a[0] == '-') {
+            fprintf(stderr, "kevo run: unknown option '%s' (see kevo run --help)\n", a);
+            rc = KEVO_EXIT_USAGE;
+            goto done;
+        } else {
+            paths[cfg.npaths++] = a;
+        }
+    }
+    cfg.paths = paths;
+    if (cfg.npaths == 0 && !cfg.resume_run) {
+        usage(stderr);
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    if (cfg.iterations < 1) {
+        fprintf(stderr, "kevo run: --iterations must be at least 1\n");
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    cfg.stop = &stop_requested;
+    int64_t run_id = 0;
+    int error = kevo_agent_run(&run_id, &cfg);
+    if (error == KEVO_EINTR) {
+        fprintf(stderr, "kevo run: stopped; continue with `kevo run --resume %lld --db %s`\n",
+                (long long)run_id, cfg.db_path);
+        rc = 130;
+    } else if (error < 0) {
+        fprintf(stderr, "kevo run: %s\n", kevo_error_last());
+        rc = error == KEVO_EINVAL || error == KEVO_ENOTFOUND ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
+    } else if (!cfg.quiet) {
+        printf("run %lld finished; see `kevo report --run %lld --db %s`\n", (long long)run_id,
+               (long long)run_id, cfg.db_path);
+    }
+done:
+    free(paths);
+    return rc;
+}
