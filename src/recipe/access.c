@@ -549,8 +549,8 @@ static unsigned match_if_update(const kevo_recipe_model *m, unsigned t1, int var
     if (kevo_recipe_uses_var(m, other[0], other[1], var) ||
         !kevo_rtok_same(m, other[0], other[1], a + 2, s))
         return (unsigned)-1;
-    /* if (X > Y) v = other: P (the chosen value) is the non-variable side. */
-    *op = minmax(relop, xv, !xv);
+    /* if (X > Y) v = other: the chosen value is the non-variable side. */
+    *op = minmax(relop, xv, false);
     return end;
 }
 
@@ -762,6 +762,16 @@ done:
     return error;
 }
 
+/* Whether token t is the first token of the left-hand side of one of the
+ * writes. */
+static bool is_lhs_start(const kevo_rwrite *w, size_t nw, unsigned t)
+{
+    for (size_t i = 0; i < nw; i++)
+        if (w[i].kind == KEVO_WRITE_ELEMENT && w[i].t_lhs0 == t)
+            return true;
+    return false;
+}
+
 int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
 {
     int error = 0;
@@ -784,8 +794,9 @@ int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
                                    text, line);
             goto done;
         }
+        /* every other use of the array must be a read at one of its write indices */
         for (unsigned t = t0; t < t1; t++) {
-            if (m->tok[t].var != v || t == w[i].t_lhs0)
+            if (m->tok[t].var != v || is_lhs_start(w, nw, t))
                 continue;
             unsigned other_line = kevo_recipe_line(m, m->tok[t].start);
             if (!kevo_rtok_is(m, t + 1, "[")) {
@@ -802,10 +813,14 @@ int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
                     break;
                 j = c + 1;
             }
-            if (!kevo_rtok_same(m, t + 1, j, w[i].t_idx0, w[i].t_idx1)) {
+            bool matches = false;
+            for (size_t k = 0; k < nw && !matches; k++)
+                matches = w[k].kind == KEVO_WRITE_ELEMENT && w[k].var == v &&
+                          kevo_rtok_same(m, t + 1, j, w[k].t_idx0, w[k].t_idx1);
+            if (!matches) {
                 error = kevo_error_set(
                     KEVO_EINVAL,
-                    "'%s' is written at '%s' (line %u) and also accessed at another index "
+                    "'%s' is written at '%s' (line %u) and also read at another index "
                     "(line %u): a possible dependence between iterations",
                     m->var[v].name, text, line, other_line);
                 goto done;

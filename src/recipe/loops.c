@@ -97,6 +97,11 @@ int kevo_recipe_band(const kevo_recipe_model *m, int l, int max, bool strided_ok
             why_set(why, why_len, "%s", L->why);
             break;
         }
+        if (L->early_exit) {
+            why_set(why, why_len, "the loop at line %u can leave early (break, return or goto)",
+                    L->line);
+            break;
+        }
         bool ok = true;
         for (int j = 0; j < k && ok; j++) {
             if (kevo_recipe_uses_var(m, L->t_lb0, L->t_lb1, vars[j]) ||

@@ -289,6 +289,48 @@ static int var_index(kevo_recipe_model *m, CXCursor **decls, size_t *cap, CXCurs
     return (int)m->n_var++;
 }
 
+/* Statements that leave a loop early: a break with the offset of the
+ * statement it breaks, or a return/goto (target UINT_MAX). */
+typedef struct exit_ctx {
+    unsigned breakable; /* offset of the innermost for/while/do/switch */
+    unsigned (*v)[2];
+    size_t n, cap;
+    int error;
+} exit_ctx;
+
+static enum CXChildVisitResult find_exits(CXCursor c, CXCursor parent, CXClientData data)
+{
+    exit_ctx *x = data;
+    (void)parent;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    unsigned off = cx_offset(clang_getRangeStart(clang_getCursorExtent(c)), NULL);
+    if (k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt ||
+        k == CXCursor_SwitchStmt) {
+        unsigned saved = x->breakable;
+        x->breakable = off;
+        clang_visitChildren(c, find_exits, x);
+        x->breakable = saved;
+        return x->error < 0 ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
+    if (k != CXCursor_BreakStmt && k != CXCursor_ReturnStmt && k != CXCursor_GotoStmt &&
+        k != CXCursor_IndirectGotoStmt)
+        return CXChildVisit_Recurse;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 8;
+        unsigned(*v)[2] = realloc(x->v, cap * sizeof(*v));
+        if (!v) {
+            x->error = kevo_error_set(KEVO_ENOMEM, "out of memory listing loop exits");
+            return CXChildVisit_Break;
+        }
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n][0] = off;
+    x->v[x->n][1] = k == CXCursor_BreakStmt ? x->breakable : UINT_MAX;
+    x->n++;
+    return CXChildVisit_Continue;
+}
+
 /* ---- building ----------------------------------------------------------- */
 
 static int index_lines(kevo_recipe_model *m)
@@ -823,6 +865,7 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
     CXCursor *decls = NULL;
     size_t decl_cap = 0;
     loop_ctx lc = {0};
+    exit_ctx ex = {.breakable = UINT_MAX};
 
     *out = NULL;
     if (!source || !kernel_name || !*kernel_name)
@@ -923,11 +966,25 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
     }
     if ((error = build_loops(m, lc.v, lc.n)) < 0)
         goto done;
+    clang_visitChildren(f.found, find_exits, &ex);
+    if (ex.error < 0) {
+        error = ex.error;
+        goto done;
+    }
+    for (size_t l = 0; l < m->n_loop; l++) {
+        kevo_rloop *L = &m->loop[l];
+        unsigned s0 = m->tok[L->t_for].start, s1 = m->tok[L->t_end - 1].end;
+        for (size_t i = 0; i < ex.n; i++)
+            if (ex.v[i][0] >= s0 && ex.v[i][0] < s1 &&
+                (ex.v[i][1] == UINT_MAX || ex.v[i][1] == s0))
+                L->early_exit = true;
+    }
 
     *out = m;
     m = NULL;
 done:
     free(lc.v);
+    free(ex.v);
     free(decls);
     if (tu)
         clang_disposeTranslationUnit(tu);

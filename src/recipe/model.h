@@ -79,7 +79,8 @@ typedef struct kevo_rloop {
                          statement beside the child loop (for messages) */
     unsigned t_for, t_lparen, t_semi1, t_semi2, t_rparen, t_body, t_end;
     bool body_compound;
-    unsigned line; /* 1-based line of `for` */
+    bool early_exit; /* the body can leave the loop: break (of this loop), return, goto */
+    unsigned line;   /* 1-based line of `for` */
     bool at_line_start;
     int pragmas[KEVO_RLOOP_MAX_PRAGMAS]; /* attached directives, top to bottom */
     int n_pragmas;
@@ -197,9 +198,11 @@ int kevo_recipe_scalars(kevo_rscalars *out, const kevo_recipe_model *m, unsigned
 int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned t1,
                                const int *vars, size_t n);
 
-/* Check that each array written in [t0,t1) (declared outside it) is accessed
- * there only at the index it is written at, a cheap stand-in for dependence
- * analysis before reordering iterations. KEVO_EINVAL with the reason. */
+/* Check that each array written in [t0,t1) (declared outside it) is read
+ * there only at an index it is written at (textually), a cheap stand-in for
+ * dependence analysis: `y[i] = y[i-1] + x` is refused. Writes at several
+ * indices (y[2*i], y[2*i+1]) are assumed not to overlap across iterations.
+ * KEVO_EINVAL with the reason. */
 int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1);
 
 /* --- edits (edit.c) ------------------------------------------------------- */

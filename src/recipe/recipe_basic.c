@@ -1,7 +1,8 @@
 /*
  * recipe/recipe_basic.c - the two recipes that do not touch loops:
  *   flags     add a set of allow-listed build flags to the cflags line;
- *   restrict  qualify the kernel's pointer parameters with `restrict`.
+ *   restrict  qualify the kernel's pointer parameters with `restrict`
+ *             (`T *restrict p`, or `T a[restrict]` for array declarators).
  *
  * Must not: edit loops or text outside the kernel's parameter list.
  */
@@ -71,7 +72,8 @@ int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
 
     for (size_t i = 0; i < m->n_param; i++) {
         int v = m->param[i];
-        if (v < 0 || m->var[v].vtype != KEVO_VTYPE_POINTER || m->var[v].points_to_function)
+        if (v < 0 || m->var[v].points_to_function ||
+            (m->var[v].vtype != KEVO_VTYPE_POINTER && m->var[v].vtype != KEVO_VTYPE_ARRAY))
             continue;
         pointers++;
         if (m->var[v].is_restrict) {
@@ -82,6 +84,19 @@ int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         for (unsigned t = 0; t < m->t_fbody && t < m->n_tok; t++)
             if (m->tok[t].var == v && m->tok[t].is_decl)
                 d = t;
+        if (d < m->n_tok && kevo_rtok_is(m, d + 1, "[")) {
+            /* `T name[]` / `T name[N]`: the qualifier goes inside the first brackets */
+            if (kevo_rtok_is(m, d + 2, "restrict")) {
+                already++;
+                continue;
+            }
+            if ((error = kevo_recipe_edits_add(&out->edits, m->tok[d + 1].end, m->tok[d + 1].end,
+                                               kevo_rtok_is(m, d + 2, "]") ? "restrict"
+                                                                            : "restrict ")) < 0)
+                return error;
+            added++;
+            continue;
+        }
         if (d == m->n_tok || !restrictable(m, d)) {
             size_t n = strlen(skipped);
             snprintf(skipped + n, sizeof(skipped) - n, "%s'%s'", n ? ", " : "", m->var[v].name);
@@ -98,8 +113,7 @@ int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         return kevo_error_set(KEVO_EINVAL, "the kernel has no pointer parameter");
     if (skipped[0])
         return kevo_error_set(KEVO_EINVAL,
-                              "pointer parameters %s are not declared as 'T *name' (array or "
-                              "function-pointer declarators are left alone)%s",
+                              "pointer parameters %s are not declared as 'T *name' or 'T name[]'%s",
                               skipped, already ? "; the others are already restrict" : "");
     return kevo_error_set(KEVO_EINVAL, "every pointer parameter is already restrict (%d of %d)",
                           already, pointers);

@@ -121,6 +121,10 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
         return kevo_error_set(KEVO_EINVAL,
                               "the loop at line %u is collapsed into the omp loop at line %u",
                               O->line, m->loop[a].line);
+    if (O->early_exit || C->early_exit)
+        return kevo_error_set(KEVO_EINVAL,
+                              "the loop at line %u can leave early (break, return or goto)",
+                              O->early_exit ? O->line : C->line);
     if (!O->canonical)
         return kevo_error_set(KEVO_EINVAL, "%s", O->why);
     if (!C->canonical)

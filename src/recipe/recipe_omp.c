@@ -112,6 +112,12 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         error = add_reason(reasons, L->why);
         goto skipped;
     }
+    if (L->early_exit) {
+        snprintf(why, sizeof(why), "the loop at line %u can leave early (break, return or goto)",
+                 L->line);
+        error = add_reason(reasons, why);
+        goto skipped;
+    }
     if (L->pragma_flags & ~KEVO_PRAGMA_OMP_SIMD) {
         int n;
         const char *t = kevo_recipe_pragma_text(m, r, ~0u, &n);
@@ -256,6 +262,9 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                      "line %u", L->line, m->loop[a].line);
         } else if (!L->canonical) {
             snprintf(why, sizeof(why), "%s", L->why);
+        } else if (L->early_exit) {
+            snprintf(why, sizeof(why), "the loop at line %u can leave early (break, return or "
+                     "goto)", L->line);
         } else if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0 ||
                    kevo_recipe_stores_indexed(m, L->t_body, L->t_end, &L->var, 1) < 0 ||
                    kevo_recipe_same_index(m, L->t_body, L->t_end) < 0) {
