@@ -147,11 +147,17 @@ static size_t skip_space(const char *v, size_t i, size_t len)
     return i;
 }
 
-/* v[i] == '(' -> index just past the matching ')', or len when unbalanced. */
+/* A real parameter list is far shorter; the bound keeps a reply full of
+ * unbalanced "name(" from costing quadratic time. */
+#define MAX_PARAMS_BYTES 4096
+
+/* v[i] == '(' -> index just past the matching ')', or len when unbalanced
+ * within MAX_PARAMS_BYTES. */
 static size_t skip_parens(const char *v, size_t i, size_t len)
 {
     int depth = 0;
-    for (; i < len; i++) {
+    size_t end = len - i > MAX_PARAMS_BYTES ? i + MAX_PARAMS_BYTES : len;
+    for (; i < end; i++) {
         if (v[i] == '(')
             depth++;
         else if (v[i] == ')' && --depth == 0)

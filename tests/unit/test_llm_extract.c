@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kevo/llm.h"
+#include "kevo/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,21 @@ static void test_llm_extract__blank_lines_trimmed(void **state)
     expect_code("```c\n\n\n   \n" RELU "\n\n\n```\n", "c", "relu", RELU);
 }
 
+static void test_llm_extract__pathological_reply_is_fast(void **state)
+{
+    /* 200 KB of unbalanced "relu(" inside a block, then the real kernel */
+    size_t n = 40000, cap = n * 5 + 512;
+    char *reply = malloc(cap);
+    memcpy(reply, "```c\n", 5);
+    for (size_t i = 0; i < n; i++)
+        memcpy(reply + 5 + i * 5, "relu(", 5);
+    snprintf(reply + 5 + n * 5, cap - 5 - n * 5, "\n```\n```c\n%s```\n", RELU);
+    double t0 = kevo_now_s();
+    expect_code(reply, "c", "relu", RELU);
+    assert_true(kevo_now_s() - t0 < 2.0);
+    free(reply);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_llm_extract__any_language_and_no_kernel_name),
         cmocka_unit_test(test_llm_extract__empty_and_bad_input),
         cmocka_unit_test(test_llm_extract__blank_lines_trimmed),
+        cmocka_unit_test(test_llm_extract__pathological_reply_is_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
