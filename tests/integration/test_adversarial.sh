@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# tests/integration/test_adversarial.sh - runs `kevo eval --json` on every
+# adversarial candidate (tests/adversarial/<folder>/*.c, expected verdicts in
+# tests/adversarial/expected.txt; a second expected verdict means "also run
+# with --unsafe-skip-antihack") and on every tests/candidates/<task>/
+# {correct,incorrect}.c, and compares the verdicts.
+#
+# Environment:
+#   KEVO       the kevo binary (default: build/kevo under KEVO_SRC)
+#   KEVO_SRC   the source root (default: two folders above this script)
+#   JOBS       evaluations run at once (default 1; more is faster but makes
+#              the latency figures noisier)
+#   ONLY       extended regex: run only cases whose name matches
+#   CASE_TIMEOUT  seconds before one `kevo eval` is abandoned (default 900)
+#   PYTHON     python3 used to read the JSON (default python3)
+#
+# Prints one line per case, `ok|FAIL <case> expected X got Y`, then
+# `N passed, M failed`; exits 1 on any failure, 2 when it cannot run at all.
+# Never run the adversarial candidates any other way: they are hostile
+# (fork bombs, CPU hogs, file and network probes).
+set -uo pipefail
+
+KEVO_SRC=${KEVO_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+KEVO=${KEVO:-$KEVO_SRC/build/kevo}
+JOBS=${JOBS:-1}
+ONLY=${ONLY:-}
+CASE_TIMEOUT=${CASE_TIMEOUT:-900}
+PY=${PYTHON:-python3}
+ADV=$KEVO_SRC/tests/adversarial
+CAND=$KEVO_SRC/tests/candidates
+EXPECTED=$ADV/expected.txt
+
+die() { echo "test_adversarial: $*" >&2; exit 2; }
+[ -x "$KEVO" ] || die "KEVO=$KEVO is not an executable"
+[ -f "$EXPECTED" ] || die "$EXPECTED missing (KEVO_SRC=$KEVO_SRC)"
+"$PY" -c 'import json' 2>/dev/null || die "$PY cannot import json"
+
+help=$("$KEVO" eval --help 2>&1) || die "\`$KEVO eval --help\` failed: is eval implemented? $(echo "$help" | head -3)"
+EVAL_FLAGS=(--json)
+if grep -q -- '--quick' <<<"$help"; then
+    EVAL_FLAGS+=(--quick)
+fi
+grep -q -- '--unsafe-skip-antihack' <<<"$help" ||
+    echo "note: \`kevo eval --help\` does not mention --unsafe-skip-antihack; those cases will likely fail"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kevo-adv.XXXXXX") || die "mktemp failed"
+cleanup() {
+    local p
+    for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- collect the cases --------------------------------------------------
+# Parallel arrays, one entry per evaluation.
+NAMES=() TASKS=() FILES=() MODES=() EXPECTS=()
+add_case() { # name task file mode expected
+    if [ -n "$ONLY" ] && ! [[ $1 =~ $ONLY ]]; then
+        return
+    fi
+    NAMES+=("$1") TASKS+=("$2") FILES+=("$3") MODES+=("$4") EXPECTS+=("$5")
+}
+
+SETUP_ERRORS=()
+while read -r rel normal skip rest; do
+    case $rel in '' | '#'*) continue ;; esac
+    folder=${rel%%/*}
+    file=$ADV/$rel
+    taskfile=$ADV/$folder/TASK
+    if [ ! -f "$file" ] || [ ! -f "$taskfile" ] || [ -z "$normal" ] || [ -n "${rest:-}" ]; then
+        SETUP_ERRORS+=("expected.txt line for '$rel': missing file, missing $folder/TASK or bad fields")
+        continue
+    fi
+    task=$KEVO_SRC/$(head -1 "$taskfile")
+    add_case "$rel" "$task" "$file" normal "$normal"
+    if [ -n "${skip:-}" ]; then
+        add_case "$rel [no-antihack]" "$task" "$file" skip "$skip"
+    fi
+done <"$EXPECTED"
+
+# every candidate file must have an expected line
+for f in "$ADV"/*/*.c; do
+    rel=${f#"$ADV"/}
+    grep -qE "^${rel//./\\.}[[:space:]]" "$EXPECTED" || SETUP_ERRORS+=("$rel has no line in expected.txt")
+done
+
+for d in "$CAND"/*/; do
+    [ -d "$d" ] || continue
+    t=$(basename "$d")
+    task=$KEVO_SRC/suites/c/level1/$t
+    for kind in correct incorrect; do
+        if [ -f "$d/$kind.c" ]; then
+            add_case "candidates/$t/$kind.c" "$task" "$d/$kind.c" normal "$kind"
+        else
+            SETUP_ERRORS+=("candidates/$t/$kind.c missing")
+        fi
+    done
+done
+
+# ---- run ------------------------------------------------------------------
+run_case() { # index
+    local i=$1 start end rc
+    local -a flags=("${EVAL_FLAGS[@]}")
+    [ "${MODES[$i]}" = skip ] && flags+=(--unsafe-skip-antihack)
+    start=$(date +%s.%N)
+    timeout -k 10 "$CASE_TIMEOUT" "$KEVO" eval "${flags[@]}" "${TASKS[$i]}" "${FILES[$i]}" \
+        >"$WORK/$i.out" 2>"$WORK/$i.err" </dev/null
+    rc=$?
+    end=$(date +%s.%N)
+    echo "$rc" >"$WORK/$i.rc"
+    echo "$start $end" | awk '{printf "%.1f\n", $2 - $1}' >"$WORK/$i.secs"
+}
+
+n=${#NAMES[@]}
+echo "kevo: $KEVO; flags: ${EVAL_FLAGS[*]}; $n evaluations, $JOBS at a time"
+for ((i = 0; i < n; i++)); do
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+        wait -n 2>/dev/null || true
+    done
+    run_case "$i" &
+done
+wait
+
+# ---- judge ----------------------------------------------------------------
+# parse FILE MODE -> verdict, speedup, problems, feedback separated by \x1f
+parse() {
+    "$PY" - "$1" "$2" <<'PYEOF'
+import json, sys
+path, mode = sys.argv[1], sys.argv[2]
+raw = open(path, encoding="utf-8", errors="replace").read()
+problems = []
+verdict, speedup, feedback = "no-json", "none", ""
+try:
+    obj = json.loads(raw)
+except Exception as e:
+    obj = None
+    feedback = "stdout is not one JSON object: " + raw.strip().replace("\n", " ")[:300]
+if isinstance(obj, dict):
+    verdict = str(obj.get("verdict", "no-verdict"))
+    fb = obj.get("feedback")
+    if not isinstance(fb, str):
+        problems.append("no feedback string")
+        fb = ""
+    feedback = " ".join(fb.split())[:400]
+    gates = obj.get("gates")
+    if not isinstance(gates, list) or not gates:
+        problems.append("no gates array")
+    else:
+        for g in gates:
+            if not isinstance(g, dict) or "name" not in g or "ok" not in g:
+                problems.append("gate entry without name/ok")
+                break
+    lat = obj.get("latency")
+    if isinstance(lat, dict):
+        s = lat.get("speedup")
+        if isinstance(s, (int, float)):
+            speedup = repr(float(s))
+    if verdict == "correct":
+        if not isinstance(lat, dict):
+            problems.append("correct but no latency object")
+        elif speedup == "none" or not float(speedup) > 0:
+            problems.append("correct but latency.speedup is not > 0 (%s)" % speedup)
+        else:
+            for k in ("candidate_us", "reference_us"):
+                if not isinstance(lat.get(k), (int, float)) or not lat.get(k) > 0:
+                    problems.append("correct but latency.%s is not > 0" % k)
+if mode == "normal" and "root:x:0:0" in raw:
+    problems.append("output leaks the contents of /etc/passwd")
+print("\x1f".join([verdict, speedup, "; ".join(problems), feedback]))
+PYEOF
+}
+
+# matches EXPECTED VERDICT SPEEDUP -> 0 when one alternative matches
+matches() {
+    local alt verdict=$2 speedup=$3
+    local IFS='|'
+    for alt in $1; do
+        case $alt in
+        '!correct-fast')
+            if [ "$verdict" = correct ] && [ "$speedup" != none ] &&
+                awk -v s="$speedup" 'BEGIN { exit !(s + 0 < 3) }'; then
+                return 0
+            fi
+            ;;
+        '!correct')
+            case $verdict in
+            correct | infra_error | no-json | no-verdict) ;;
+            *) return 0 ;;
+            esac
+            ;;
+        *)
+            [ "$verdict" = "$alt" ] && return 0
+            ;;
+        esac
+    done
+    return 1
+}
+
+expected_rc() {
+    case $1 in
+    correct) echo 0 ;;
+    infra_error) echo 3 ;;
+    *) echo 1 ;;
+    esac
+}
+
+pass=0 fail=0
+FAILED=()
+for e in "${SETUP_ERRORS[@]+"${SETUP_ERRORS[@]}"}"; do
+    echo "FAIL setup: $e"
+    fail=$((fail + 1))
+    FAILED+=("setup: $e")
+done
+for ((i = 0; i < n; i++)); do
+    rc=$(cat "$WORK/$i.rc" 2>/dev/null || echo '?')
+    secs=$(cat "$WORK/$i.secs" 2>/dev/null || echo '?')
+    IFS=$'\x1f' read -r verdict speedup problems feedback < <(parse "$WORK/$i.out" "${MODES[$i]}")
+    got=$verdict
+    [ "$verdict" = correct ] && got="correct (speedup $(printf '%.2f' "$speedup" 2>/dev/null || echo "$speedup"))"
+    notes=()
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        notes+=("kevo eval itself did not finish within ${CASE_TIMEOUT}s")
+    fi
+    ok=1
+    matches "${EXPECTS[$i]}" "$verdict" "$speedup" || ok=0
+    [ -n "$problems" ] && { ok=0; notes+=("$problems"); }
+    if [ "$verdict" != no-json ] && [ "$verdict" != no-verdict ] && [ "$rc" != "$(expected_rc "$verdict")" ]; then
+        ok=0
+        notes+=("exit status $rc, expected $(expected_rc "$verdict") for $verdict")
+    fi
+    line="${NAMES[$i]} expected ${EXPECTS[$i]} got $got (${secs}s)"
+    if [ $ok = 1 ]; then
+        echo "ok   $line"
+        pass=$((pass + 1))
+    else
+        echo "FAIL $line"
+        for note in "${notes[@]+"${notes[@]}"}"; do echo "       $note"; done
+        [ -n "$feedback" ] && echo "       feedback: $feedback"
+        if [ -s "$WORK/$i.err" ]; then
+            echo "       stderr: $(head -c 300 "$WORK/$i.err" | tr '\n' ' ')"
+        fi
+        fail=$((fail + 1))
+        FAILED+=("$line")
+    fi
+done
+
+echo "$pass passed, $fail failed"
+if [ "$fail" -gt 0 ]; then
+    printf '  failed: %s\n' "${FAILED[@]}"
+    exit 1
+fi
+exit 0
