@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,13 @@ static bool add_string_or_null(cJSON *o, const char *key, const char *value)
                  : cJSON_AddNullToObject(o, key) != NULL;
 }
 
+/* Times are kept to the microsecond: readable lines, and values that
+ * survive the text round trip exactly. */
+static double to_microseconds(double s)
+{
+    return round(s * 1e6) / 1e6;
+}
+
 static cJSON *response_record(const kevo_llm_response *resp)
 {
     cJSON *r = cJSON_CreateObject(), *usage;
@@ -60,8 +68,8 @@ static cJSON *response_record(const kevo_llm_response *resp)
         !cJSON_AddNumberToObject(usage, "prompt_tokens", (double)resp->tokens_prompt) ||
         !cJSON_AddNumberToObject(usage, "completion_tokens", (double)resp->tokens_completion) ||
         !cJSON_AddBoolToObject(r, "tokens_estimated", resp->tokens_estimated) ||
-        !cJSON_AddNumberToObject(r, "latency_s", resp->latency_s) ||
-        !cJSON_AddNumberToObject(r, "elapsed_s", resp->elapsed_s) ||
+        !cJSON_AddNumberToObject(r, "latency_s", to_microseconds(resp->latency_s)) ||
+        !cJSON_AddNumberToObject(r, "elapsed_s", to_microseconds(resp->elapsed_s)) ||
         !cJSON_AddNumberToObject(r, "attempts", resp->attempts) ||
         !cJSON_AddNumberToObject(r, "http_status", resp->http_status)) {
         cJSON_Delete(r);

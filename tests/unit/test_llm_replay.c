@@ -18,6 +18,7 @@
 #include "kevo/llm.h"
 #include "kevo/sys/provider.h"
 
+#include <math.h>
 #include <pthread.h>
 
 /* ---- a scripted provider, written against the public vtable ---------- */
@@ -139,7 +140,8 @@ static void assert_same_response(const kevo_llm_response *a, const kevo_llm_resp
     assert_int_equal(a->tokens_prompt, b->tokens_prompt);
     assert_int_equal(a->tokens_completion, b->tokens_completion);
     assert_int_equal(a->tokens_estimated, b->tokens_estimated);
-    assert_true(a->latency_s == b->latency_s);
+    /* recorded to the microsecond */
+    assert_true(fabs(a->latency_s - b->latency_s) <= 1e-6);
 }
 
 /* ---- tests ------------------------------------------------------------ */
