@@ -429,7 +429,8 @@ static bool only_space(const char *p, size_t n)
     return true;
 }
 
-/* Attach the #pragma lines directly above loop l (blank lines allowed). */
+/* Attach the #pragma lines directly above loop l (blank lines and // comment
+ * lines between them are allowed). */
 static void attach_pragmas(kevo_recipe_model *m, kevo_rloop *l)
 {
     unsigned for_off = m->tok[l->t_for].start;
@@ -448,6 +449,8 @@ static void attach_pragmas(kevo_recipe_model *m, kevo_rloop *l)
         unsigned p = s;
         while (p < e && (m->src[p] == ' ' || m->src[p] == '\t'))
             p++;
+        if (p + 1 < e && m->src[p] == '/' && m->src[p + 1] == '/')
+            continue; /* a line comment between a pragma and its loop */
         int d = directive_at(m, p);
         if (d < 0 || m->dir[d].flags == 0)
             break;
@@ -796,7 +799,6 @@ static int collect_tokens(kevo_recipe_model *m, CXTranslationUnit tu, CXSourceRa
         clang_getSpellingLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &e);
         if (clang_getCursorKind(cur[i]) == CXCursor_PreprocessingDirective) {
             /* A directive line: record it once, from '#' to the end of line. */
-            size_t n;
             if (m->n_dir == 0 || m->dir[m->n_dir - 1].end < s) {
                 unsigned end = s;
                 while (end < m->len && m->src[end] != '\n') {
@@ -811,7 +813,6 @@ static int collect_tokens(kevo_recipe_model *m, CXTranslationUnit tu, CXSourceRa
                 d->end = end;
                 d->flags = classify_pragma(m->src + s, end - s);
             }
-            (void)n;
             continue;
         }
         kevo_rtok *t = &m->tok[m->n_tok++];
