@@ -119,7 +119,7 @@ static void classify_lhs(const kevo_recipe_model *m, unsigned t0, kevo_rwrite *w
     unsigned b = w->t_lhs0, e = w->t_lhs1; /* [b, e) */
     w->kind = KEVO_WRITE_UNKNOWN;
     w->var = -1;
-    if (b > t0 && kevo_rtok_is(m, b - 1, "*") && !is_operand_end(m, t0, b - 1 - (b - 1 > 0))) {
+    if (b > t0 && kevo_rtok_is(m, b - 1, "*") && (b - 1 == t0 || !is_operand_end(m, t0, b - 2))) {
         /* `*expr = ...` */
         w->t_lhs0 = b - 1;
         w->kind = KEVO_WRITE_DEREF;

@@ -493,17 +493,21 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
         goto done;
     }
     /* init: `T i = a` (one declarator) or `i = a` */
-    int decl_tok = -1;
+    int decl_tok = -1, init_depth = 0;
     for (unsigned t = i0; t < i1; t++) {
-        if (kevo_rtok_is(m, t, ",")) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, t, &n);
+        if (n == 1 && strchr("([{", p[0]))
+            init_depth++;
+        else if (n == 1 && strchr(")]}", p[0]))
+            init_depth--;
+        else if (init_depth == 0 && n == 1 && p[0] == ',') {
             HEADER_TEXT(i0, i1);
             set_why(m, l, "loop at line %u declares or assigns several variables in '%s'", text);
             goto done;
         }
-        if (m->tok[t].is_decl) {
+        if (decl_tok < 0 && m->tok[t].is_decl)
             decl_tok = (int)t;
-            break;
-        }
     }
     unsigned lb0;
     if (decl_tok > (int)i0 && kevo_rtok_is(m, (unsigned)decl_tok + 1, "=")) {

@@ -538,6 +538,10 @@ static void test_recipe__omp_parallel_declines(void **state)
                     "void f(float *y, int n) { for (int i = n; i > 0; i--) y[i-1] = 0; }\n", "f",
                     "is not in the form 'for (T i = a; i < b; i++)'");
     assert_declines("omp_parallel", NULL, 0,
+                    "void f(float *y, long n) {\n"
+                    "    for (long i = 0, e = n; i < e; i++) y[i] = 0;\n}\n",
+                    "f", "declares or assigns several variables");
+    assert_declines("omp_parallel", NULL, 0,
                     "void f(const float *x, float *y, int n) {\n"
                     "    for (int i = 0; i < n; i++) y[0] += x[i];\n}\n",
                     "f", "does not use the loop variable 'i'");
