@@ -87,8 +87,8 @@ int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recip
  *   error.
  * Returns 0, or KEVO_EINVAL with the reason when the recipe does not apply or
  * a parameter is out of range, KEVO_ENOTFOUND for an unknown recipe. */
-int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
-                      size_t n_params, const char *source, const char *kernel_name);
+int kevo_recipe_apply(char **out_source, const char *recipe, const long *params, size_t n_params,
+                      const char *source, const char *kernel_name);
 
 /* One step of a candidate: a recipe and its parameters. `recipe` points at a
  * registry name (static) or at a string the caller owns. */

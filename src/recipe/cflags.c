@@ -12,9 +12,17 @@
 #define CFLAGS_PREFIX "// kevo: cflags"
 
 static const char *const allowed_flags[] = {
-    "-O2",          "-O3",           "-march=native",     "-mtune=native",
-    "-funroll-loops", "-ffast-math", "-fno-math-errno",   "-ffp-contract=fast",
-    "-fopenmp",     "-fopenmp-simd", "-mprefer-vector-width=512",
+    "-O2",
+    "-O3",
+    "-march=native",
+    "-mtune=native",
+    "-funroll-loops",
+    "-ffast-math",
+    "-fno-math-errno",
+    "-ffp-contract=fast",
+    "-fopenmp",
+    "-fopenmp-simd",
+    "-mprefer-vector-width=512",
 };
 
 bool kevo_cflags_allowed(const char *flag)

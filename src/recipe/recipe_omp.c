@@ -103,8 +103,10 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
 
     for (size_t k = (size_t)r; k < m->n_loop && m->loop[k].t_for < L->t_end; k++)
         if (m->loop[k].pragma_flags & (KEVO_PRAGMA_OMP_PARALLEL | KEVO_PRAGMA_OMP_FOR)) {
-            snprintf(why, sizeof(why), "the nest at line %u already has an omp parallel/for "
-                     "directive (line %u)", L->line, m->loop[k].line);
+            snprintf(why, sizeof(why),
+                     "the nest at line %u already has an omp parallel/for "
+                     "directive (line %u)",
+                     L->line, m->loop[k].line);
             error = add_reason(reasons, why);
             goto done;
         }
@@ -121,8 +123,10 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
     if (L->pragma_flags & ~KEVO_PRAGMA_OMP_SIMD) {
         int n;
         const char *t = kevo_recipe_pragma_text(m, r, ~0u, &n);
-        snprintf(why, sizeof(why), "the loop at line %u carries '%.*s', which cannot follow an "
-                 "omp parallel for", L->line, n, t);
+        snprintf(why, sizeof(why),
+                 "the loop at line %u carries '%.*s', which cannot follow an "
+                 "omp parallel for",
+                 L->line, n, t);
         error = add_reason(reasons, why);
         goto done;
     }
@@ -231,8 +235,8 @@ done:
 
 /* ---- omp_simd ----------------------------------------------------------- */
 
-int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                               const char *source, const long *params)
+int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                               const long *params)
 {
     int error = 0, applied = 0;
     kevo_buf reasons = {0}, clauses = {0};
@@ -255,16 +259,22 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         } else if (L->pragma_flags & ~(KEVO_PRAGMA_OMP_PARALLEL | KEVO_PRAGMA_OMP_FOR)) {
             int n;
             const char *t = kevo_recipe_pragma_text(m, (int)l, ~0u, &n);
-            snprintf(why, sizeof(why), "the loop at line %u carries '%.*s' (GCC allows no other "
-                     "pragma between omp simd and its loop)", L->line, n, t);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u carries '%.*s' (GCC allows no other "
+                     "pragma between omp simd and its loop)",
+                     L->line, n, t);
         } else if (a >= 0) {
-            snprintf(why, sizeof(why), "the loop at line %u is collapsed into the omp loop at "
-                     "line %u", L->line, m->loop[a].line);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u is collapsed into the omp loop at "
+                     "line %u",
+                     L->line, m->loop[a].line);
         } else if (!L->canonical) {
             snprintf(why, sizeof(why), "%s", L->why);
         } else if (L->early_exit) {
-            snprintf(why, sizeof(why), "the loop at line %u can leave early (break, return or "
-                     "goto)", L->line);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u can leave early (break, return or "
+                     "goto)",
+                     L->line);
         } else if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0 ||
                    kevo_recipe_stores_indexed(m, L->t_body, L->t_end, &L->var, 1) < 0 ||
                    kevo_recipe_same_index(m, L->t_body, L->t_end) < 0) {
@@ -305,8 +315,8 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         applied++;
     }
     if (applied == 0) {
-        error = kevo_error_set(KEVO_EINVAL, "no innermost loop qualifies: %s",
-                               kevo_buf_cstr(&reasons));
+        error =
+            kevo_error_set(KEVO_EINVAL, "no innermost loop qualifies: %s", kevo_buf_cstr(&reasons));
         goto done;
     }
     out->cflags = "-fopenmp-simd";
@@ -338,11 +348,15 @@ int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
         if (L->pragma_flags & KEVO_PRAGMA_OMP_ANY) {
             int n;
             const char *t = kevo_recipe_pragma_text(m, (int)l, KEVO_PRAGMA_OMP_ANY, &n);
-            snprintf(why, sizeof(why), "the loop at line %u carries '%.*s' (GCC allows no "
-                     "unroll pragma between it and the loop)", L->line, n, t);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u carries '%.*s' (GCC allows no "
+                     "unroll pragma between it and the loop)",
+                     L->line, n, t);
         } else if (a >= 0) {
-            snprintf(why, sizeof(why), "the loop at line %u is collapsed into the omp loop at "
-                     "line %u", L->line, m->loop[a].line);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u is collapsed into the omp loop at "
+                     "line %u",
+                     L->line, m->loop[a].line);
         }
         if (why[0]) {
             if ((error = add_reason(&reasons, why)) < 0)

@@ -29,8 +29,7 @@ static void one(char **cur, unsigned pick)
     char *out = NULL;
     int rc = kevo_recipe_apply(&out, d->name, params, n, *cur, "k");
     if (rc != 0 && rc != KEVO_EINVAL) {
-        fprintf(stderr, "%s: unexpected %s: %s\n", d->name, kevo_error_name(rc),
-                kevo_error_last());
+        fprintf(stderr, "%s: unexpected %s: %s\n", d->name, kevo_error_name(rc), kevo_error_last());
         abort();
     }
     if (rc == 0) {
