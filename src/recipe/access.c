@@ -476,7 +476,7 @@ static unsigned match_update(const kevo_recipe_model *m, unsigned t0, unsigned t
     }
     /* v = X relop Y ? P : Q */
     unsigned x[2], y[2], p[2], q[2];
-    int relop;
+    int relop = 0;
     if (split_conditional(m, e0, e1, x, y, &relop, p, q)) {
         bool xv = is_single_var(m, x, var), yv = is_single_var(m, y, var);
         bool pv = is_single_var(m, p, var), qv = is_single_var(m, q, var);
