@@ -23,7 +23,9 @@
  * in words a person and an LLM can act on, is in kevo_error_last()), when the
  * source does not parse, the kernel is missing, or a parameter is out of
  * range; KEVO_ENOTFOUND for an unknown recipe name; KEVO_ENOMEM; KEVO_EINFRA
- * when libclang itself fails.
+ * when libclang itself fails; KEVO_ERROR ("recipe bug") when a recipe produced
+ * a source that no longer parses or edited outside the kernel - never handed
+ * out as a candidate.
  */
 #ifndef KEVO_RECIPE_H
 #define KEVO_RECIPE_H
@@ -74,7 +76,7 @@ const kevo_recipe_desc *kevo_recipe_find(const char *name);
  * out_reason: may be NULL; otherwise set to a malloc'd explanation when it
  *   does not apply (caller frees), NULL when it does.
  * Returns 0 whether or not the recipe applies; KEVO_ENOTFOUND for an unknown
- * recipe, KEVO_ENOMEM, KEVO_EINFRA. A source that does not parse or lacks
+ * recipe, KEVO_ENOMEM, KEVO_EINFRA, KEVO_ERROR. A source that does not parse or lacks
  * the kernel is reported as "not applicable" with the reason. */
 int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recipe,
                       const char *source, const char *kernel_name);
@@ -85,8 +87,8 @@ int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recip
  *   error.
  * Returns 0, or KEVO_EINVAL with the reason when the recipe does not apply or
  * a parameter is out of range, KEVO_ENOTFOUND for an unknown recipe. */
-int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
-                      size_t n_params, const char *source, const char *kernel_name);
+int kevo_recipe_apply(char **out_source, const char *recipe, const long *params, size_t n_params,
+                      const char *source, const char *kernel_name);
 
 /* One step of a candidate: a recipe and its parameters. `recipe` points at a
  * registry name (static) or at a string the caller owns. */

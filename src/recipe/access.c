@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const assign_ops[] = {"=",  "+=", "-=", "*=", "/=",  "%=",
-                                         "&=", "|=", "^=", "<<=", ">>="};
+static const char *const assign_ops[] = {
+    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
 
 static bool is_assign_op(const kevo_recipe_model *m, unsigned t)
 {
@@ -65,8 +65,8 @@ static unsigned lhs_begin(const kevo_recipe_model *m, unsigned t0, unsigned last
             unsigned o = kevo_rtok_match(m, j);
             if (o == (unsigned)-1 || o < t0)
                 return last;
-            if (kevo_rtok_is(m, j, ")") && !(o > t0 && m->tok[o - 1].kind == CXToken_Identifier &&
-                                             !is_keyword(m, o - 1)))
+            if (kevo_rtok_is(m, j, ")") &&
+                !(o > t0 && m->tok[o - 1].kind == CXToken_Identifier && !is_keyword(m, o - 1)))
                 return o; /* parenthesised primary */
             if (o == t0)
                 return o;
@@ -119,7 +119,7 @@ static void classify_lhs(const kevo_recipe_model *m, unsigned t0, kevo_rwrite *w
     unsigned b = w->t_lhs0, e = w->t_lhs1; /* [b, e) */
     w->kind = KEVO_WRITE_UNKNOWN;
     w->var = -1;
-    if (b > t0 && kevo_rtok_is(m, b - 1, "*") && !is_operand_end(m, t0, b - 1 - (b - 1 > 0))) {
+    if (b > t0 && kevo_rtok_is(m, b - 1, "*") && (b - 1 == t0 || !is_operand_end(m, t0, b - 2))) {
         /* `*expr = ...` */
         w->t_lhs0 = b - 1;
         w->kind = KEVO_WRITE_DEREF;
@@ -320,11 +320,11 @@ static bool has_top_level(const kevo_recipe_model *m, unsigned a, unsigned b,
 }
 
 /* Operators that bind looser than + (or are side effects). */
-static const char *const looser_than_add[] = {"?", ":", "<", ">", "<=", ">=", "==", "!=", "&&",
-                                              "||", "&", "|", "^", "<<", ">>", ",", "=", NULL};
-static const char *const looser_than_mul[] = {"?",  ":",  "<",  ">", "<=", ">=", "==", "!=",
-                                              "&&", "||", "&",  "|", "^",  "<<", ">>", ",",
-                                              "=",  "+",  "-",  "/", "%",  NULL};
+static const char *const looser_than_add[] = {"?",  ":", "<", ">", "<=", ">=", "==", "!=", "&&",
+                                              "||", "&", "|", "^", "<<", ">>", ",",  "=",  NULL};
+static const char *const looser_than_mul[] = {
+    "?", ":", "<",  ">",  "<=", ">=", "==", "!=", "&&", "||", "&",
+    "|", "^", "<<", ">>", ",",  "=",  "+",  "-",  "/",  "%",  NULL};
 
 /* Split a conditional `[(]X relop Y[)] ? P : Q` in [a,b). */
 static bool split_conditional(const kevo_recipe_model *m, unsigned a, unsigned b, unsigned x[2],
@@ -342,8 +342,7 @@ static bool split_conditional(const kevo_recipe_model *m, unsigned a, unsigned b
             depth--;
         else if (depth == 0 && n == 1 && s[0] == '?' && qm == (unsigned)-1)
             qm = k;
-        else if (depth == 0 && n == 1 && s[0] == ':' && qm != (unsigned)-1 &&
-                 colon == (unsigned)-1)
+        else if (depth == 0 && n == 1 && s[0] == ':' && qm != (unsigned)-1 && colon == (unsigned)-1)
             colon = k;
     }
     if (qm == (unsigned)-1 || colon == (unsigned)-1)
@@ -393,7 +392,7 @@ static bool is_single_var(const kevo_recipe_model *m, const unsigned r[2], int v
  * p_is_var: P is the variable. */
 static const char *minmax(int relop, bool x_is_var, bool p_is_var)
 {
-    bool greater = relop <= 1;            /* X > Y */
+    bool greater = relop <= 1;           /* X > Y */
     bool picks_x = x_is_var == p_is_var; /* P is X */
     return greater == picks_x ? "max" : "min";
 }
@@ -477,7 +476,7 @@ static unsigned match_update(const kevo_recipe_model *m, unsigned t0, unsigned t
     }
     /* v = X relop Y ? P : Q */
     unsigned x[2], y[2], p[2], q[2];
-    int relop;
+    int relop = 0;
     if (split_conditional(m, e0, e1, x, y, &relop, p, q)) {
         bool xv = is_single_var(m, x, var), yv = is_single_var(m, y, var);
         bool pv = is_single_var(m, p, var), qv = is_single_var(m, q, var);

@@ -76,8 +76,8 @@ static int number_param(long *out, const cJSON *item, size_t step, const char *n
 {
     if (!cJSON_IsNumber(item) || item->valuedouble != floor(item->valuedouble) ||
         fabs(item->valuedouble) > 1e9)
-        return kevo_error_set(KEVO_EINVAL, "chain step %zu: parameter '%s' is not an integer",
-                              step, name);
+        return kevo_error_set(KEVO_EINVAL, "chain step %zu: parameter '%s' is not an integer", step,
+                              name);
     *out = (long)item->valuedouble;
     return 0;
 }
@@ -108,8 +108,10 @@ int kevo_recipe_chain_from_json(kevo_recipe_step **out_steps, size_t *out_n, con
         size_t no = i + 1;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(el, "recipe");
         if (!cJSON_IsObject(el) || !cJSON_IsString(name)) {
-            error = kevo_error_set(KEVO_EINVAL, "chain step %zu: expected an object with a "
-                                   "\"recipe\" string", no);
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "chain step %zu: expected an object with a "
+                                   "\"recipe\" string",
+                                   no);
             goto done;
         }
         const kevo_recipe_desc *d = kevo_recipe_find(name->valuestring);
@@ -127,8 +129,8 @@ int kevo_recipe_chain_from_json(kevo_recipe_step **out_steps, size_t *out_n, con
         bool set_given = false;
         if (cJSON_IsArray(params)) {
             if ((size_t)cJSON_GetArraySize(params) > d->n_params) {
-                error = kevo_error_set(KEVO_EINVAL, "chain step %zu (%s): too many parameters",
-                                       no, d->name);
+                error = kevo_error_set(KEVO_EINVAL, "chain step %zu (%s): too many parameters", no,
+                                       d->name);
                 goto done;
             }
             size_t k = 0;
@@ -157,8 +159,10 @@ int kevo_recipe_chain_from_json(kevo_recipe_step **out_steps, size_t *out_n, con
                 set_given |= k == 0;
             }
         } else if (params && !cJSON_IsNull(params)) {
-            error = kevo_error_set(KEVO_EINVAL, "chain step %zu (%s): \"params\" must be an "
-                                   "object or an array", no, d->name);
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "chain step %zu (%s): \"params\" must be an "
+                                   "object or an array",
+                                   no, d->name);
             goto done;
         }
         const cJSON *flags = cJSON_GetObjectItemCaseSensitive(el, "flags");
@@ -168,17 +172,21 @@ int kevo_recipe_chain_from_json(kevo_recipe_step **out_steps, size_t *out_n, con
                    strcmp(kevo_recipe_flag_sets[k], flags->valuestring) != 0)
                 k++;
             if (k == kevo_recipe_n_flag_sets) {
-                error = kevo_error_set(KEVO_EINVAL, "chain step %zu (flags): '%s' is not one of "
-                                       "the flag sets", no, flags->valuestring);
+                error = kevo_error_set(KEVO_EINVAL,
+                                       "chain step %zu (flags): '%s' is not one of "
+                                       "the flag sets",
+                                       no, flags->valuestring);
                 goto done;
             }
             s->params[0] = (long)k;
         }
         for (size_t k = 0; k < d->n_params; k++)
             if (s->params[k] < d->params[k].min || s->params[k] > d->params[k].max) {
-                error = kevo_error_set(KEVO_EINVAL, "chain step %zu (%s): parameter %s = %ld is "
-                                       "out of range [%ld, %ld]", no, d->name, d->params[k].name,
-                                       s->params[k], d->params[k].min, d->params[k].max);
+                error = kevo_error_set(KEVO_EINVAL,
+                                       "chain step %zu (%s): parameter %s = %ld is "
+                                       "out of range [%ld, %ld]",
+                                       no, d->name, d->params[k].name, s->params[k],
+                                       d->params[k].min, d->params[k].max);
                 goto done;
             }
         i++;

@@ -45,7 +45,8 @@ static void stmt_excerpt(char *buf, size_t size, const kevo_recipe_model *m, uns
              b < m->len && m->src[b] != '\n' && b - a >= 60 ? "..." : "");
 }
 
-static void why_set(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void why_set(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void why_set(char *why, size_t len, const char *fmt, ...)
 {
     if (!why || len == 0)
@@ -122,7 +123,8 @@ int kevo_recipe_band(const kevo_recipe_model *m, int l, int max, bool strided_ok
             int v = w[i].var;
             if (v >= 0 && (kevo_recipe_uses_var(m, L->t_lb0, L->t_lb1, v) ||
                            kevo_recipe_uses_var(m, L->t_ub0, L->t_ub1, v))) {
-                why_set(why, why_len, "'%s' in the bounds of the loop at line %u is written inside "
+                why_set(why, why_len,
+                        "'%s' in the bounds of the loop at line %u is written inside "
                         "the nest (line %u)",
                         m->var[v].name, L->line, kevo_recipe_line(m, m->tok[w[i].t_op].start));
                 ok = false;
@@ -201,8 +203,8 @@ int kevo_recipe_pragma_collapse(const kevo_recipe_model *m, int d)
     const char *p = m->src + dir->start, *end = m->src + dir->end;
     size_t n = (size_t)(end - p);
     for (size_t i = 0; i + 8 < n; i++) {
-        if (strncmp(p + i, "collapse", 8) != 0 || (i > 0 && (isalnum((unsigned char)p[i - 1]) ||
-                                                             p[i - 1] == '_')))
+        if (strncmp(p + i, "collapse", 8) != 0 ||
+            (i > 0 && (isalnum((unsigned char)p[i - 1]) || p[i - 1] == '_')))
             continue;
         size_t j = i + 8;
         while (j < n && isspace((unsigned char)p[j]))

@@ -47,8 +47,7 @@ bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text)
     return t < m->n_tok && strlen(text) == n && memcmp(p, text, n) == 0;
 }
 
-bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0,
-                    unsigned b1)
+bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1)
 {
     if (a1 - a0 != b1 - b0)
         return false;
@@ -163,8 +162,8 @@ static enum CXChildVisitResult find_kernel(CXCursor c, CXCursor parent, CXClient
 }
 
 typedef struct raw_loop {
-    unsigned start, end;   /* extent */
-    unsigned body_start;   /* offset of the body statement */
+    unsigned start, end; /* extent */
+    unsigned body_start; /* offset of the body statement */
     bool body_compound;
     bool ok;
 } raw_loop;
@@ -226,17 +225,32 @@ static int vtype_of(CXType t)
 {
     t = clang_getCanonicalType(t);
     switch (t.kind) {
-    case CXType_Bool: case CXType_Char_U: case CXType_UChar: case CXType_UShort:
-    case CXType_UInt: case CXType_ULong: case CXType_ULongLong: case CXType_Char_S:
-    case CXType_SChar: case CXType_Short: case CXType_Int: case CXType_Long:
-    case CXType_LongLong: case CXType_Enum:
+    case CXType_Bool:
+    case CXType_Char_U:
+    case CXType_UChar:
+    case CXType_UShort:
+    case CXType_UInt:
+    case CXType_ULong:
+    case CXType_ULongLong:
+    case CXType_Char_S:
+    case CXType_SChar:
+    case CXType_Short:
+    case CXType_Int:
+    case CXType_Long:
+    case CXType_LongLong:
+    case CXType_Enum:
         return KEVO_VTYPE_INT;
-    case CXType_Float: case CXType_Double: case CXType_LongDouble: case CXType_Half:
+    case CXType_Float:
+    case CXType_Double:
+    case CXType_LongDouble:
+    case CXType_Half:
     case CXType_Float16:
         return KEVO_VTYPE_FLOAT;
     case CXType_Pointer:
         return KEVO_VTYPE_POINTER;
-    case CXType_ConstantArray: case CXType_IncompleteArray: case CXType_VariableArray:
+    case CXType_ConstantArray:
+    case CXType_IncompleteArray:
+    case CXType_VariableArray:
     case CXType_DependentSizedArray:
         return KEVO_VTYPE_ARRAY;
     default:
@@ -378,8 +392,8 @@ static unsigned classify_pragma(const char *p, size_t n)
         while (i < n && (p[i] == ' ' || p[i] == '\t'))
             i++;
         size_t s = i;
-        while (i < n && ((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
-                         p[i] == '_'))
+        while (i < n &&
+               ((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || p[i] == '_'))
             i++;
         if (i == s || i - s >= sizeof(words[0]))
             break;
@@ -429,7 +443,8 @@ static bool only_space(const char *p, size_t n)
     return true;
 }
 
-/* Attach the #pragma lines directly above loop l (blank lines allowed). */
+/* Attach the #pragma lines directly above loop l (blank lines and // comment
+ * lines between them are allowed). */
 static void attach_pragmas(kevo_recipe_model *m, kevo_rloop *l)
 {
     unsigned for_off = m->tok[l->t_for].start;
@@ -448,6 +463,8 @@ static void attach_pragmas(kevo_recipe_model *m, kevo_rloop *l)
         unsigned p = s;
         while (p < e && (m->src[p] == ' ' || m->src[p] == '\t'))
             p++;
+        if (p + 1 < e && m->src[p] == '/' && m->src[p + 1] == '/')
+            continue; /* a line comment between a pragma and its loop */
         int d = directive_at(m, p);
         if (d < 0 || m->dir[d].flags == 0)
             break;
@@ -480,7 +497,7 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
     size_t nw = 0;
     char text[96];
 #define HEADER_TEXT(a, b)                                                                          \
-    snprintf(text, sizeof(text), "%.*s", (int)(m->tok[(b)-1].end - m->tok[(a)].start),            \
+    snprintf(text, sizeof(text), "%.*s", (int)(m->tok[(b)-1].end - m->tok[(a)].start),             \
              m->src + m->tok[(a)].start)
 
     l->var = -1;
@@ -490,17 +507,21 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
         goto done;
     }
     /* init: `T i = a` (one declarator) or `i = a` */
-    int decl_tok = -1;
+    int decl_tok = -1, init_depth = 0;
     for (unsigned t = i0; t < i1; t++) {
-        if (kevo_rtok_is(m, t, ",")) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, t, &n);
+        if (n == 1 && strchr("([{", p[0]))
+            init_depth++;
+        else if (n == 1 && strchr(")]}", p[0]))
+            init_depth--;
+        else if (init_depth == 0 && n == 1 && p[0] == ',') {
             HEADER_TEXT(i0, i1);
             set_why(m, l, "loop at line %u declares or assigns several variables in '%s'", text);
             goto done;
         }
-        if (m->tok[t].is_decl) {
+        if (decl_tok < 0 && m->tok[t].is_decl)
             decl_tok = (int)t;
-            break;
-        }
     }
     unsigned lb0;
     if (decl_tok > (int)i0 && kevo_rtok_is(m, (unsigned)decl_tok + 1, "=")) {
@@ -568,8 +589,8 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
     /* An operator binding looser than the comparison at depth 0 of the
      * bound (`i < a && b`, `i < c ? x : y`) means the test is not `i < b`. */
     {
-        static const char *const looser[] = {"<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
-                                             "&&", "||", "?", ":", ",", "="};
+        static const char *const looser[] = {"<", "<=", ">",  ">=", "==", "!=", "&", "|",
+                                             "^", "&&", "||", "?",  ":",  ",",  "="};
         int depth = 0;
         for (unsigned t = l->t_ub0; t < l->t_ub1; t++) {
             size_t n;
@@ -654,8 +675,8 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
         }
     }
     l->canonical = true;
-    l->strided = l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) &&
-                 l->step >= 1;
+    l->strided =
+        l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) && l->step >= 1;
     l->simple = l->strided && l->step == 1;
     if (!l->simple) {
         HEADER_TEXT(l->t_for, l->t_rparen + 1);
@@ -796,7 +817,6 @@ static int collect_tokens(kevo_recipe_model *m, CXTranslationUnit tu, CXSourceRa
         clang_getSpellingLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &e);
         if (clang_getCursorKind(cur[i]) == CXCursor_PreprocessingDirective) {
             /* A directive line: record it once, from '#' to the end of line. */
-            size_t n;
             if (m->n_dir == 0 || m->dir[m->n_dir - 1].end < s) {
                 unsigned end = s;
                 while (end < m->len && m->src[end] != '\n') {
@@ -811,7 +831,6 @@ static int collect_tokens(kevo_recipe_model *m, CXTranslationUnit tu, CXSourceRa
                 d->end = end;
                 d->flags = classify_pragma(m->src + s, end - s);
             }
-            (void)n;
             continue;
         }
         kevo_rtok *t = &m->tok[m->n_tok++];
@@ -888,9 +907,17 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
         goto done;
     }
     const char *args[] = {
-        "-x", "c", "-std=gnu11", "-D_OPENMP=201511", "-Wno-unknown-pragmas",
-        "-resource-dir", KEVO_CLANG_RESOURCE_DIR,
-        "-idirafter", "/usr/include/x86_64-linux-gnu", "-idirafter", "/usr/include",
+        "-x",
+        "c",
+        "-std=gnu11",
+        "-D_OPENMP=201511",
+        "-Wno-unknown-pragmas",
+        "-resource-dir",
+        KEVO_CLANG_RESOURCE_DIR,
+        "-idirafter",
+        "/usr/include/x86_64-linux-gnu",
+        "-idirafter",
+        "/usr/include",
     };
     struct CXUnsavedFile unsaved = {CANDIDATE_NAME, source, (unsigned long)m->len};
     enum CXErrorCode rc = clang_parseTranslationUnit2(
@@ -920,8 +947,8 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
     find_ctx f = {.name = kernel_name};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_kernel, &f);
     if (!f.have) {
-        error = kevo_error_set(KEVO_EINVAL, "kernel function '%s' is %s in the source",
-                               kernel_name, f.declared_only ? "declared but not defined" : "not defined");
+        error = kevo_error_set(KEVO_EINVAL, "kernel function '%s' is %s in the source", kernel_name,
+                               f.declared_only ? "declared but not defined" : "not defined");
         goto done;
     }
     CXSourceRange ext = clang_getCursorExtent(f.found);
@@ -975,8 +1002,7 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
         kevo_rloop *L = &m->loop[l];
         unsigned s0 = m->tok[L->t_for].start, s1 = m->tok[L->t_end - 1].end;
         for (size_t i = 0; i < ex.n; i++)
-            if (ex.v[i][0] >= s0 && ex.v[i][0] < s1 &&
-                (ex.v[i][1] == UINT_MAX || ex.v[i][1] == s0))
+            if (ex.v[i][0] >= s0 && ex.v[i][0] < s1 && (ex.v[i][1] == UINT_MAX || ex.v[i][1] == s0))
                 L->early_exit = true;
     }
 

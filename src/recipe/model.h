@@ -39,11 +39,11 @@ enum {
 
 /* A variable (VarDecl or ParmDecl) named by some token of the kernel. */
 typedef struct kevo_rvar {
-    char *name;           /* owned */
-    unsigned decl_off;    /* offset of its declaring name in the source; UINT_MAX if elsewhere */
-    int vtype;            /* KEVO_VTYPE_* of its canonical type */
-    bool is_param;        /* a parameter of the kernel */
-    bool is_restrict;     /* restrict-qualified pointer */
+    char *name;        /* owned */
+    unsigned decl_off; /* offset of its declaring name in the source; UINT_MAX if elsewhere */
+    int vtype;         /* KEVO_VTYPE_* of its canonical type */
+    bool is_param;     /* a parameter of the kernel */
+    bool is_restrict;  /* restrict-qualified pointer */
     bool points_to_function;
 } kevo_rvar;
 
@@ -89,10 +89,10 @@ typedef struct kevo_rloop {
     /* OpenMP canonical form: init `T i = a` or `i = a`, test `i relop b`,
      * increment `i++`, `i += c`, ...; body does not assign i. */
     bool canonical;
-    bool declared;    /* i declared in the init */
-    bool simple;      /* canonical, declared, test < or <=, step +1 */
-    bool strided;     /* like simple but with any positive literal step */
-    int var;          /* induction variable, -1 when not canonical */
+    bool declared;             /* i declared in the init */
+    bool simple;               /* canonical, declared, test < or <=, step +1 */
+    bool strided;              /* like simple but with any positive literal step */
+    int var;                   /* induction variable, -1 when not canonical */
     unsigned t_type0, t_type1; /* type tokens when declared */
     unsigned t_lb0, t_lb1;     /* lower bound expression */
     int cond_op;               /* KEVO_COND_*, normalised to `i op bound` */
@@ -131,8 +131,7 @@ void kevo_recipe_model_free(kevo_recipe_model *m);
 bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text);
 const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len);
 /* Whether tokens [a0,a1) and [b0,b1) spell the same sequence. */
-bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0,
-                    unsigned b1);
+bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1);
 /* Index of the bracket matching the one at t ( ( [ { forward, ) ] } back), or
  * (unsigned)-1. */
 unsigned kevo_rtok_match(const kevo_recipe_model *m, unsigned t);
@@ -154,10 +153,10 @@ enum {
 };
 
 typedef struct kevo_rwrite {
-    int kind;          /* KEVO_WRITE_* */
-    int var;           /* root variable, -1 when unknown */
+    int kind; /* KEVO_WRITE_* */
+    int var;  /* root variable, -1 when unknown */
     unsigned t_lhs0, t_lhs1;
-    unsigned t_op;     /* the assignment or ++/-- token */
+    unsigned t_op;           /* the assignment or ++/-- token */
     unsigned t_idx0, t_idx1; /* ELEMENT: tokens from the first '[' to the last ']' */
 } kevo_rwrite;
 
@@ -244,12 +243,12 @@ typedef int (*kevo_recipe_apply_fn)(kevo_recipe_out *out, const kevo_recipe_mode
 
 int kevo_recipe_flags_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                             const long *params);
-int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                               const char *source, const long *params);
+int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                               const long *params);
 int kevo_recipe_omp_parallel_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                                    const char *source, const long *params);
-int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                               const char *source, const long *params);
+int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                               const long *params);
 int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                              const long *params);
 int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,

@@ -61,8 +61,7 @@ static const kevo_recipe_desc descs[] = {
      "the nest's outer loop is `for (T i = a; i < b; i++)`, scalars written in it are "
      "reductions or private, and every store is indexed by the parallel loop variables",
      omp_parallel_params, N_OF(omp_parallel_params)},
-    {"omp_simd",
-     "#pragma omp simd [reduction(op:acc)] on innermost loops, and -fopenmp-simd",
+    {"omp_simd", "#pragma omp simd [reduction(op:acc)] on innermost loops, and -fopenmp-simd",
      "some innermost loop is in OpenMP canonical form, its scalars are reductions or private, "
      "its stores are indexed by its variable, and it carries no other pragma",
      NULL, 0},
@@ -77,13 +76,13 @@ static const kevo_recipe_desc descs[] = {
      "loop-invariant bounds and no pragmas",
      tile_params, N_OF(tile_params)},
     {"unroll", "#pragma GCC unroll F on innermost loops",
-     "some innermost loop carries no OpenMP pragma and is not already unrolled by F",
-     unroll_params, N_OF(unroll_params)},
+     "some innermost loop carries no OpenMP pragma and is not already unrolled by F", unroll_params,
+     N_OF(unroll_params)},
 };
 
 static const kevo_recipe_apply_fn impls[] = {
-    kevo_recipe_flags_apply,       kevo_recipe_restrict_apply, kevo_recipe_omp_parallel_apply,
-    kevo_recipe_omp_simd_apply,    kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
+    kevo_recipe_flags_apply,    kevo_recipe_restrict_apply,    kevo_recipe_omp_parallel_apply,
+    kevo_recipe_omp_simd_apply, kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
     kevo_recipe_unroll_apply,
 };
 
@@ -142,8 +141,8 @@ static int prefixed(int code, const char *recipe)
     return kevo_error_set(code, "%s: %s", recipe, msg);
 }
 
-int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
-                      size_t n_params, const char *source, const char *kernel_name)
+int kevo_recipe_apply(char **out_source, const char *recipe, const long *params, size_t n_params,
+                      const char *source, const char *kernel_name)
 {
     int error = 0;
     const kevo_recipe_desc *d;
@@ -275,8 +274,9 @@ static size_t param_choices(long *out, size_t cap, const kevo_recipe_desc *d, si
     if (m && strcmp(p->name, "loop") == 0) {
         out[n++] = -1;
         for (size_t l = 0; l < m->n_loop && n < cap; l++) {
-            bool ok = strcmp(d->name, "tile") == 0 ? kevo_recipe_band(m, (int)l, 3, false, NULL, 0) >= 2
-                                                    : m->loop[l].sole_child >= 0;
+            bool ok = strcmp(d->name, "tile") == 0
+                          ? kevo_recipe_band(m, (int)l, 3, false, NULL, 0) >= 2
+                          : m->loop[l].sole_child >= 0;
             if (ok)
                 out[n++] = (long)l;
         }
@@ -287,7 +287,8 @@ static size_t param_choices(long *out, size_t cap, const kevo_recipe_desc *d, si
         for (size_t l = 0; l < m->n_loop; l++) {
             if (strcmp(p->name, "collapse") == 0 && m->loop[l].parent >= 0)
                 continue;
-            int b = kevo_recipe_band(m, (int)l, (int)p->max, strcmp(p->name, "collapse") == 0, NULL, 0);
+            int b =
+                kevo_recipe_band(m, (int)l, (int)p->max, strcmp(p->name, "collapse") == 0, NULL, 0);
             if (b > deepest)
                 deepest = b;
         }

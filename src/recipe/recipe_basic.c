@@ -13,14 +13,14 @@
 #include <string.h>
 
 const char *const kevo_recipe_flag_sets[] = {
-    "-O3 -march=native",                             /* 0 */
-    "-funroll-loops",                                /* 1 */
-    "-ffast-math",                                   /* 2 */
-    "-fno-math-errno",                               /* 3 */
-    "-ffp-contract=fast",                            /* 4 */
-    "-mprefer-vector-width=512",                     /* 5 */
-    "-O3 -march=native -ffast-math -funroll-loops",  /* 6 */
-    "-mtune=native",                                 /* 7 */
+    "-O3 -march=native",                            /* 0 */
+    "-funroll-loops",                               /* 1 */
+    "-ffast-math",                                  /* 2 */
+    "-fno-math-errno",                              /* 3 */
+    "-ffp-contract=fast",                           /* 4 */
+    "-mprefer-vector-width=512",                    /* 5 */
+    "-O3 -march=native -ffast-math -funroll-loops", /* 6 */
+    "-mtune=native",                                /* 7 */
 };
 const size_t kevo_recipe_n_flag_sets =
     sizeof(kevo_recipe_flag_sets) / sizeof(kevo_recipe_flag_sets[0]);
@@ -61,8 +61,8 @@ static bool restrictable(const kevo_recipe_model *m, unsigned d)
     return kevo_rtok_is(m, t, "*");
 }
 
-int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                               const char *source, const long *params)
+int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                               const long *params)
 {
     int error = 0;
     int pointers = 0, already = 0, added = 0;
@@ -92,7 +92,7 @@ int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
             }
             if ((error = kevo_recipe_edits_add(&out->edits, m->tok[d + 1].end, m->tok[d + 1].end,
                                                kevo_rtok_is(m, d + 2, "]") ? "restrict"
-                                                                            : "restrict ")) < 0)
+                                                                           : "restrict ")) < 0)
                 return error;
             added++;
             continue;

@@ -65,7 +65,7 @@ static int bounds_invariant(const kevo_recipe_model *m, int o, int c)
         int v = w[i].var;
         if (v < 0 || v == C->var)
             continue;
-        const kevo_rloop *hit = kevo_recipe_uses_var(m, O->t_lparen, O->t_rparen, v) ? O
+        const kevo_rloop *hit = kevo_recipe_uses_var(m, O->t_lparen, O->t_rparen, v)   ? O
                                 : kevo_recipe_uses_var(m, C->t_lparen, C->t_rparen, v) ? C
                                                                                        : NULL;
         if (hit) {
@@ -108,8 +108,10 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
     int c = O->sole_child;
     if (c < 0) {
         kevo_recipe_not_perfect_why(why, sizeof(why), m, o);
-        return kevo_error_set(KEVO_EINVAL, "%s; interchange needs the inner loop to be the whole "
-                              "body of the outer one", why);
+        return kevo_error_set(KEVO_EINVAL,
+                              "%s; interchange needs the inner loop to be the whole "
+                              "body of the outer one",
+                              why);
     }
     const kevo_rloop *C = &m->loop[c];
     if (O->n_pragmas > 0)
@@ -142,10 +144,10 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
 
     unsigned o0 = m->tok[O->t_for].start, o1 = m->tok[O->t_rparen].end;
     unsigned c0 = m->tok[C->t_for].start, c1 = m->tok[C->t_rparen].end;
-    if ((error = kevo_recipe_edits_add(&out->edits, o0, o1, "%.*s", (int)(c1 - c0),
-                                       m->src + c0)) < 0 ||
-        (error = kevo_recipe_edits_add(&out->edits, c0, c1, "%.*s", (int)(o1 - o0),
-                                       m->src + o0)) < 0)
+    if ((error = kevo_recipe_edits_add(&out->edits, o0, o1, "%.*s", (int)(c1 - c0), m->src + c0)) <
+            0 ||
+        (error = kevo_recipe_edits_add(&out->edits, c0, c1, "%.*s", (int)(o1 - o0), m->src + o0)) <
+            0)
         return error;
     return 0;
 }
@@ -190,7 +192,7 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
         if (root < 0) {
             if (first_nest < 0)
                 return kevo_error_set(KEVO_EINVAL, "tile needs a nest of at least 2 loops; the "
-                                      "kernel has no nested loops");
+                                                   "kernel has no nested loops");
             if (m->loop[first_nest].n_pragmas > 0)
                 return pragma_decline(m, first_nest);
             kevo_recipe_band(m, first_nest, depth, false, why, sizeof(why));
@@ -230,12 +232,14 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
         long size = params[2 + k];
         unsigned ty0 = m->tok[L->t_type0].start, ty1 = m->tok[L->t_type1 - 1].end;
         if (has_word_const(m->src + ty0, ty1 - ty0)) {
-            error = kevo_error_set(KEVO_EINVAL, "the induction variable of the loop at line %u "
-                                   "is const", L->line);
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "the induction variable of the loop at line %u "
+                                   "is const",
+                                   L->line);
             goto done;
         }
-        kevo_recipe_fresh_name(names[k], sizeof(names[k]), m, m->var[L->var].name, "_tile",
-                               names, (size_t)k);
+        kevo_recipe_fresh_name(names[k], sizeof(names[k]), m, m->var[L->var].name, "_tile", names,
+                               (size_t)k);
         kevo_buf_clear(&ub);
         bool single = L->t_ub1 == L->t_ub0 + 1;
         if (L->cond_op == KEVO_COND_LE)
@@ -245,11 +249,11 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
         if (error < 0)
             goto done;
         /* tile loop, in place of the original header */
-        if ((error = kevo_recipe_edits_add(
-                 &out->edits, m->tok[L->t_for].start, m->tok[L->t_rparen].end,
-                 "for (%.*s %s = %.*s; %s < %s; %s += %ld)", (int)(ty1 - ty0), m->src + ty0,
-                 names[k], TEXT(L->t_lb0, L->t_lb1), names[k], kevo_buf_cstr(&ub), names[k],
-                 size)) < 0)
+        if ((error =
+                 kevo_recipe_edits_add(&out->edits, m->tok[L->t_for].start, m->tok[L->t_rparen].end,
+                                       "for (%.*s %s = %.*s; %s < %s; %s += %ld)", (int)(ty1 - ty0),
+                                       m->src + ty0, names[k], TEXT(L->t_lb0, L->t_lb1), names[k],
+                                       kevo_buf_cstr(&ub), names[k], size)) < 0)
             goto done;
         /* point loop, bounded by the tile and by the original bound */
         if ((error = kevo_buf_printf(&points, "\n%.*s%*s", (int)ilen, indent, 4 * (k + 1), "")) <
@@ -257,10 +261,9 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
             (error = kevo_buf_printf(&points,
                                      "for (%.*s %s = %s; %s < (%s + %ld < %s ? %s + %ld : %s); "
                                      "%s++)",
-                                     (int)(ty1 - ty0), m->src + ty0, m->var[L->var].name,
-                                     names[k], m->var[L->var].name, names[k], size,
-                                     kevo_buf_cstr(&ub), names[k], size, kevo_buf_cstr(&ub),
-                                     m->var[L->var].name)) < 0)
+                                     (int)(ty1 - ty0), m->src + ty0, m->var[L->var].name, names[k],
+                                     m->var[L->var].name, names[k], size, kevo_buf_cstr(&ub),
+                                     names[k], size, kevo_buf_cstr(&ub), m->var[L->var].name)) < 0)
             goto done;
     }
     error = kevo_recipe_edits_add(&out->edits, m->tok[last->t_rparen].end,

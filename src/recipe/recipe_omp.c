@@ -95,7 +95,7 @@ static int add_reason(kevo_buf *reasons, const char *why)
 static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r, long collapse,
                          kevo_buf *reasons)
 {
-    int error = 0;
+    int error = 0, applied = 0;
     kevo_buf pragma = {0};
     kevo_rscalars sc;
     const kevo_rloop *L = &m->loop[r];
@@ -103,34 +103,38 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
 
     for (size_t k = (size_t)r; k < m->n_loop && m->loop[k].t_for < L->t_end; k++)
         if (m->loop[k].pragma_flags & (KEVO_PRAGMA_OMP_PARALLEL | KEVO_PRAGMA_OMP_FOR)) {
-            snprintf(why, sizeof(why), "the nest at line %u already has an omp parallel/for "
-                     "directive (line %u)", L->line, m->loop[k].line);
+            snprintf(why, sizeof(why),
+                     "the nest at line %u already has an omp parallel/for "
+                     "directive (line %u)",
+                     L->line, m->loop[k].line);
             error = add_reason(reasons, why);
-            goto skipped;
+            goto done;
         }
     if (!L->strided) {
         error = add_reason(reasons, L->why);
-        goto skipped;
+        goto done;
     }
     if (L->early_exit) {
         snprintf(why, sizeof(why), "the loop at line %u can leave early (break, return or goto)",
                  L->line);
         error = add_reason(reasons, why);
-        goto skipped;
+        goto done;
     }
     if (L->pragma_flags & ~KEVO_PRAGMA_OMP_SIMD) {
         int n;
         const char *t = kevo_recipe_pragma_text(m, r, ~0u, &n);
-        snprintf(why, sizeof(why), "the loop at line %u carries '%.*s', which cannot follow an "
-                 "omp parallel for", L->line, n, t);
+        snprintf(why, sizeof(why),
+                 "the loop at line %u carries '%.*s', which cannot follow an "
+                 "omp parallel for",
+                 L->line, n, t);
         error = add_reason(reasons, why);
-        goto skipped;
+        goto done;
     }
     if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0 ||
         kevo_recipe_same_index(m, L->t_body, L->t_end) < 0) {
         snprintf(why, sizeof(why), "%s", kevo_error_last());
         error = add_reason(reasons, why);
-        goto skipped;
+        goto done;
     }
     int c = kevo_recipe_band(m, r, (int)collapse, true, NULL, 0);
     int vars[8];
@@ -142,12 +146,12 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         if (c == 1) {
             snprintf(why, sizeof(why), "%s", kevo_error_last());
             error = add_reason(reasons, why);
-            goto skipped;
+            goto done;
         }
     }
     if (c < 1) {
         error = add_reason(reasons, "no loop of the nest can be parallelised");
-        goto skipped;
+        goto done;
     }
 
     if (L->pragma_flags & KEVO_PRAGMA_OMP_SIMD) {
@@ -172,9 +176,11 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         if ((error = append_clauses(&pragma, m, &sc, p, n)) < 0 ||
             (error = kevo_buf_put(&pragma, rest, rest_len)) < 0)
             goto done;
-        error = kevo_recipe_edits_add(&out->edits, m->dir[d].start, m->dir[d].end, "%s",
-                                      kevo_buf_cstr(&pragma));
-        goto done_ok;
+        if ((error = kevo_recipe_edits_add(&out->edits, m->dir[d].start, m->dir[d].end, "%s",
+                                           kevo_buf_cstr(&pragma))) < 0)
+            goto done;
+        applied = 1;
+        goto done;
     }
     if ((error = kevo_buf_puts(&pragma, "#pragma omp parallel for")) < 0)
         goto done;
@@ -182,14 +188,12 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         goto done;
     if ((error = append_clauses(&pragma, m, &sc, "", 0)) < 0)
         goto done;
-    error = kevo_recipe_insert_pragma(&out->edits, m, r, kevo_buf_cstr(&pragma));
-done_ok:
-    kevo_buf_free(&pragma);
-    return error < 0 ? error : 1;
-skipped:
+    if ((error = kevo_recipe_insert_pragma(&out->edits, m, r, kevo_buf_cstr(&pragma))) < 0)
+        goto done;
+    applied = 1;
 done:
     kevo_buf_free(&pragma);
-    return error;
+    return error < 0 ? error : applied;
 }
 
 int kevo_recipe_omp_parallel_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
@@ -231,8 +235,8 @@ done:
 
 /* ---- omp_simd ----------------------------------------------------------- */
 
-int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                               const char *source, const long *params)
+int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                               const long *params)
 {
     int error = 0, applied = 0;
     kevo_buf reasons = {0}, clauses = {0};
@@ -255,16 +259,22 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         } else if (L->pragma_flags & ~(KEVO_PRAGMA_OMP_PARALLEL | KEVO_PRAGMA_OMP_FOR)) {
             int n;
             const char *t = kevo_recipe_pragma_text(m, (int)l, ~0u, &n);
-            snprintf(why, sizeof(why), "the loop at line %u carries '%.*s' (GCC allows no other "
-                     "pragma between omp simd and its loop)", L->line, n, t);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u carries '%.*s' (GCC allows no other "
+                     "pragma between omp simd and its loop)",
+                     L->line, n, t);
         } else if (a >= 0) {
-            snprintf(why, sizeof(why), "the loop at line %u is collapsed into the omp loop at "
-                     "line %u", L->line, m->loop[a].line);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u is collapsed into the omp loop at "
+                     "line %u",
+                     L->line, m->loop[a].line);
         } else if (!L->canonical) {
             snprintf(why, sizeof(why), "%s", L->why);
         } else if (L->early_exit) {
-            snprintf(why, sizeof(why), "the loop at line %u can leave early (break, return or "
-                     "goto)", L->line);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u can leave early (break, return or "
+                     "goto)",
+                     L->line);
         } else if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0 ||
                    kevo_recipe_stores_indexed(m, L->t_body, L->t_end, &L->var, 1) < 0 ||
                    kevo_recipe_same_index(m, L->t_body, L->t_end) < 0) {
@@ -305,8 +315,8 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         applied++;
     }
     if (applied == 0) {
-        error = kevo_error_set(KEVO_EINVAL, "no innermost loop qualifies: %s",
-                               kevo_buf_cstr(&reasons));
+        error =
+            kevo_error_set(KEVO_EINVAL, "no innermost loop qualifies: %s", kevo_buf_cstr(&reasons));
         goto done;
     }
     out->cflags = "-fopenmp-simd";
@@ -338,11 +348,15 @@ int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
         if (L->pragma_flags & KEVO_PRAGMA_OMP_ANY) {
             int n;
             const char *t = kevo_recipe_pragma_text(m, (int)l, KEVO_PRAGMA_OMP_ANY, &n);
-            snprintf(why, sizeof(why), "the loop at line %u carries '%.*s' (GCC allows no "
-                     "unroll pragma between it and the loop)", L->line, n, t);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u carries '%.*s' (GCC allows no "
+                     "unroll pragma between it and the loop)",
+                     L->line, n, t);
         } else if (a >= 0) {
-            snprintf(why, sizeof(why), "the loop at line %u is collapsed into the omp loop at "
-                     "line %u", L->line, m->loop[a].line);
+            snprintf(why, sizeof(why),
+                     "the loop at line %u is collapsed into the omp loop at "
+                     "line %u",
+                     L->line, m->loop[a].line);
         }
         if (why[0]) {
             if ((error = add_reason(&reasons, why)) < 0)

@@ -53,16 +53,15 @@ static const char MATMUL_PERFECT[] =
     "    }\n"
     "}\n";
 
-static const char ROWSUM[] =
-    "#include <stdint.h>\n"
-    "void rowsum(const float *x, float *y, int64_t R, int64_t C) {\n"
-    "    for (int64_t i = 0; i < R; i++) {\n"
-    "        float acc = 0.0f;\n"
-    "        for (int64_t j = 0; j < C; j++)\n"
-    "            acc += x[i*C+j];\n"
-    "        y[i] = acc;\n"
-    "    }\n"
-    "}\n";
+static const char ROWSUM[] = "#include <stdint.h>\n"
+                             "void rowsum(const float *x, float *y, int64_t R, int64_t C) {\n"
+                             "    for (int64_t i = 0; i < R; i++) {\n"
+                             "        float acc = 0.0f;\n"
+                             "        for (int64_t j = 0; j < C; j++)\n"
+                             "            acc += x[i*C+j];\n"
+                             "        y[i] = acc;\n"
+                             "    }\n"
+                             "}\n";
 
 /* Row statistics: max three ways, min, product, and a total over rows. */
 static const char ROWSTATS[] =
@@ -84,14 +83,13 @@ static const char ROWSTATS[] =
     "    y[4*R] = total;\n"
     "}\n";
 
-static const char RELU[] =
-    "#include <stdint.h>\n"
-    "\n"
-    "void relu(const float *x, float *y, int64_t N)\n"
-    "{\n"
-    "    for (int64_t i = 0; i < N; i++)\n"
-    "        y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n"
-    "}\n";
+static const char RELU[] = "#include <stdint.h>\n"
+                           "\n"
+                           "void relu(const float *x, float *y, int64_t N)\n"
+                           "{\n"
+                           "    for (int64_t i = 0; i < N; i++)\n"
+                           "        y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n"
+                           "}\n";
 
 /* A 5-point stencil on the interior, bounds N-1 style. */
 static const char STENCIL[] =
@@ -104,24 +102,23 @@ static const char STENCIL[] =
     "}\n";
 
 /* A conv-like nest with an inclusive bound and an inner window loop. */
-static const char CONV[] =
-    "#include <stdint.h>\n"
-    "void blur(const float *in, float *out, int64_t H, int64_t W) {\n"
-    "    for (int64_t i = 0; i <= H - 3; i++)\n"
-    "        for (int64_t j = 0; j <= W - 3; j++) {\n"
-    "            float s = 0.0f;\n"
-    "            for (int64_t di = 0; di < 3; di++)\n"
-    "                for (int64_t dj = 0; dj < 3; dj++)\n"
-    "                    s += in[(i+di)*W + j+dj] * (float)(1 + di + dj);\n"
-    "            out[i*W+j] = s;\n"
-    "        }\n"
-    "}\n";
+static const char CONV[] = "#include <stdint.h>\n"
+                           "void blur(const float *in, float *out, int64_t H, int64_t W) {\n"
+                           "    for (int64_t i = 0; i <= H - 3; i++)\n"
+                           "        for (int64_t j = 0; j <= W - 3; j++) {\n"
+                           "            float s = 0.0f;\n"
+                           "            for (int64_t di = 0; di < 3; di++)\n"
+                           "                for (int64_t dj = 0; dj < 3; dj++)\n"
+                           "                    s += in[(i+di)*W + j+dj] * (float)(1 + di + dj);\n"
+                           "            out[i*W+j] = s;\n"
+                           "        }\n"
+                           "}\n";
 
 /* ---- drivers ------------------------------------------------------------ */
 
 #define DRIVER_HEAD                                                                                \
-    "#include <stdio.h>\n#include <stdint.h>\n#include <stdlib.h>\n"                              \
-    "static float rnd(unsigned *s) { *s = *s * 1103515245u + 12345u;\n"                          \
+    "#include <stdio.h>\n#include <stdint.h>\n#include <stdlib.h>\n"                               \
+    "static float rnd(unsigned *s) { *s = *s * 1103515245u + 12345u;\n"                            \
     "  return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f; }\n"
 
 static const char DRIVER_MATMUL[] = DRIVER_HEAD
@@ -133,33 +130,33 @@ static const char DRIVER_MATMUL[] = DRIVER_HEAD
     "  for (int64_t i = 0; i < N*N; i++) printf(\"%.9g\\n\", C[i]);\n"
     "  return 0; }\n";
 
-static const char DRIVER_ROWS[] = DRIVER_HEAD
-    "void KERNEL(const float *x, float *y, int64_t R, int64_t C);\n"
-    "int main(void) { int64_t R = 13, C = 53; unsigned s = 3;\n"
-    "  float *x = malloc(R*C*4), *y = malloc((4*R+1)*4);\n"
-    "  for (int64_t i = 0; i < R*C; i++) x[i] = rnd(&s);\n"
-    "  for (int64_t i = 0; i < 4*R+1; i++) y[i] = -7.0f;\n"
-    "  KERNEL(x, y, R, C);\n"
-    "  for (int64_t i = 0; i < 4*R+1; i++) printf(\"%.9g\\n\", y[i]);\n"
-    "  return 0; }\n";
+static const char DRIVER_ROWS[] =
+    DRIVER_HEAD "void KERNEL(const float *x, float *y, int64_t R, int64_t C);\n"
+                "int main(void) { int64_t R = 13, C = 53; unsigned s = 3;\n"
+                "  float *x = malloc(R*C*4), *y = malloc((4*R+1)*4);\n"
+                "  for (int64_t i = 0; i < R*C; i++) x[i] = rnd(&s);\n"
+                "  for (int64_t i = 0; i < 4*R+1; i++) y[i] = -7.0f;\n"
+                "  KERNEL(x, y, R, C);\n"
+                "  for (int64_t i = 0; i < 4*R+1; i++) printf(\"%.9g\\n\", y[i]);\n"
+                "  return 0; }\n";
 
-static const char DRIVER_RELU[] = DRIVER_HEAD
-    "void relu(const float *x, float *y, int64_t N);\n"
-    "int main(void) { int64_t N = 1001; unsigned s = 5;\n"
-    "  float *x = malloc(N*4), *y = malloc(N*4);\n"
-    "  for (int64_t i = 0; i < N; i++) { x[i] = rnd(&s); y[i] = 9.0f; }\n"
-    "  relu(x, y, N);\n"
-    "  for (int64_t i = 0; i < N; i++) printf(\"%.9g\\n\", y[i]);\n"
-    "  return 0; }\n";
+static const char DRIVER_RELU[] =
+    DRIVER_HEAD "void relu(const float *x, float *y, int64_t N);\n"
+                "int main(void) { int64_t N = 1001; unsigned s = 5;\n"
+                "  float *x = malloc(N*4), *y = malloc(N*4);\n"
+                "  for (int64_t i = 0; i < N; i++) { x[i] = rnd(&s); y[i] = 9.0f; }\n"
+                "  relu(x, y, N);\n"
+                "  for (int64_t i = 0; i < N; i++) printf(\"%.9g\\n\", y[i]);\n"
+                "  return 0; }\n";
 
-static const char DRIVER_BLUR[] = DRIVER_HEAD
-    "void blur(const float *in, float *out, int64_t H, int64_t W);\n"
-    "int main(void) { int64_t H = 37, W = 45; unsigned s = 11;\n"
-    "  float *in = malloc(H*W*4), *out = malloc(H*W*4);\n"
-    "  for (int64_t i = 0; i < H*W; i++) { in[i] = rnd(&s); out[i] = 0.0f; }\n"
-    "  blur(in, out, H, W);\n"
-    "  for (int64_t i = 0; i < H*W; i++) printf(\"%.9g\\n\", out[i]);\n"
-    "  return 0; }\n";
+static const char DRIVER_BLUR[] =
+    DRIVER_HEAD "void blur(const float *in, float *out, int64_t H, int64_t W);\n"
+                "int main(void) { int64_t H = 37, W = 45; unsigned s = 11;\n"
+                "  float *in = malloc(H*W*4), *out = malloc(H*W*4);\n"
+                "  for (int64_t i = 0; i < H*W; i++) { in[i] = rnd(&s); out[i] = 0.0f; }\n"
+                "  blur(in, out, H, W);\n"
+                "  for (int64_t i = 0; i < H*W; i++) printf(\"%.9g\\n\", out[i]);\n"
+                "  return 0; }\n";
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -221,8 +218,8 @@ static int run(char *const argv[], const char *stdout_path)
 
 /* Build `src` (with its cflags line) + driver in dir under `name`, run it,
  * and return its output (caller frees). */
-static char *build_and_run(const char *dir, const char *name, const char *src,
-                           const char *driver, const char *kernel)
+static char *build_and_run(const char *dir, const char *name, const char *src, const char *driver,
+                           const char *kernel)
 {
     char kpath[512], dpath[512], kobj[512], dobj[512], bin[512], outp[512], def[128];
     char *flags = NULL, *output = NULL;
@@ -314,8 +311,8 @@ static void test_recipe__registry_lists_recipes(void **state)
     (void)state;
     size_t n = 0;
     const kevo_recipe_desc *d = kevo_recipe_list(&n);
-    static const char *const want[] = {"flags", "restrict", "omp_parallel", "omp_simd",
-                                       "interchange", "tile", "unroll"};
+    static const char *const want[] = {"flags",       "restrict", "omp_parallel", "omp_simd",
+                                       "interchange", "tile",     "unroll"};
     assert_int_equal(n, 7);
     for (size_t i = 0; i < 7; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
@@ -418,8 +415,8 @@ static void test_recipe__restrict(void **state)
     assert_same_result(MATMUL_PLAIN, out, DRIVER_MATMUL, "matmul_square");
     assert_declines("restrict", NULL, 0, out, "matmul_square", "already restrict");
     assert_declines("restrict", NULL, 0,
-                    "void scale(float a, int n) { for (int i = 0; i < n; i++) a *= 2; }\n",
-                    "scale", "no pointer parameter");
+                    "void scale(float a, int n) { for (int i = 0; i < n; i++) a *= 2; }\n", "scale",
+                    "no pointer parameter");
     /* array declarators take the qualifier inside the brackets */
     static const char arrays[] = "void f(float a[], const float b[4], float *c, int n) {\n"
                                  "    for (int i = 0; i < n; i++) a[i] = b[i % 4] + c[i];\n}\n";
@@ -538,6 +535,10 @@ static void test_recipe__omp_parallel_declines(void **state)
                     "void f(float *y, int n) { for (int i = n; i > 0; i--) y[i-1] = 0; }\n", "f",
                     "is not in the form 'for (T i = a; i < b; i++)'");
     assert_declines("omp_parallel", NULL, 0,
+                    "void f(float *y, long n) {\n"
+                    "    for (long i = 0, e = n; i < e; i++) y[i] = 0;\n}\n",
+                    "f", "declares or assigns several variables");
+    assert_declines("omp_parallel", NULL, 0,
                     "void f(const float *x, float *y, int n) {\n"
                     "    for (int i = 0; i < n; i++) y[0] += x[i];\n}\n",
                     "f", "does not use the loop variable 'i'");
@@ -584,17 +585,16 @@ static void test_recipe__omp_simd_min_max_product(void **state)
     assert_same_result(ROWSTATS, out, DRIVER_ROWS, "rowstats");
     free(out);
 
-    static const char forms[] =
-        "void f(const float *x, float *y, int n) {\n"
-        "    float a = 0, b = 1, c = 0, d = 0;\n"
-        "    for (int i = 0; i < n; i++) {\n"
-        "        a = a + x[i] * 2.0f;\n"
-        "        b *= x[i];\n"
-        "        c = x[i] + c;\n"
-        "        d -= x[i];\n"
-        "    }\n"
-        "    y[0] = a; y[1] = b; y[2] = c; y[3] = d;\n"
-        "}\n";
+    static const char forms[] = "void f(const float *x, float *y, int n) {\n"
+                                "    float a = 0, b = 1, c = 0, d = 0;\n"
+                                "    for (int i = 0; i < n; i++) {\n"
+                                "        a = a + x[i] * 2.0f;\n"
+                                "        b *= x[i];\n"
+                                "        c = x[i] + c;\n"
+                                "        d -= x[i];\n"
+                                "    }\n"
+                                "    y[0] = a; y[1] = b; y[2] = c; y[3] = d;\n"
+                                "}\n";
     out = apply_ok("omp_simd", NULL, 0, forms, "f");
     assert_contains(out, "#pragma omp simd reduction(+:a, c, d) reduction(*:b)\n");
     free(out);
@@ -623,8 +623,7 @@ static void test_recipe__omp_simd_declines(void **state)
                     "    float s = 0;\n"
                     "    for (int i = 0; i < n; i++) { s = s * 0.5f + x[i]; y[i] = s; }\n}\n",
                     "f", "'s' (declared outside the loop)");
-    assert_declines("omp_simd", NULL, 0, "void f(float *y) { y[0] = 1.0f; }\n", "f",
-                    "no for loop");
+    assert_declines("omp_simd", NULL, 0, "void f(float *y) { y[0] = 1.0f; }\n", "f", "no for loop");
     char *unrolled = apply_ok("unroll", NULL, 0, RELU, "relu");
     assert_declines("omp_simd", NULL, 0, unrolled, "relu", "#pragma GCC unroll 4");
     free(unrolled);
@@ -651,14 +650,13 @@ static void test_recipe__omp_parallel_then_simd_merge(void **state)
     assert_true(strncmp(both, "// kevo: cflags -fopenmp -fopenmp-simd\n", 39) == 0);
     assert_same_result(RELU, both, DRIVER_RELU, "relu");
 
-    static const char total[] =
-        "#include <stdint.h>\n"
-        "void relu(const float *x, float *y, int64_t N) {\n"
-        "    float s = 0.0f;\n"
-        "    for (int64_t i = 0; i < N; i++)\n"
-        "        s += x[i];\n"
-        "    for (int64_t i = 0; i < N; i++) y[i] = s;\n"
-        "}\n";
+    static const char total[] = "#include <stdint.h>\n"
+                                "void relu(const float *x, float *y, int64_t N) {\n"
+                                "    float s = 0.0f;\n"
+                                "    for (int64_t i = 0; i < N; i++)\n"
+                                "        s += x[i];\n"
+                                "    for (int64_t i = 0; i < N; i++) y[i] = s;\n"
+                                "}\n";
     char *simd = apply_ok("omp_simd", NULL, 0, total, "relu");
     char *merged = apply_ok("omp_parallel", NULL, 0, simd, "relu");
     assert_contains(merged, "#pragma omp parallel for simd reduction(+:s)\n");
@@ -774,11 +772,12 @@ static void test_recipe__tile_declines(void **state)
                     "        for (int j = 0; j < n; j++) a[i] += 1;\n"
                     "    }\n}\n",
                     "f", "not perfectly nested");
-    assert_declines("tile", NULL, 0,
-                    "void f(float *a, int n) {\n"
-                    "    for (int i = 1; i < n; i++)\n"
-                    "        for (int j = 1; j < n; j++) a[i*n+j] = a[(i-1)*n+j] + a[i*n+j-1];\n}\n",
-                    "f", "possible dependence");
+    assert_declines(
+        "tile", NULL, 0,
+        "void f(float *a, int n) {\n"
+        "    for (int i = 1; i < n; i++)\n"
+        "        for (int j = 1; j < n; j++) a[i*n+j] = a[(i-1)*n+j] + a[i*n+j-1];\n}\n",
+        "f", "possible dependence");
     assert_declines("tile", NULL, 0,
                     "void f(float *a, int n) {\n"
                     "    for (int i = 0; i < n; i += 2)\n"
@@ -948,10 +947,14 @@ static void test_recipe__chain_json_roundtrip(void **state)
     kevo_recipe_chain_free(back);
 
     static const char *const bad[] = {
-        "{}", "[1]", "[{\"recipe\":\"nope\"}]", "[{\"recipe\":\"unroll\",\"params\":{\"f\":2}}]",
+        "{}",
+        "[1]",
+        "[{\"recipe\":\"nope\"}]",
+        "[{\"recipe\":\"unroll\",\"params\":{\"f\":2}}]",
         "[{\"recipe\":\"unroll\",\"params\":{\"factor\":1.5}}]",
         "[{\"recipe\":\"unroll\",\"params\":{\"factor\":1000}}]",
-        "[{\"recipe\":\"flags\",\"flags\":\"-O0\"}]", "not json",
+        "[{\"recipe\":\"flags\",\"flags\":\"-O0\"}]",
+        "not json",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         back = NULL;
@@ -996,8 +999,7 @@ static void test_recipe__params_default_and_mutate(void **state)
     /* tile sizes stay among the choices, every result applies */
     kevo_recipe_params_default(p, &n, "tile");
     for (int i = 0; i < 20; i++) {
-        assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "tile", STENCIL, "blur"),
-                         0);
+        assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "tile", STENCIL, "blur"), 0);
         assert_true(changed);
         for (int k = 2; k < 5; k++)
             assert_true(p[k] == 8 || p[k] == 16 || p[k] == 32 || p[k] == 64 || p[k] == 128);
@@ -1011,8 +1013,8 @@ static void test_recipe__params_default_and_mutate(void **state)
     kevo_recipe_params_default(p, &n, "omp_parallel");
     bool saw_one = false;
     for (int i = 0; i < 30; i++) {
-        assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "omp_parallel",
-                                                   MATMUL_PLAIN, "matmul_square"),
+        assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "omp_parallel", MATMUL_PLAIN,
+                                                   "matmul_square"),
                          0);
         assert_true(changed);
         assert_true(p[0] == 1 || p[0] == 2);
@@ -1042,8 +1044,7 @@ static void test_recipe__check(void **state)
     assert_int_equal(kevo_recipe_check(&ok, &why, "omp_simd", ROWSUM, "rowsum"), 0);
     assert_true(ok);
     assert_null(why);
-    assert_int_equal(kevo_recipe_check(&ok, &why, "interchange", MATMUL_PLAIN, "matmul_square"),
-                     0);
+    assert_int_equal(kevo_recipe_check(&ok, &why, "interchange", MATMUL_PLAIN, "matmul_square"), 0);
     assert_false(ok);
     assert_non_null(why);
     assert_contains(why, "not perfectly nested");
@@ -1063,20 +1064,19 @@ static void test_recipe__check(void **state)
 static void test_recipe__parse_errors_and_missing_kernel(void **state)
 {
     (void)state;
-    assert_declines("omp_simd", NULL, 0, "void relu(float *y, int n) { for (;;) y[0] = }\n",
-                    "relu", "does not parse: line 1");
+    assert_declines("omp_simd", NULL, 0, "void relu(float *y, int n) { for (;;) y[0] = }\n", "relu",
+                    "does not parse: line 1");
     assert_declines("omp_simd", NULL, 0, RELU, "gelu", "kernel function 'gelu' is not defined");
     assert_declines("omp_simd", NULL, 0, "void gelu(float *y, int n);\n", "gelu",
                     "declared but not defined");
     /* OpenMP, <math.h> and <omp.h> parse */
-    static const char with_omp[] =
-        "// kevo: cflags -O3 -fopenmp\n"
-        "#include <math.h>\n#include <omp.h>\n#include <stdint.h>\n"
-        "void relu(const float *x, float *y, int64_t N) {\n"
-        "    int nt = omp_get_max_threads();\n"
-        "    #pragma omp parallel for num_threads(nt)\n"
-        "    for (int64_t i = 0; i < N; i++) y[i] = fmaxf(x[i], 0.0f);\n"
-        "}\n";
+    static const char with_omp[] = "// kevo: cflags -O3 -fopenmp\n"
+                                   "#include <math.h>\n#include <omp.h>\n#include <stdint.h>\n"
+                                   "void relu(const float *x, float *y, int64_t N) {\n"
+                                   "    int nt = omp_get_max_threads();\n"
+                                   "    #pragma omp parallel for num_threads(nt)\n"
+                                   "    for (int64_t i = 0; i < N; i++) y[i] = fmaxf(x[i], 0.0f);\n"
+                                   "}\n";
     char *out = apply_ok("restrict", NULL, 0, with_omp, "relu");
     assert_same_result(RELU, out, DRIVER_RELU, "relu");
     free(out);
