@@ -415,7 +415,7 @@ static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf 
         if (df > 0)
             w[nw++] = (weighted_term){terms.v[i], df};
     }
-    if (use_df)
+    if (use_df && nw > 1)
         qsort(w, nw, sizeof(*w), by_df);
     int64_t postings = 0;
     size_t used = 0;
