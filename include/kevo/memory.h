@@ -260,6 +260,7 @@ typedef struct kevo_attempt_filter {
     size_t limit;       /* 0 = no limit */
     int newest_first;   /* order by id descending */
     int best_first;     /* order by speedup desc, latency asc, id (wins over newest_first) */
+    int no_source;      /* leave source NULL (cheaper when only outcomes are needed) */
 } kevo_attempt_filter;
 
 int kevo_memory_attempt_get(kevo_attempt **out, kevo_memory *mem, int64_t id);

@@ -239,7 +239,8 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
                                   .backend = a->backend,
                                   .correct_only = 1,
                                   .best_first = 1,
-                                  .limit = 1};
+                                  .limit = 1,
+                                  .no_source = 1};
         kevo_attempt_list *bl = NULL;
         if ((error = kevo_memory_attempt_list(&bl, mem, &bf)) < 0)
             goto done;

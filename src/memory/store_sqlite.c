@@ -47,6 +47,7 @@ typedef struct sqlite_store {
     stmt_slot cache[STMT_CACHE];
     size_t n_cache;
     kevo_map df_cache; /* hash of term -> document frequency */
+    int64_t df_docs;   /* number of items when the cache was started; -1 unknown */
     int64_t df_inserts;
 } sqlite_store;
 
@@ -394,8 +395,10 @@ static int by_df(const void *a, const void *b)
 
 /* Build an FTS5 OR-query from free text: the most selective words (lowest
  * document frequency), at most SEARCH_TERMS_MAX of them and about
- * SEARCH_POSTINGS_MAX postings together. Empty when no word is indexed.
- * use_df 0 keeps the first words instead (tasks: few documents). */
+ * SEARCH_POSTINGS_MAX postings together. Words in more than half of the
+ * documents are dropped (BM25 gives them no weight: idf <= 0) unless no
+ * other word is left. Empty when no word is indexed. use_df 0 keeps the
+ * first words instead (tasks: few documents). */
 static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf *out)
 {
     kevo_terms terms = {0};
@@ -415,12 +418,19 @@ static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf 
         if (df > 0)
             w[nw++] = (weighted_term){terms.v[i], df};
     }
-    if (use_df)
+    int64_t docs = 0;
+    if (use_df) {
         qsort(w, nw, sizeof(*w), by_df);
+        if (ss->df_docs < 0 && (error = query_int64(ss, "SELECT count(*) FROM items", &ss->df_docs)) < 0)
+            goto done;
+        docs = ss->df_docs;
+    }
     int64_t postings = 0;
     size_t used = 0;
     for (size_t i = 0; i < nw && used < SEARCH_TERMS_MAX; i++) {
         if (used > 0 && postings + w[i].df > SEARCH_POSTINGS_MAX)
+            break;
+        if (used > 0 && use_df && w[i].df * 2 > docs)
             break;
         postings += w[i].df;
         if ((error = kevo_buf_printf(out, "%s\"%s\"", used ? " OR " : "", w[i].term)) < 0)
@@ -569,7 +579,7 @@ static int sq_task_delete(kevo_store *s, const char *name)
 
 #define ATTEMPT_COLS                                                                            \
     "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id," \
-    " a.verdict, a.gates, a.feedback, a.source, a.recipes, a.candidate_us, a.reference_us,"     \
+    " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"           \
     " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"       \
     " a.reward, a.created"
 
@@ -662,8 +672,9 @@ static int sq_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
     kevo_attempt_filter none = {0};
     if (!f)
         f = &none;
-    int error = kevo_buf_puts(&sql, "SELECT " ATTEMPT_COLS
-                                    " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE 1");
+    int error = kevo_buf_printf(&sql, "SELECT " ATTEMPT_COLS
+                                      " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE 1",
+                                f->no_source && !id ? "NULL" : "a.source");
     if (error < 0)
         goto done;
     if (id)
@@ -785,6 +796,7 @@ static int sq_item_insert(kevo_store *s, const kevo_item *it, int64_t *out_id)
     if (++ss->df_inserts >= DF_CACHE_TTL) {
         kevo_map_clear(&ss->df_cache);
         ss->df_inserts = 0;
+        ss->df_docs = -1;
     }
     return 0;
 }
@@ -1324,6 +1336,7 @@ static int sq_compact(kevo_store *s)
     if ((error = exec(ss, "VACUUM", "cannot compact")) < 0)
         return error;
     kevo_map_clear(&ss->df_cache);
+    ss->df_docs = -1;
     return exec(ss, "PRAGMA wal_checkpoint(TRUNCATE)", "cannot checkpoint the journal");
 }
 
@@ -1416,6 +1429,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
         return kevo_error_set(KEVO_ENOMEM, "out of memory opening %s", path);
     }
     s->ctx = ss;
+    ss->df_docs = -1;
     if (!(ss->path = strdup(path))) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory opening %s", path);
         goto done;
