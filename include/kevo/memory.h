@@ -384,11 +384,15 @@ typedef struct kevo_filter_stats {
 /* Remove everything derived from the named tasks: the tasks, their
  * attempts (and their edges and Q2), items of those tasks or distilled
  * from those attempts, runs left without attempts, the names inside run
- * configs; Q-values of remaining items that those attempts had updated are
- * recomputed from the remaining attempts (with `cfg`, NULL = defaults);
- * normalisation statistics likewise. Then the file is compacted so that no
- * deleted text remains on disk. Unknown names are ignored. `out` may be
- * NULL. */
+ * configs (array elements, member names and member values equal to a
+ * name). What those attempts taught is relearnt from the remaining ones
+ * with `cfg` (NULL = defaults; pass the config the store was recorded
+ * with): Q-values of the items they had updated, the reward statistics,
+ * and with cfg->normalize every normalised refine reward and every Q-value
+ * (normalisation made each reward depend on all earlier ones). The result
+ * equals recording the remaining attempts alone. Then the file is
+ * compacted so that no deleted text remains on disk. Unknown names are
+ * ignored. `out` may be NULL. */
 int kevo_memory_filter_tasks(kevo_memory *mem, const char *const *tasks, size_t n_tasks,
                              const kevo_learn_config *cfg, kevo_filter_stats *out);
 

@@ -428,8 +428,11 @@ static int select_practices(builder *b)
     int error = list_new(&b->practices);
     if (error < 0 || q->stage != KEVO_STAGE_REFINE || b->cfg->max_practices <= 0)
         return error;
-    if ((error = kevo_buf_printf(&text, "%s\n%s", q->bottleneck ? q->bottleneck : "",
-                                 q->feedback ? q->feedback : "")) < 0)
+    /* matched to the diagnosis when there is one, else to the feedback */
+    const char *about = q->bottleneck && *q->bottleneck ? q->bottleneck : q->feedback;
+    if (!about || !*about)
+        goto done;
+    if ((error = kevo_buf_puts(&text, about)) < 0)
         goto done;
     kevo_item_filter f = {.kinds = KEVO_ITEM_BIT(KEVO_ITEM_BEST_PRACTICE),
                           .backend = q->backend,

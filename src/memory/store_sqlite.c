@@ -746,6 +746,18 @@ static int sq_attempt_delete(kevo_store *s, int64_t id)
     return step_done(ss, &st, "cannot delete an attempt");
 }
 
+static int sq_attempt_set_reward(kevo_store *s, int64_t id, double reward)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss, "UPDATE attempts SET reward = ? WHERE id = ?", &st);
+    if (error < 0)
+        return error;
+    sqlite3_bind_double(st.st, 1, reward);
+    sqlite3_bind_int64(st.st, 2, id);
+    return step_done(ss, &st, "cannot update an attempt's reward");
+}
+
 /* ---- items ----------------------------------------------------------- */
 
 #define ITEM_COLS "i.id, i.uid, i.kind, i.title, %s, i.category, i.task, i.backend, i.tags, i.created"
@@ -1476,6 +1488,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->attempt_insert = sq_attempt_insert;
     s->attempt_each = sq_attempt_each;
     s->attempt_delete = sq_attempt_delete;
+    s->attempt_set_reward = sq_attempt_set_reward;
     s->item_insert = sq_item_insert;
     s->item_each = sq_item_each;
     s->item_search = sq_item_search;

@@ -132,6 +132,8 @@ struct kevo_store {
     int (*attempt_each)(kevo_store *s, int64_t id, const kevo_attempt_filter *filter,
                         kevo_store_attempt_cb cb, void *arg);
     int (*attempt_delete)(kevo_store *s, int64_t id);
+    /* Replace the reward an attempt's Q updates used (relearning). */
+    int (*attempt_set_reward)(kevo_store *s, int64_t id, double reward);
 
     /* Items. item_each: id != 0 = that one item, else those matching `f`
      * (NULL = all, by id). item_search: full-text, best first, score higher
