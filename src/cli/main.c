@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+int kevo_cmd_memory(int argc, char **argv);
+
 static const kevo_command commands[] = {
+    {"memory", "inspect, export, import and filter the experience memory", kevo_cmd_memory},
     {NULL, NULL, NULL},
 };
 
