@@ -97,6 +97,10 @@ const char *kevo_memory_path(const kevo_memory *mem);
 int kevo_memory_tx_begin(kevo_memory *mem);
 int kevo_memory_tx_commit(kevo_memory *mem);
 int kevo_memory_tx_rollback(kevo_memory *mem);
+/* A consistent read-only view for several reads (faster too): every read
+ * until kevo_memory_snapshot_end() sees the same state. No writes inside. */
+int kevo_memory_snapshot_begin(kevo_memory *mem);
+int kevo_memory_snapshot_end(kevo_memory *mem);
 
 /* ---- runs ------------------------------------------------------------- */
 
@@ -277,6 +281,21 @@ int kevo_memory_attempt_children(kevo_attempt_list **out, kevo_memory *mem, int6
  * any). KEVO_ENOTFOUND when there is none. */
 int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task,
                              int64_t run_id, const char *backend);
+/* A candidate start point for refining: a correct attempt, its latency and
+ * its Q2. */
+typedef struct kevo_start_point {
+    int64_t attempt_id;
+    double candidate_us;
+    double speedup;
+    double q;  /* Q2; 0 when n == 0 */
+    int64_t n; /* updates of Q2 (refinements recorded from it) */
+} kevo_start_point;
+
+/* The correct attempts of `task` (on `backend` when not NULL) with their
+ * Q2, by id. *out is malloc'd (free()); KEVO_ENOTFOUND when there is none. */
+int kevo_memory_start_points(kevo_start_point **out, size_t *out_n, kevo_memory *mem,
+                             const char *task, const char *backend);
+
 /* The used edges of an attempt, by rank. *out is malloc'd (free()). */
 int kevo_memory_attempt_used(kevo_used_item **out, size_t *out_n, kevo_memory *mem,
                              int64_t attempt_id);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IDENTIFIERS_MAX 256
+#define IDENTIFIERS_MAX 128
 #define TRIED_FEEDBACK_BYTES 160
 #define HISTORY_MAX 200
 
@@ -136,12 +136,12 @@ static kevo_rng *rng_or_default(kevo_rng *rng, const kevo_context_config *cfg, k
 
 static int by_latency(const void *a, const void *b)
 {
-    const kevo_attempt *x = a, *y = b;
+    const kevo_start_point *x = a, *y = b;
     double lx = x->candidate_us > 0 ? x->candidate_us : 1e300;
     double ly = y->candidate_us > 0 ? y->candidate_us : 1e300;
     if (lx != ly)
         return lx < ly ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    return x->attempt_id < y->attempt_id ? -1 : x->attempt_id > y->attempt_id;
 }
 
 int kevo_context_pick_start_point(int64_t *out_attempt_id, kevo_memory *mem, const char *task,
@@ -150,41 +150,31 @@ int kevo_context_pick_start_point(int64_t *out_attempt_id, kevo_memory *mem, con
 {
     kevo_context_config defaults;
     kevo_rng local;
-    kevo_attempt_list *l = NULL;
+    kevo_start_point *sp = NULL;
+    size_t n = 0;
     double *q = NULL;
     int error = 0;
     *out_attempt_id = 0;
     cfg = config_or_default(cfg, &defaults);
     rng = rng_or_default(rng, cfg, &local);
-    if (!task)
-        return kevo_error_set(KEVO_EINVAL, "start point: no task name");
-    kevo_attempt_filter f = {.task = task, .backend = backend, .correct_only = 1, .no_source = 1};
-    if ((error = kevo_memory_attempt_list(&l, mem, &f)) < 0)
+    if ((error = kevo_memory_start_points(&sp, &n, mem, task, backend)) < 0)
         return error;
-    if (l->n == 0) {
-        error = kevo_error_set(KEVO_ENOTFOUND, "task '%s' has no correct attempt to refine", task);
-        goto done;
-    }
-    qsort(l->attempts, l->n, sizeof(*l->attempts), by_latency);
+    /* lowest latency first: the greedy tie-break and the heuristic pick */
+    qsort(sp, n, sizeof(*sp), by_latency);
     size_t pick = 0;
     if (cfg->mode == KEVO_CONTEXT_VALUE) {
-        if (!(q = calloc(l->n, sizeof(*q)))) {
+        if (!(q = calloc(n, sizeof(*q)))) {
             error = kevo_error_set(KEVO_ENOMEM, "out of memory");
             goto done;
         }
-        for (size_t i = 0; i < l->n; i++) {
-            int64_t n = 0;
-            if ((error = kevo_memory_q_start_get(&q[i], &n, mem, l->attempts[i].id)) < 0)
-                goto done;
-            if (n == 0)
-                q[i] = cfg->q_init;
-        }
-        kevo_select_egreedy(&pick, q, l->n, 1, cfg->epsilon, rng);
+        for (size_t i = 0; i < n; i++)
+            q[i] = sp[i].n ? sp[i].q : cfg->q_init;
+        kevo_select_egreedy(&pick, q, n, 1, cfg->epsilon, rng);
     }
-    *out_attempt_id = l->attempts[pick].id;
+    *out_attempt_id = sp[pick].attempt_id;
 done:
     free(q);
-    kevo_attempt_list_free(l);
+    free(sp);
     return error;
 }
 
@@ -460,11 +450,40 @@ static int api_add(builder *b, const kevo_item *it)
     return list_add_loaded(b->api, b->mem, it->id);
 }
 
-static int scan_and_lookup(builder *b, const char *code)
+/* Collect identifiers of `code` into `ids` (distinct across calls). */
+static int scan_into(char ***ids, size_t *n, const char *code)
 {
-    char **ids = NULL;
+    char **found = NULL;
+    size_t n_found = 0;
+    int error = kevo_identifiers_scan(&found, &n_found, code, IDENTIFIERS_MAX);
+    for (size_t i = 0; i < n_found && error == 0; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < *n && !seen; j++)
+            seen = !strcmp((*ids)[j], found[i]);
+        if (seen || *n >= IDENTIFIERS_MAX)
+            continue;
+        (*ids)[(*n)++] = found[i];
+        found[i] = NULL;
+    }
+    kevo_identifiers_free(found, n_found);
+    return error;
+}
+
+/* Exact-name lookups of the API identifiers in the retrieved code (the
+ * selected items, the start point) and the reference. */
+static int lookup_identifiers(builder *b)
+{
+    char **ids = calloc(IDENTIFIERS_MAX, sizeof(*ids));
     size_t n = 0;
-    int error = kevo_identifiers_scan(&ids, &n, code, IDENTIFIERS_MAX);
+    int error = 0;
+    if (!ids)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; b->selected && i < b->selected->n && error == 0; i++)
+        error = scan_into(&ids, &n, b->selected->items[i].body);
+    if (error == 0 && b->start)
+        error = scan_into(&ids, &n, b->start->source);
+    if (error == 0)
+        error = scan_into(&ids, &n, b->q->reference);
     for (size_t i = 0; i < n && error == 0 && b->api->n < (size_t)b->cfg->max_api; i++) {
         kevo_item *it = NULL;
         int rc = kevo_memory_item_lookup_api(&it, b->mem, ids[i], b->q->backend);
@@ -499,13 +518,7 @@ static int select_api(builder *b)
     l = NULL;
     if (b->cfg->mode == KEVO_CONTEXT_PASSIVE || error < 0)
         return error;
-    for (size_t i = 0; b->selected && i < b->selected->n && error == 0; i++)
-        error = scan_and_lookup(b, b->selected->items[i].body);
-    if (error == 0 && b->start)
-        error = scan_and_lookup(b, b->start->source);
-    if (error == 0)
-        error = scan_and_lookup(b, q->reference);
-    if (error == 0 && q->category && *q->category) {
+    if ((error = lookup_identifiers(b)) == 0 && q->category && *q->category) {
         kevo_item_filter cat = {.kinds = KEVO_ITEM_BIT(KEVO_ITEM_API_DOC),
                                 .backend = q->backend,
                                 .category = q->category,
@@ -803,7 +816,7 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
     kevo_context_config defaults;
     kevo_rng local;
     builder b = {0};
-    int error = 0;
+    int error = 0, in_snapshot = 0;
     *out = NULL;
     cfg = config_or_default(cfg, &defaults);
     if ((error = check_config(cfg)) < 0)
@@ -826,6 +839,10 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
     b.sec[KEVO_SECTION_EXPERIENCE].title =
         cfg->mode == KEVO_CONTEXT_PASSIVE ? "Recent history" : section_titles[KEVO_SECTION_EXPERIENCE];
 
+    /* one consistent view of the memory for the whole build */
+    if ((error = kevo_memory_snapshot_begin(mem)) < 0)
+        return error;
+    in_snapshot = 1;
     /* refining: the start point and what was tried from it */
     if (q->stage == KEVO_STAGE_REFINE) {
         int64_t sp = q->start_point_id;
@@ -850,6 +867,14 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
         goto done;
     error = finish(out, &b);
 done:
+    if (in_snapshot) {
+        int end = kevo_memory_snapshot_end(mem);
+        if (error == 0 && end < 0) {
+            kevo_context_free(*out);
+            *out = NULL;
+            error = end;
+        }
+    }
     for (int s = 0; s < KEVO_SECTION_COUNT; s++) {
         kevo_buf_free(&b.sec[s].text);
         free(b.used[s].v);

@@ -30,7 +30,7 @@
  * postings they may touch together (bounds BM25 scoring cost). */
 #define SEARCH_WORDS_MAX 64
 #define SEARCH_TERMS_MAX 12
-#define SEARCH_POSTINGS_MAX 40000
+#define SEARCH_POSTINGS_MAX 3000
 /* The document-frequency cache is dropped after this many item inserts. */
 #define DF_CACHE_TTL 4096
 
@@ -216,18 +216,28 @@ static sqlite_store *ctx_of(kevo_store *s)
 
 /* ---- transactions ---------------------------------------------------- */
 
-static int sq_tx_begin(kevo_store *s)
+static int tx_begin(kevo_store *s, int write)
 {
     sqlite_store *ss = ctx_of(s);
     char sql[48];
     if (ss->depth == 0)
-        snprintf(sql, sizeof(sql), "BEGIN IMMEDIATE");
+        snprintf(sql, sizeof(sql), write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
     else
         snprintf(sql, sizeof(sql), "SAVEPOINT kevo_sp%d", ss->depth);
     int error = exec(ss, sql, "cannot begin a transaction");
     if (error == 0)
         ss->depth++;
     return error;
+}
+
+static int sq_tx_begin(kevo_store *s)
+{
+    return tx_begin(s, 1);
+}
+
+static int sq_tx_begin_read(kevo_store *s)
+{
+    return tx_begin(s, 0);
 }
 
 static int sq_tx_commit(kevo_store *s)
@@ -968,18 +978,36 @@ static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filt
     if ((error = kevo_buf_printf(&match, "{title body tags category task} : (%s)", terms.ptr)) < 0 ||
         (error = kind_match(&match, f->kinds)) < 0)
         goto done;
-    if ((error = kevo_buf_printf(&sql,
-                                 "SELECT " ITEM_COLS ", -bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
-                                 " FROM item_fts JOIN items i ON i.id = item_fts.rowid"
-                                 " WHERE item_fts MATCH ?1",
-                                 f->no_body ? "NULL" : "i.body")) < 0)
-        goto done;
     kevo_item_filter rest = *f;
     rest.kinds = 0; /* enforced inside MATCH */
-    if ((error = item_filter_sql(&sql, &rest)) < 0 ||
-        (error = kevo_buf_puts(&sql, " ORDER BY bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
-                                     " LIMIT ?2")) < 0)
-        goto done;
+    if (!f->category && !f->task && !f->tag) {
+        /* Rank inside the index first and read only the best rows of the
+         * items table (at most a backend filter follows, which drops few:
+         * over-fetch for it). */
+        if ((error = kevo_buf_printf(&sql,
+                                     "SELECT " ITEM_COLS ", -m.score FROM"
+                                     " (SELECT rowid AS id,"
+                                     " bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0) AS score"
+                                     " FROM item_fts WHERE item_fts MATCH ?1"
+                                     " ORDER BY score LIMIT ?2 * 4 + 8) m"
+                                     " JOIN items i ON i.id = m.id WHERE 1",
+                                     f->no_body ? "NULL" : "i.body")) < 0 ||
+            (error = item_filter_sql(&sql, &rest)) < 0 ||
+            (error = kevo_buf_puts(&sql, " ORDER BY m.score LIMIT ?2")) < 0)
+            goto done;
+    } else {
+        /* Restrictive filters: filter every match, then rank. */
+        if ((error = kevo_buf_printf(&sql,
+                                     "SELECT " ITEM_COLS
+                                     ", -bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
+                                     " FROM item_fts JOIN items i ON i.id = item_fts.rowid"
+                                     " WHERE item_fts MATCH ?1",
+                                     f->no_body ? "NULL" : "i.body")) < 0 ||
+            (error = item_filter_sql(&sql, &rest)) < 0 ||
+            (error = kevo_buf_puts(&sql, " ORDER BY bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
+                                         " LIMIT ?2")) < 0)
+            goto done;
+    }
     if ((error = prep(ss, sql.ptr, &st)) < 0)
         goto done;
     bind_text(st.st, 1, match.ptr);
@@ -1235,6 +1263,36 @@ static int sq_q_each(kevo_store *s, kevo_q_target target, kevo_store_q_cb cb, vo
     return error < 0 ? error : 0;
 }
 
+static int sq_start_each(kevo_store *s, const char *task, const char *backend,
+                         kevo_store_start_cb cb, void *arg)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss,
+                     "SELECT a.id, a.candidate_us, a.speedup, coalesce(q.q, 0), coalesce(q.n, 0)"
+                     " FROM attempts a LEFT JOIN q_start q ON q.attempt_id = a.id"
+                     " WHERE a.task_id = (SELECT id FROM tasks WHERE name = ?1)"
+                     " AND a.verdict = 'correct' AND (?2 IS NULL OR a.backend = ?2)"
+                     " ORDER BY a.id",
+                     &st);
+    if (error < 0)
+        return error;
+    bind_text(st.st, 1, task);
+    bind_text(st.st, 2, backend);
+    int rc;
+    while ((rc = sqlite3_step(st.st)) == SQLITE_ROW) {
+        kevo_start_point sp = {sqlite3_column_int64(st.st, 0), sqlite3_column_double(st.st, 1),
+                               sqlite3_column_double(st.st, 2), sqlite3_column_double(st.st, 3),
+                               sqlite3_column_int64(st.st, 4)};
+        if ((error = cb(arg, &sp)) != 0)
+            break;
+    }
+    if (error == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        error = db_error(ss, rc, "cannot read start points");
+    done_stmt(ss, &st);
+    return error < 0 ? error : 0;
+}
+
 static int sq_reward_stats_get(kevo_store *s, kevo_stage stage, kevo_reward_stats *out)
 {
     sqlite_store *ss = ctx_of(s);
@@ -1459,7 +1517,8 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     char *msg = NULL;
     rc = sqlite3_exec(ss->db,
                       "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-                      " PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
+                      " PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
+                      " PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;",
                       NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
         error = kevo_error_set((rc & 0xff) == SQLITE_NOTADB ? KEVO_EINVAL : KEVO_EIO,
@@ -1475,6 +1534,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->name = "sqlite";
     s->free = sq_free;
     s->tx_begin = sq_tx_begin;
+    s->tx_begin_read = sq_tx_begin_read;
     s->tx_commit = sq_tx_commit;
     s->tx_rollback = sq_tx_rollback;
     s->run_insert = sq_run_insert;
@@ -1502,6 +1562,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->q_get = sq_q_get;
     s->q_set = sq_q_set;
     s->q_each = sq_q_each;
+    s->start_each = sq_start_each;
     s->reward_stats_get = sq_reward_stats_get;
     s->reward_stats_set = sq_reward_stats_set;
     s->stats = sq_stats;

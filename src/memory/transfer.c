@@ -235,7 +235,7 @@ int kevo_memory_export(kevo_memory *mem, const char *path)
         }
     }
     /* One read transaction: a consistent snapshot even while others write. */
-    if ((error = mem->store->tx_begin(mem->store)) < 0)
+    if ((error = mem->store->tx_begin_read(mem->store)) < 0)
         goto done;
     error = export_all(mem, &ec);
     error = kevo_memory_tx_end(mem, error);
