@@ -24,9 +24,8 @@
 
 #define N_TASKS 100
 
-static const char *categories[10] = {"activation", "elementwise", "reduction", "norm",
-                                     "matmul",     "conv",        "pooling",   "scan",
-                                     "loss",       "attention"};
+static const char *categories[10] = {"activation", "elementwise", "reduction", "norm", "matmul",
+                                     "conv",       "pooling",     "scan",      "loss", "attention"};
 static const char *ops[10][10] = {
     {"relu", "gelu", "silu", "tanh", "sigmoid", "softplus", "elu", "hardswish", "mish", "selu"},
     {"add", "mul", "axpy", "clamp", "where", "pow", "abs", "scale_shift", "lerp", "fma3"},
@@ -38,14 +37,14 @@ static const char *ops[10][10] = {
      "matvec_t", "bmm_small"},
     {"conv2d", "conv1d", "depthwise_conv", "conv3x3", "conv1x1", "conv_transpose", "dilated_conv",
      "grouped_conv", "im2col", "winograd"},
-    {"maxpool2d", "avgpool2d", "global_avgpool", "maxpool1d", "lppool", "adaptive_avg",
-     "minpool", "sumpool", "maxpool3d", "avgpool1d"},
+    {"maxpool2d", "avgpool2d", "global_avgpool", "maxpool1d", "lppool", "adaptive_avg", "minpool",
+     "sumpool", "maxpool3d", "avgpool1d"},
     {"cumsum", "cumprod", "cummax", "exclusive_scan", "segmented_scan", "reverse_cumsum",
      "running_mean", "logcumsumexp", "scan_rows", "prefix_max"},
     {"mse", "cross_entropy", "huber", "kl_div", "hinge", "bce", "nll", "smooth_l1", "cosine_loss",
      "triplet"},
-    {"attention", "causal_attention", "flash_attention", "softmax_qk", "mha_proj", "rope",
-     "alibi", "kv_cache_update", "sdpa_small", "cross_attention"},
+    {"attention", "causal_attention", "flash_attention", "softmax_qk", "mha_proj", "rope", "alibi",
+     "kv_cache_update", "sdpa_small", "cross_attention"},
 };
 static const char *techniques[] = {
     "#pragma omp parallel for schedule(static)",
@@ -72,20 +71,28 @@ static void bottleneck(char *buf, size_t len, int kind, int pct, double x)
 {
     switch (kind) {
     case 0:
-        snprintf(buf, len, "memory bound: %d%% of peak bandwidth, arithmetic intensity %.2f "
-                           "flop/byte", pct, x);
+        snprintf(buf, len,
+                 "memory bound: %d%% of peak bandwidth, arithmetic intensity %.2f "
+                 "flop/byte",
+                 pct, x);
         break;
     case 1:
-        snprintf(buf, len, "compute bound: %d%% of peak flops, fma latency limits the reduction "
-                           "chain %.2f", pct, x);
+        snprintf(buf, len,
+                 "compute bound: %d%% of peak flops, fma latency limits the reduction "
+                 "chain %.2f",
+                 pct, x);
         break;
     case 2:
-        snprintf(buf, len, "latency bound: small problem, thread start-up dominates (%d%% idle, "
-                           "%.2f us)", pct, x);
+        snprintf(buf, len,
+                 "latency bound: small problem, thread start-up dominates (%d%% idle, "
+                 "%.2f us)",
+                 pct, x);
         break;
     default:
-        snprintf(buf, len, "cache misses: strided access along columns, %d%% of loads miss L2 "
-                           "(%.2f)", pct, x);
+        snprintf(buf, len,
+                 "cache misses: strided access along columns, %d%% of loads miss L2 "
+                 "(%.2f)",
+                 pct, x);
         break;
     }
 }
@@ -93,17 +100,19 @@ static void bottleneck(char *buf, size_t len, int kind, int pct, double x)
 static char *make_source(kevo_rng *rng, const char *op, int variant)
 {
     kevo_buf b = {0};
-    kevo_buf_printf(&b, "// kevo: cflags -O3 -march=native -fopenmp\n#include <immintrin.h>\n"
-                        "#include <math.h>\n#include <stdint.h>\n\n"
-                        "void %s(const float *x, float *y, int64_t R, int64_t C)\n{\n",
+    kevo_buf_printf(&b,
+                    "// kevo: cflags -O3 -march=native -fopenmp\n#include <immintrin.h>\n"
+                    "#include <math.h>\n#include <stdint.h>\n\n"
+                    "void %s(const float *x, float *y, int64_t R, int64_t C)\n{\n",
                     op);
     int n = 6 + (int)(kevo_rng_next(rng) % 10);
     for (int i = 0; i < n; i++) {
         const char *t = techniques[kevo_rng_next(rng) % (sizeof(techniques) / sizeof(*techniques))];
         kevo_buf_printf(&b, "    %s\n", t);
         if (i % 3 == 0)
-            kevo_buf_printf(&b, "    for (int64_t i%d = 0; i%d < R * C; i%d += %d) {\n"
-                                "        y[i%d] = x[i%d] * %d.0f + %d.5f;\n    }\n",
+            kevo_buf_printf(&b,
+                            "    for (int64_t i%d = 0; i%d < R * C; i%d += %d) {\n"
+                            "        y[i%d] = x[i%d] * %d.0f + %d.5f;\n    }\n",
                             i, i, i, 16 << (variant % 3), i, i, variant % 7, i);
     }
     kevo_buf_puts(&b, "}\n");
@@ -117,14 +126,16 @@ static char *make_feedback(kevo_rng *rng, const char *verdict, int *bn)
     if (!strcmp(verdict, "correct"))
         kevo_buf_printf(&b, "all outputs within atol=rtol=1e-2\n");
     else if (!strcmp(verdict, "incorrect"))
-        kevo_buf_printf(&b, "max abs error %.3f at index %d (expected %.4f, got %.4f)\n"
-                            "%d of %d outputs outside atol=rtol=1e-2, worst near the row tail\n",
+        kevo_buf_printf(&b,
+                        "max abs error %.3f at index %d (expected %.4f, got %.4f)\n"
+                        "%d of %d outputs outside atol=rtol=1e-2, worst near the row tail\n",
                         kevo_rng_uniform(rng), (int)(kevo_rng_next(rng) % 100000),
                         kevo_rng_normal(rng), kevo_rng_normal(rng),
                         (int)(kevo_rng_next(rng) % 5000), 1 << 20);
     else if (!strcmp(verdict, "compile_error"))
-        kevo_buf_printf(&b, "error: '%s' undeclared (first use in this function)\n",
-                        (const char *[]){"acc4", "_mm512_mask_max_ps", "rem", "inv"}[kevo_rng_next(rng) % 4]);
+        kevo_buf_printf(
+            &b, "error: '%s' undeclared (first use in this function)\n",
+            (const char *[]){"acc4", "_mm512_mask_max_ps", "rem", "inv"}[kevo_rng_next(rng) % 4]);
     else
         kevo_buf_printf(&b, "the kernel ran longer than %d s\n", 10);
     char line[200];
@@ -159,12 +170,16 @@ static int fill(kevo_memory *mem, long n_items, long n_attempts, kevo_rng *rng)
     for (int t = 0; t < N_TASKS; t++) {
         const char *cat = categories[t / 10];
         snprintf(name, sizeof(name), "%s", ops[t / 10][t % 10]);
-        snprintf(desc, sizeof(desc), "%s: %s of an R x C float matrix (%s category), "
-                                     "atol=rtol=1e-2",
+        snprintf(desc, sizeof(desc),
+                 "%s: %s of an R x C float matrix (%s category), "
+                 "atol=rtol=1e-2",
                  name, t % 2 ? "row-wise" : "elementwise", cat);
         char *ref = make_source(rng, name, t);
-        kevo_memory_task task = {.name = name, .level = 1 + t % 3, .category = cat,
-                                 .description = desc, .reference = ref};
+        kevo_memory_task task = {.name = name,
+                                 .level = 1 + t % 3,
+                                 .category = cat,
+                                 .description = desc,
+                                 .reference = ref};
         error = kevo_memory_task_upsert(mem, &task, NULL);
         free(ref);
         if (error < 0)
@@ -269,8 +284,7 @@ static int fill(kevo_memory *mem, long n_items, long n_attempts, kevo_rng *rng)
                  "%s. Applies to %s kernels: %s then %s. Check the %s before and after; "
                  "it usually helps when the kernel is %s.",
                  title, cat, techniques[i % 18], techniques[(i * 7) % 18],
-                 i % 2 ? "roofline" : "tail handling",
-                 i % 3 ? "memory bound" : "compute bound");
+                 i % 2 ? "roofline" : "tail handling", i % 3 ? "memory bound" : "compute bound");
         kevo_item it = {.kind = kind == 0   ? KEVO_ITEM_API_DOC
                                 : kind == 1 ? KEVO_ITEM_BEST_PRACTICE
                                             : KEVO_ITEM_RECIPE,

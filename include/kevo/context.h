@@ -58,7 +58,7 @@ typedef enum kevo_section_id {
 
 /* Configuration; kevo_context_config_init() sets the defaults noted. */
 typedef struct kevo_context_config {
-    int token_budget;                 /* 6000: the context never exceeds it */
+    int token_budget; /* 6000: the context never exceeds it */
     /* Share of the budget reserved per section (defaults: task 0.22, start
      * point 0.22, tried 0.08, feedback 0.10, experience 0.22, practice
      * 0.06, api 0.10). Shares of sections with nothing to show are handed
@@ -66,20 +66,20 @@ typedef struct kevo_context_config {
      * left (fill order: task, start point, feedback, tried, experience,
      * practice, api). */
     double quota[KEVO_SECTION_COUNT];
-    kevo_context_mode mode;           /* value */
-    double epsilon;                   /* 0.1: exploration rate of each pick */
-    int lambda;                       /* 3: the pool holds lambda*N BM25 candidates */
-    int n;                            /* 6: items selected into the context */
-    double alpha;                     /* 0.3: Q step size (see kevo_context_learn_config) */
-    double q_init;                    /* 0.0: Q of items/start points never updated */
-    double bytes_per_token_code;      /* 3.2: token estimate for code */
-    double bytes_per_token_prose;     /* 4.7: token estimate for prose; set both from the
-                                         server's usage counts when known */
-    int max_practices;                /* 2 */
-    int max_api;                      /* 10 */
-    int max_tried;                    /* 12: children of the start point listed */
-    int min_cut_tokens;               /* 48: an item cut shorter than this is left out */
-    kevo_rng *rng;                    /* used when kevo_context_build's rng is NULL */
+    kevo_context_mode mode;       /* value */
+    double epsilon;               /* 0.1: exploration rate of each pick */
+    int lambda;                   /* 3: the pool holds lambda*N BM25 candidates */
+    int n;                        /* 6: items selected into the context */
+    double alpha;                 /* 0.3: Q step size (see kevo_context_learn_config) */
+    double q_init;                /* 0.0: Q of items/start points never updated */
+    double bytes_per_token_code;  /* 3.2: token estimate for code */
+    double bytes_per_token_prose; /* 4.7: token estimate for prose; set both from the
+                                     server's usage counts when known */
+    int max_practices;            /* 2 */
+    int max_api;                  /* 10 */
+    int max_tried;                /* 12: children of the start point listed */
+    int min_cut_tokens;           /* 48: an item cut shorter than this is left out */
+    kevo_rng *rng;                /* used when kevo_context_build's rng is NULL */
 } kevo_context_config;
 
 void kevo_context_config_init(kevo_context_config *cfg);
@@ -90,15 +90,15 @@ void kevo_context_learn_config(kevo_learn_config *out, const kevo_context_config
 /* What the context is for. Strings are borrowed; NULL/empty allowed except
  * task. */
 typedef struct kevo_context_query {
-    const char *task;        /* task name (required) */
+    const char *task; /* task name (required) */
     const char *category;
     const char *description;
-    const char *reference;   /* reference source */
-    const char *backend;     /* "c", "opencl", "cuda"; NULL = any */
-    kevo_stage stage;        /* required */
-    const char *feedback;    /* latest feedback */
-    const char *bottleneck;  /* bottleneck diagnosis (roofline, profile) */
-    int64_t start_point_id;  /* refining: the start point; 0 = pick one */
+    const char *reference;  /* reference source */
+    const char *backend;    /* "c", "opencl", "cuda"; NULL = any */
+    kevo_stage stage;       /* required */
+    const char *feedback;   /* latest feedback */
+    const char *bottleneck; /* bottleneck diagnosis (roofline, profile) */
+    int64_t start_point_id; /* refining: the start point; 0 = pick one */
 } kevo_context_query;
 
 typedef struct kevo_context_section {

@@ -201,8 +201,8 @@ static void one_line(char *dst, size_t len, const char *s)
 
 static int list_items(kevo_memory *mem, const opts *o)
 {
-    kevo_item_filter f = {.task = o->task, .newest_first = 1, .no_body = 1,
-                          .limit = (size_t)o->limit};
+    kevo_item_filter f = {
+        .task = o->task, .newest_first = 1, .no_body = 1, .limit = (size_t)o->limit};
     if (o->kind) {
         kevo_item_kind k;
         if (kevo_item_kind_parse(&k, o->kind) < 0)
@@ -236,8 +236,11 @@ static int list_items(kevo_memory *mem, const opts *o)
 
 static int list_attempts(kevo_memory *mem, const opts *o)
 {
-    kevo_attempt_filter f = {.task = o->task, .run_id = o->run, .newest_first = 1,
-                             .no_source = 1, .limit = (size_t)o->limit};
+    kevo_attempt_filter f = {.task = o->task,
+                             .run_id = o->run,
+                             .newest_first = 1,
+                             .no_source = 1,
+                             .limit = (size_t)o->limit};
     kevo_attempt_list *l = NULL;
     int error = kevo_memory_attempt_list(&l, mem, &f);
     if (error < 0)
@@ -356,8 +359,8 @@ static int show_attempt(kevo_memory *mem, int64_t id)
            "backend   %s, generator %s\nverdict   %s\nlatency   %.2f us (reference %.2f us), "
            "speedup %.3fx\ntokens    %lld prompt, %lld completion%s\nreward    %.4f (raw %.4f)\n"
            "created   %s\n",
-           (long long)a->id, a->task, (long long)a->run_id, kevo_stage_name(a->stage),
-           a->iteration, (long long)a->parent_id, a->backend ? a->backend : "-",
+           (long long)a->id, a->task, (long long)a->run_id, kevo_stage_name(a->stage), a->iteration,
+           (long long)a->parent_id, a->backend ? a->backend : "-",
            a->generator ? a->generator : "-", a->verdict, a->candidate_us, a->reference_us,
            a->speedup, (long long)a->tokens_prompt, (long long)a->tokens_completion,
            a->tokens_estimated ? " (estimated)" : "", a->reward, a->reward_raw, created);
@@ -551,9 +554,9 @@ static int cmd_graph(kevo_memory *mem, const opts *o)
                o->task);
         for (size_t i = 0; i < n; i++) {
             const kevo_attempt *a = &t.l->attempts[i];
-            const char *color = !strcmp(a->verdict, "correct") ? "palegreen"
+            const char *color = !strcmp(a->verdict, "correct")     ? "palegreen"
                                 : !strcmp(a->verdict, "incorrect") ? "lightpink"
-                                                                    : "lightgray";
+                                                                   : "lightgray";
             printf("  a%lld [label=", (long long)a->id);
             dot_label(a);
             printf(", style=filled, fillcolor=%s%s];\n", color, i == best ? ", penwidth=3" : "");
@@ -562,8 +565,7 @@ static int cmd_graph(kevo_memory *mem, const opts *o)
         for (size_t i = 0; i < n; i++) {
             const kevo_attempt *a = &t.l->attempts[i];
             for (size_t c = t.first_child[i]; c != n; c = t.next_sibling[c])
-                printf("  a%lld -> a%lld;\n", (long long)a->id,
-                       (long long)t.l->attempts[c].id);
+                printf("  a%lld -> a%lld;\n", (long long)a->id, (long long)t.l->attempts[c].id);
         }
         printf("}\n");
     } else {
@@ -683,7 +685,7 @@ int kevo_cmd_memory(int argc, char **argv)
         return KEVO_EXIT_USAGE;
     }
     const char *cmd = o.pos[0];
-    static const char *const known[] = {"stats", "list",   "show", "export",
+    static const char *const known[] = {"stats",  "list",   "show",  "export",
                                         "import", "filter", "graph", "seed"};
     int ok = 0;
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)

@@ -28,23 +28,26 @@ static const char *const section_titles[KEVO_SECTION_COUNT] = {
 
 /* Order in which sections are filled (and pass on unused quota). */
 static const kevo_section_id fill_order[KEVO_SECTION_COUNT] = {
-    KEVO_SECTION_TASK,       KEVO_SECTION_START_POINT, KEVO_SECTION_FEEDBACK,
-    KEVO_SECTION_TRIED,      KEVO_SECTION_EXPERIENCE,  KEVO_SECTION_PRACTICE,
-    KEVO_SECTION_API,
+    KEVO_SECTION_TASK,       KEVO_SECTION_START_POINT, KEVO_SECTION_FEEDBACK, KEVO_SECTION_TRIED,
+    KEVO_SECTION_EXPERIENCE, KEVO_SECTION_PRACTICE,    KEVO_SECTION_API,
 };
 /* Passive mode: the history takes whatever is left at the end. */
 static const kevo_section_id fill_order_passive[KEVO_SECTION_COUNT] = {
-    KEVO_SECTION_TASK, KEVO_SECTION_START_POINT, KEVO_SECTION_FEEDBACK, KEVO_SECTION_TRIED,
-    KEVO_SECTION_PRACTICE, KEVO_SECTION_API,     KEVO_SECTION_EXPERIENCE,
+    KEVO_SECTION_TASK,     KEVO_SECTION_START_POINT, KEVO_SECTION_FEEDBACK,   KEVO_SECTION_TRIED,
+    KEVO_SECTION_PRACTICE, KEVO_SECTION_API,         KEVO_SECTION_EXPERIENCE,
 };
 
 const char *kevo_context_mode_name(kevo_context_mode mode)
 {
     switch (mode) {
-    case KEVO_CONTEXT_VALUE: return "value";
-    case KEVO_CONTEXT_HEURISTIC: return "heuristic";
-    case KEVO_CONTEXT_PASSIVE: return "passive";
-    default: return "?";
+    case KEVO_CONTEXT_VALUE:
+        return "value";
+    case KEVO_CONTEXT_HEURISTIC:
+        return "heuristic";
+    case KEVO_CONTEXT_PASSIVE:
+        return "passive";
+    default:
+        return "?";
     }
 }
 
@@ -274,9 +277,9 @@ static unsigned experience_kinds(void)
 /* The search text: what the task is; when refining also what went wrong. */
 static int query_text(kevo_buf *b, const kevo_context_query *q)
 {
-    int error = kevo_buf_printf(b, "%s %s %s\n%s\n", q->task, q->category ? q->category : "",
-                                q->description ? q->description : "",
-                                q->reference ? q->reference : "");
+    int error =
+        kevo_buf_printf(b, "%s %s %s\n%s\n", q->task, q->category ? q->category : "",
+                        q->description ? q->description : "", q->reference ? q->reference : "");
     if (error == 0 && q->stage == KEVO_STAGE_REFINE)
         error = kevo_buf_printf(b, "%s\n%s\n", q->feedback ? q->feedback : "",
                                 q->bottleneck ? q->bottleneck : "");
@@ -613,14 +616,15 @@ static int pack_start(builder *b)
 {
     const kevo_attempt *a = b->start;
     kevo_buf part = {0};
-    int error = kevo_buf_printf(&part,
-                                "Attempt #%lld (%s iteration %d): %s, %.2fx over the reference, "
-                                "%.1f us. Its source:\n```%s\n%s\n```\n\n",
-                                (long long)a->id, kevo_stage_name(a->stage), a->iteration,
-                                a->verdict, a->speedup, a->candidate_us, b->fence,
-                                a->source ? a->source : "");
+    int error =
+        kevo_buf_printf(&part,
+                        "Attempt #%lld (%s iteration %d): %s, %.2fx over the reference, "
+                        "%.1f us. Its source:\n```%s\n%s\n```\n\n",
+                        (long long)a->id, kevo_stage_name(a->stage), a->iteration, a->verdict,
+                        a->speedup, a->candidate_us, b->fence, a->source ? a->source : "");
     if (error == 0) {
-        int t = kevo_pack_add(&b->pack, &b->sec[KEVO_SECTION_START_POINT], part.ptr, part.len, 1, 1);
+        int t =
+            kevo_pack_add(&b->pack, &b->sec[KEVO_SECTION_START_POINT], part.ptr, part.len, 1, 1);
         error = t < 0 ? t : 0;
     }
     kevo_buf_free(&part);
@@ -705,30 +709,44 @@ static int section_has_content(const builder *b, kevo_section_id s)
 {
     const kevo_context_query *q = b->q;
     switch (s) {
-    case KEVO_SECTION_TASK: return 1;
-    case KEVO_SECTION_START_POINT: return b->start != NULL;
-    case KEVO_SECTION_TRIED: return b->tried && b->tried->n > 0;
+    case KEVO_SECTION_TASK:
+        return 1;
+    case KEVO_SECTION_START_POINT:
+        return b->start != NULL;
+    case KEVO_SECTION_TRIED:
+        return b->tried && b->tried->n > 0;
     case KEVO_SECTION_FEEDBACK:
         return (q->feedback && *q->feedback) || (q->bottleneck && *q->bottleneck);
-    case KEVO_SECTION_EXPERIENCE: return b->selected && b->selected->n > 0;
-    case KEVO_SECTION_PRACTICE: return b->practices && b->practices->n > 0;
-    case KEVO_SECTION_API: return b->api && b->api->n > 0;
-    default: return 0;
+    case KEVO_SECTION_EXPERIENCE:
+        return b->selected && b->selected->n > 0;
+    case KEVO_SECTION_PRACTICE:
+        return b->practices && b->practices->n > 0;
+    case KEVO_SECTION_API:
+        return b->api && b->api->n > 0;
+    default:
+        return 0;
     }
 }
 
 static int fill_section(builder *b, kevo_section_id s)
 {
     switch (s) {
-    case KEVO_SECTION_TASK: return pack_task(b);
-    case KEVO_SECTION_START_POINT: return pack_start(b);
-    case KEVO_SECTION_TRIED: return pack_tried(b);
-    case KEVO_SECTION_FEEDBACK: return pack_feedback(b);
+    case KEVO_SECTION_TASK:
+        return pack_task(b);
+    case KEVO_SECTION_START_POINT:
+        return pack_start(b);
+    case KEVO_SECTION_TRIED:
+        return pack_tried(b);
+    case KEVO_SECTION_FEEDBACK:
+        return pack_feedback(b);
     case KEVO_SECTION_EXPERIENCE:
         return pack_items(b, s, b->selected, b->cfg->mode == KEVO_CONTEXT_PASSIVE);
-    case KEVO_SECTION_PRACTICE: return pack_items(b, s, b->practices, 0);
-    case KEVO_SECTION_API: return pack_items(b, s, b->api, 0);
-    default: return 0;
+    case KEVO_SECTION_PRACTICE:
+        return pack_items(b, s, b->practices, 0);
+    case KEVO_SECTION_API:
+        return pack_items(b, s, b->api, 0);
+    default:
+        return 0;
     }
 }
 
@@ -836,8 +854,9 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
                          .min_cut = cfg->min_cut_tokens};
     for (int s = 0; s < KEVO_SECTION_COUNT; s++)
         b.sec[s].title = section_titles[s];
-    b.sec[KEVO_SECTION_EXPERIENCE].title =
-        cfg->mode == KEVO_CONTEXT_PASSIVE ? "Recent history" : section_titles[KEVO_SECTION_EXPERIENCE];
+    b.sec[KEVO_SECTION_EXPERIENCE].title = cfg->mode == KEVO_CONTEXT_PASSIVE
+                                               ? "Recent history"
+                                               : section_titles[KEVO_SECTION_EXPERIENCE];
 
     /* one consistent view of the memory for the whole build */
     if ((error = kevo_memory_snapshot_begin(mem)) < 0)
@@ -846,8 +865,8 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
     /* refining: the start point and what was tried from it */
     if (q->stage == KEVO_STAGE_REFINE) {
         int64_t sp = q->start_point_id;
-        if (!sp && (error = kevo_context_pick_start_point(&sp, mem, q->task, q->backend, cfg,
-                                                         b.rng)) < 0)
+        if (!sp &&
+            (error = kevo_context_pick_start_point(&sp, mem, q->task, q->backend, cfg, b.rng)) < 0)
             goto done;
         if ((error = kevo_memory_attempt_get(&b.start, mem, sp)) < 0)
             goto done;

@@ -49,14 +49,14 @@ size_t kevo_select_egreedy(size_t *out, const double *q, size_t n, size_t k, dou
 }
 
 static const char *const c_words[] = {
-    "auto",     "break",    "case",     "char",     "const",    "continue", "default",
-    "double",   "else",     "enum",     "extern",   "float",    "for",      "goto",
-    "inline",   "int",      "long",     "register", "restrict", "return",   "short",
-    "signed",   "sizeof",   "static",   "struct",   "switch",   "typedef",  "union",
-    "unsigned", "void",     "volatile", "while",    "int64_t",  "int32_t",  "uint8_t",
-    "uint32_t", "uint64_t", "size_t",   "include",  "define",   "pragma",   "ifdef",
-    "ifndef",   "endif",    "bool",     "true",     "false",    "NULL",     "__global",
-    "__kernel", "__global__", "__device__", "kevo",  "cflags",
+    "auto",     "break",      "case",       "char",     "const",    "continue", "default",
+    "double",   "else",       "enum",       "extern",   "float",    "for",      "goto",
+    "inline",   "int",        "long",       "register", "restrict", "return",   "short",
+    "signed",   "sizeof",     "static",     "struct",   "switch",   "typedef",  "union",
+    "unsigned", "void",       "volatile",   "while",    "int64_t",  "int32_t",  "uint8_t",
+    "uint32_t", "uint64_t",   "size_t",     "include",  "define",   "pragma",   "ifdef",
+    "ifndef",   "endif",      "bool",       "true",     "false",    "NULL",     "__global",
+    "__kernel", "__global__", "__device__", "kevo",     "cflags",
 };
 
 static int is_c_word(const char *w, size_t len)

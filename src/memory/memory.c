@@ -18,8 +18,8 @@
 
 /* ---- names ------------------------------------------------------------ */
 
-static const char *const kind_names[] = {NULL, "api_doc", "experience", "trace",
-                                         "best_practice", "recipe"};
+static const char *const kind_names[] = {NULL,    "api_doc",       "experience",
+                                         "trace", "best_practice", "recipe"};
 static const char *const verdicts[] = {"correct", "incorrect", "compile_error", "rejected",
                                        "timeout", "crash",     "infra_error"};
 
@@ -537,8 +537,8 @@ int kevo_memory_task_search(kevo_memory_task_array **out, kevo_memory *mem, cons
     *out = calloc(1, sizeof(**out));
     if (!*out)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    int error = mem->store->task_search(mem->store, query ? query : "", limit,
-                                        task_list_append_cb, *out);
+    int error =
+        mem->store->task_search(mem->store, query ? query : "", limit, task_list_append_cb, *out);
     if (error < 0) {
         kevo_memory_task_array_free(*out);
         *out = NULL;
@@ -644,8 +644,8 @@ int kevo_memory_attempt_children(kevo_attempt_list **out, kevo_memory *mem, int6
     return kevo_memory_attempt_list(out, mem, &f);
 }
 
-int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task,
-                             int64_t run_id, const char *backend)
+int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task, int64_t run_id,
+                             const char *backend)
 {
     kevo_attempt_list *l = NULL;
     *out = NULL;

@@ -111,6 +111,7 @@ static const char *const kevo_schema_migrations[] = {
     "END;",
 };
 
-#define KEVO_SCHEMA_VERSION ((int)(sizeof(kevo_schema_migrations) / sizeof(kevo_schema_migrations[0])))
+#define KEVO_SCHEMA_VERSION                                                                        \
+    ((int)(sizeof(kevo_schema_migrations) / sizeof(kevo_schema_migrations[0])))
 
 #endif

@@ -167,8 +167,8 @@ static int exec(sqlite_store *ss, const char *sql, const char *what)
     int rc = sqlite3_exec(ss->db, sql, NULL, NULL, &msg);
     int error = 0;
     if (rc != SQLITE_OK)
-        error = kevo_error_set(rc == SQLITE_BUSY ? KEVO_ETIMEOUT : KEVO_EIO, "%s: %s: %s",
-                               ss->path, what, msg ? msg : sqlite3_errstr(rc));
+        error = kevo_error_set(rc == SQLITE_BUSY ? KEVO_ETIMEOUT : KEVO_EIO, "%s: %s: %s", ss->path,
+                               what, msg ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
     return error;
 }
@@ -430,8 +430,10 @@ static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf 
     }
     int64_t docs = 0;
     if (use_df) {
-        qsort(w, nw, sizeof(*w), by_df);
-        if (ss->df_docs < 0 && (error = query_int64(ss, "SELECT count(*) FROM items", &ss->df_docs)) < 0)
+        if (nw > 1)
+            qsort(w, nw, sizeof(*w), by_df);
+        if (ss->df_docs < 0 &&
+            (error = query_int64(ss, "SELECT count(*) FROM items", &ss->df_docs)) < 0)
             goto done;
         docs = ss->df_docs;
     }
@@ -587,10 +589,10 @@ static int sq_task_delete(kevo_store *s, const char *name)
 
 /* ---- attempts -------------------------------------------------------- */
 
-#define ATTEMPT_COLS                                                                            \
-    "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id," \
-    " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"           \
-    " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"       \
+#define ATTEMPT_COLS                                                                               \
+    "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id,"    \
+    " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"              \
+    " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"          \
     " a.reward, a.created"
 
 static void attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
@@ -682,9 +684,9 @@ static int sq_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
     kevo_attempt_filter none = {0};
     if (!f)
         f = &none;
-    int error = kevo_buf_printf(&sql, "SELECT " ATTEMPT_COLS
-                                      " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE 1",
-                                f->no_source && !id ? "NULL" : "a.source");
+    int error = kevo_buf_printf(
+        &sql, "SELECT " ATTEMPT_COLS " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE 1",
+        f->no_source && !id ? "NULL" : "a.source");
     if (error < 0)
         goto done;
     if (id)
@@ -770,7 +772,8 @@ static int sq_attempt_set_reward(kevo_store *s, int64_t id, double reward)
 
 /* ---- items ----------------------------------------------------------- */
 
-#define ITEM_COLS "i.id, i.uid, i.kind, i.title, %s, i.category, i.task, i.backend, i.tags, i.created"
+#define ITEM_COLS                                                                                  \
+    "i.id, i.uid, i.kind, i.title, %s, i.category, i.task, i.backend, i.tags, i.created"
 
 static void item_from_row(kevo_item *it, sqlite3_stmt *st)
 {
@@ -846,7 +849,8 @@ static int item_filter_sql(kevo_buf *sql, const kevo_item_filter *f)
         return error;
     if (f->task && (error = kevo_buf_puts(sql, " AND i.task = ?12")) < 0)
         return error;
-    if (f->backend && (error = kevo_buf_puts(sql, " AND (i.backend = ?13 OR i.backend IS NULL)")) < 0)
+    if (f->backend &&
+        (error = kevo_buf_puts(sql, " AND (i.backend = ?13 OR i.backend IS NULL)")) < 0)
         return error;
     if (f->tag &&
         (error = kevo_buf_puts(sql, " AND (' ' || coalesce(i.tags, '') || ' ') LIKE ?14")) < 0)
@@ -885,8 +889,8 @@ static int run_item_stmt(sqlite_store *ss, stmt *st, int score_col, kevo_store_i
     return error < 0 ? error : 0;
 }
 
-static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f,
-                        kevo_store_item_cb cb, void *arg)
+static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f, kevo_store_item_cb cb,
+                        void *arg)
 {
     sqlite_store *ss = ctx_of(s);
     kevo_buf sql = {0}, tag = {0};
@@ -928,12 +932,18 @@ done:
 static const char *kind_token(int kind)
 {
     switch (kind) {
-    case KEVO_ITEM_API_DOC: return "api";
-    case KEVO_ITEM_EXPERIENCE: return "experience";
-    case KEVO_ITEM_TRACE: return "trace";
-    case KEVO_ITEM_BEST_PRACTICE: return "practice";
-    case KEVO_ITEM_RECIPE: return "recipe";
-    default: return "none";
+    case KEVO_ITEM_API_DOC:
+        return "api";
+    case KEVO_ITEM_EXPERIENCE:
+        return "experience";
+    case KEVO_ITEM_TRACE:
+        return "trace";
+    case KEVO_ITEM_BEST_PRACTICE:
+        return "practice";
+    case KEVO_ITEM_RECIPE:
+        return "recipe";
+    default:
+        return "none";
     }
 }
 
@@ -975,7 +985,8 @@ static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filt
     int error = build_match(ss, query, 1, &terms);
     if (error < 0 || terms.len == 0)
         goto done;
-    if ((error = kevo_buf_printf(&match, "{title body tags category task} : (%s)", terms.ptr)) < 0 ||
+    if ((error = kevo_buf_printf(&match, "{title body tags category task} : (%s)", terms.ptr)) <
+            0 ||
         (error = kind_match(&match, f->kinds)) < 0)
         goto done;
     kevo_item_filter rest = *f;
@@ -1155,13 +1166,14 @@ static int sq_distilled_each(kevo_store *s, int64_t item_id, int64_t attempt_id,
 {
     sqlite_store *ss = ctx_of(s);
     const char *sql =
-        item_id && attempt_id
-            ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1 AND attempt_id = ?2"
-        : item_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1"
-                    " ORDER BY attempt_id"
-        : attempt_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE attempt_id = ?2"
-                       " ORDER BY item_id"
-                     : "SELECT item_id, attempt_id FROM distilled_from ORDER BY item_id, attempt_id";
+        item_id && attempt_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1 "
+                                "AND attempt_id = ?2"
+        : item_id             ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1"
+                                " ORDER BY attempt_id"
+        : attempt_id
+            ? "SELECT item_id, attempt_id FROM distilled_from WHERE attempt_id = ?2"
+              " ORDER BY item_id"
+            : "SELECT item_id, attempt_id FROM distilled_from ORDER BY item_id, attempt_id";
     stmt st;
     int error = prep(ss, sql, &st);
     if (error < 0)
@@ -1189,11 +1201,11 @@ static int sq_q_get(kevo_store *s, kevo_q_target target, int64_t id, kevo_stage 
 {
     sqlite_store *ss = ctx_of(s);
     stmt st;
-    int error = prep(ss,
-                     target == KEVO_Q_ITEM
-                         ? "SELECT q, n FROM q_item WHERE item_id = ?1 AND stage = ?2"
-                         : "SELECT q, n FROM q_start WHERE attempt_id = ?1",
-                     &st);
+    int error =
+        prep(ss,
+             target == KEVO_Q_ITEM ? "SELECT q, n FROM q_item WHERE item_id = ?1 AND stage = ?2"
+                                   : "SELECT q, n FROM q_start WHERE attempt_id = ?1",
+             &st);
     if (error < 0)
         return error;
     sqlite3_bind_int64(st.st, 1, id);
@@ -1504,9 +1516,8 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
         error = kevo_error_set(KEVO_ENOMEM, "out of memory opening %s", path);
         goto done;
     }
-    int rc = sqlite3_open_v2(path, &ss->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &ss->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         error = kevo_error_set(KEVO_EIO, "%s: cannot open: %s", path,
                                ss->db ? sqlite3_errmsg(ss->db) : sqlite3_errstr(rc));

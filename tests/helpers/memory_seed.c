@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int record(kevo_memory *mem, const char *task, int64_t run, kevo_stage stage,
-                  int64_t parent, int it, const char *verdict, double us, const kevo_context *ctx,
-                  int64_t *out)
+static int record(kevo_memory *mem, const char *task, int64_t run, kevo_stage stage, int64_t parent,
+                  int it, const char *verdict, double us, const kevo_context *ctx, int64_t *out)
 {
     int ok = !strcmp(verdict, "correct");
     char source[160];
@@ -28,15 +27,16 @@ static int record(kevo_memory *mem, const char *task, int64_t run, kevo_stage st
                       .parent_id = parent,
                       .verdict = verdict,
                       .gates_json = "[{\"gate\":\"compile\",\"ok\":true}]",
-                      .feedback = ok ? "all outputs within tolerance" : "max abs error 0.5 at index 3",
+                      .feedback =
+                          ok ? "all outputs within tolerance" : "max abs error 0.5 at index 3",
                       .source = source,
                       .candidate_us = ok ? us : 0,
                       .reference_us = 100,
                       .speedup = ok ? 100 / us : 0,
                       .tokens_prompt = 1200,
                       .tokens_completion = 300};
-    return kevo_memory_attempt_record(mem, &a, ctx ? ctx->used : NULL, ctx ? ctx->n_used : 0,
-                                      NULL, out);
+    return kevo_memory_attempt_record(mem, &a, ctx ? ctx->used : NULL, ctx ? ctx->n_used : 0, NULL,
+                                      out);
 }
 
 static int build(kevo_context **out, kevo_memory *mem, const char *task, kevo_stage stage,
@@ -62,7 +62,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: memory_seed DB\n");
         return 2;
     }
-    if ((error = kevo_memory_open(&mem, argv[1])) < 0 || (error = kevo_memory_seed_builtin(mem)) < 0)
+    if ((error = kevo_memory_open(&mem, argv[1])) < 0 ||
+        (error = kevo_memory_seed_builtin(mem)) < 0)
         goto done;
     const char *tasks[2] = {"seed_relu", "seed_softmax"};
     int64_t shared = 0;
@@ -88,11 +89,13 @@ int main(int argc, char **argv)
         kevo_context *ctx = NULL;
         int64_t d0 = 0, d1 = 0, r1 = 0, r2 = 0;
         if ((error = build(&ctx, mem, tasks[t], KEVO_STAGE_DRAFT, 0)) < 0 ||
-            (error = record(mem, tasks[t], run, KEVO_STAGE_DRAFT, 0, 0, "incorrect", 0, ctx, &d0)) < 0)
+            (error = record(mem, tasks[t], run, KEVO_STAGE_DRAFT, 0, 0, "incorrect", 0, ctx, &d0)) <
+                0)
             goto done;
         kevo_context_free(ctx);
         if ((error = build(&ctx, mem, tasks[t], KEVO_STAGE_DRAFT, 0)) < 0 ||
-            (error = record(mem, tasks[t], run, KEVO_STAGE_DRAFT, 0, 1, "correct", 80, ctx, &d1)) < 0)
+            (error = record(mem, tasks[t], run, KEVO_STAGE_DRAFT, 0, 1, "correct", 80, ctx, &d1)) <
+                0)
             goto done;
         kevo_context_free(ctx);
         if ((error = build(&ctx, mem, tasks[t], KEVO_STAGE_REFINE, d1)) < 0 ||

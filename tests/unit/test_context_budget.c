@@ -21,10 +21,29 @@
 
 static char *random_text(kevo_rng *rng, size_t len)
 {
-    static const char *words[] = {"float", "x[i]", "for", "(int64_t i = 0; i < N; i++)", "{",
-                                  "}", "y", "=", "max", "0.0f", "#pragma omp parallel for",
-                                  "memory", "bound", "über", "naïve", "→", "\n", "\n\n", "sum",
-                                  "_mm512_loadu_ps", "_mm512_fmadd_ps", "tile", "reduction"};
+    static const char *words[] = {"float",
+                                  "x[i]",
+                                  "for",
+                                  "(int64_t i = 0; i < N; i++)",
+                                  "{",
+                                  "}",
+                                  "y",
+                                  "=",
+                                  "max",
+                                  "0.0f",
+                                  "#pragma omp parallel for",
+                                  "memory",
+                                  "bound",
+                                  "über",
+                                  "naïve",
+                                  "→",
+                                  "\n",
+                                  "\n\n",
+                                  "sum",
+                                  "_mm512_loadu_ps",
+                                  "_mm512_fmadd_ps",
+                                  "tile",
+                                  "reduction"};
     char *s = malloc(len + 1);
     size_t n = 0;
     while (n < len) {
@@ -70,7 +89,9 @@ static void test_context__pack_never_exceeds(void **state)
                        .bpt_code = 2.5 + kevo_rng_uniform(&rng) * 2,
                        .bpt_prose = 3.5 + kevo_rng_uniform(&rng) * 2,
                        .min_cut = (int)(kevo_rng_next(&rng) % 64)};
-        kevo_pack_section sec[4] = {{.title = "A"}, {.title = "Bee"}, {.title = "C c c"},
+        kevo_pack_section sec[4] = {{.title = "A"},
+                                    {.title = "Bee"},
+                                    {.title = "C c c"},
                                     {.title = "Dddddddddddddddddddd"}};
         int n_sec = 1 + (int)(kevo_rng_next(&rng) % 4);
         for (int s = 0; s < n_sec; s++)
@@ -144,8 +165,8 @@ static int setup(void **state)
     kevo_memory_tx_begin(f->mem);
     kevo_memory_seed_builtin(f->mem);
     for (int i = 0; i < 400; i++) {
-        size_t len = kevo_rng_next(&rng) % 4 == 0 ? kevo_rng_next(&rng) % 40000
-                                                  : kevo_rng_next(&rng) % 1500;
+        size_t len =
+            kevo_rng_next(&rng) % 4 == 0 ? kevo_rng_next(&rng) % 40000 : kevo_rng_next(&rng) % 1500;
         char *body = random_text(&rng, len);
         char title[64];
         snprintf(title, sizeof(title), "item %d about tile reduction max", i);

@@ -145,7 +145,8 @@ static void test_context__build_picks_best_at_rate(void **state)
     int64_t best = f->items[7], bad = f->items[2];
     teach(f->mem, best, "correct", 20);
     teach(f->mem, bad, "incorrect", 5);
-    kevo_context_query q = {.task = "qtask", .description = "zebra quokka", .stage = KEVO_STAGE_DRAFT};
+    kevo_context_query q = {
+        .task = "qtask", .description = "zebra quokka", .stage = KEVO_STAGE_DRAFT};
     kevo_context_config cfg;
     kevo_context_config_init(&cfg);
     cfg.n = 1;
@@ -208,7 +209,8 @@ static void test_context__passive_recent_history(void **state)
     kevo_item_filter hf = {.task = "other", .newest_first = 1};
     assert_int_equal(kevo_memory_item_list(&hist, f->mem, &hf), 0);
     assert_true(hist->n >= 3);
-    kevo_context_query q = {.task = "other", .description = "zebra quokka", .stage = KEVO_STAGE_DRAFT};
+    kevo_context_query q = {
+        .task = "other", .description = "zebra quokka", .stage = KEVO_STAGE_DRAFT};
     kevo_context_config cfg;
     kevo_context_config_init(&cfg);
     cfg.mode = KEVO_CONTEXT_PASSIVE;
@@ -305,8 +307,11 @@ static void test_context__start_point(void **state)
 
     /* a refine context shows the start point and what was tried from it */
     kevo_memory_seed_builtin(f->mem);
-    kevo_context_query cq = {.task = "sp", .backend = "c", .stage = KEVO_STAGE_REFINE,
-                             .start_point_id = d[1], .feedback = "latency 40 us",
+    kevo_context_query cq = {.task = "sp",
+                             .backend = "c",
+                             .stage = KEVO_STAGE_REFINE,
+                             .start_point_id = d[1],
+                             .feedback = "latency 40 us",
                              .bottleneck = "memory bound"};
     kevo_context *ctx = NULL;
     cfg.mode = KEVO_CONTEXT_VALUE;

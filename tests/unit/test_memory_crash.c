@@ -45,6 +45,7 @@ static void writer(const char *path, int ready_fd, int batch, uint64_t seed)
         src[i] = (char)('a' + i % 26);
     src[sizeof(src) - 1] = '\0';
     int64_t last_correct = 0;
+    int signalled = 0;
     for (long n = 0;; n++) {
         if (batch > 1 && n % batch == 0 && kevo_memory_tx_begin(mem) < 0)
             _exit(5);
@@ -74,10 +75,12 @@ static void writer(const char *path, int ready_fd, int batch, uint64_t seed)
             last_correct = id;
         if (batch > 1 && n % batch == batch - 1 && kevo_memory_tx_commit(mem) < 0)
             _exit(7);
-        if (n == 20) {
+        /* ready once at least 21 attempts are committed */
+        if (!signalled && n >= 20 && (batch <= 1 || n % batch == batch - 1)) {
             char c = 'r';
             if (write(ready_fd, &c, 1) != 1)
                 _exit(8);
+            signalled = 1;
         }
     }
 }
@@ -120,7 +123,8 @@ static void check_store(const char *path)
     assert_int_equal(count(db, "SELECT count(*) FROM attempts a WHERE"
                                " (SELECT count(*) FROM used u WHERE u.attempt_id = a.id) <> 3"),
                      0);
-    assert_int_equal(count(db, "SELECT sum(n) FROM q_item"), count(db, "SELECT count(*) FROM used"));
+    assert_int_equal(count(db, "SELECT sum(n) FROM q_item"),
+                     count(db, "SELECT count(*) FROM used"));
     assert_int_equal(count(db, "SELECT coalesce(sum(n), 0) FROM q_start"),
                      count(db, "SELECT count(*) FROM attempts WHERE parent_id IS NOT NULL"));
     sqlite3_close(db);

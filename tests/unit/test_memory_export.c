@@ -60,8 +60,7 @@ static kevo_memory *open_store(fixture *f, const char *name)
 
 /* Fill a store: two tasks (optionally skipping one), shared items, drafts
  * and refines, a normalised learner, a run per task and a shared run. */
-static void fill(kevo_memory *mem, const char *keep, const char *drop, int with_drop,
-                 int normalize)
+static void fill(kevo_memory *mem, const char *keep, const char *drop, int with_drop, int normalize)
 {
     kevo_rng rng;
     kevo_rng_seed(&rng, 31337);
@@ -70,13 +69,16 @@ static void fill(kevo_memory *mem, const char *keep, const char *drop, int with_
     for (int i = 0; i < 4; i++) {
         char title[32];
         snprintf(title, sizeof(title), "shared lesson %d", i);
-        kevo_item it = {.kind = KEVO_ITEM_BEST_PRACTICE, .title = title,
-                        .body = "vectorise with ünïcödé → care", .tags = i ? NULL : "x y"};
+        kevo_item it = {.kind = KEVO_ITEM_BEST_PRACTICE,
+                        .title = title,
+                        .body = "vectorise with ünïcödé → care",
+                        .tags = i ? NULL : "x y"};
         assert_int_equal(kevo_memory_item_add(mem, &it, &shared[i]), 0);
     }
     char cfg_both[256];
     snprintf(cfg_both, sizeof(cfg_both),
-             "{\"tasks\":[\"%s\",\"%s\"],\"by_task\":{\"%s\":3},\"model\":\"m\"}", keep, drop, drop);
+             "{\"tasks\":[\"%s\",\"%s\"],\"by_task\":{\"%s\":3},\"model\":\"m\"}", keep, drop,
+             drop);
     int64_t run_both = 0, run_drop = 0;
     assert_int_equal(kevo_memory_run_begin(mem, cfg_both, &run_both), 0);
     assert_int_equal(kevo_memory_run_begin(mem, "{\"only\":\"drop\"}", &run_drop), 0);
@@ -92,7 +94,9 @@ static void fill(kevo_memory *mem, const char *keep, const char *drop, int with_
         kevo_used_item used[2] = {{shared[i % 4], 0, 1, 11}, {shared[(i + 1) % 4], 0, 2, 12}};
         if (t == 1 && !with_drop)
             continue;
-        kevo_memory_task task = {.name = names[t], .level = 1, .category = "activation",
+        kevo_memory_task task = {.name = names[t],
+                                 .level = 1,
+                                 .category = "activation",
                                  .description = t ? "drop this operator" : "keep this one",
                                  .reference = "void k(void) {}"};
         assert_int_equal(kevo_memory_task_upsert(mem, &task, NULL), 0);
@@ -317,8 +321,9 @@ static void filter_case(fixture *f, int normalize)
     assert_false(contains(text, len, "drop source"));
     assert_true(contains(text, len, keep));
     /* the shared run's config lost the name, kept the rest */
-    assert_true(contains(text, len, "{\\\"tasks\\\":[\\\"keepme_relu\\\"],\\\"by_task\\\":{},"
-                                    "\\\"model\\\":\\\"m\\\"}"));
+    assert_true(contains(text, len,
+                         "{\\\"tasks\\\":[\\\"keepme_relu\\\"],\\\"by_task\\\":{},"
+                         "\\\"model\\\":\\\"m\\\"}"));
     free(text);
 
     /* what the remaining attempts taught is what they alone would teach */
@@ -368,8 +373,9 @@ static void filter_case(fixture *f, int normalize)
     sqlite3 *raw = NULL;
     assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(raw, "SELECT count(*) FROM item_vocab WHERE term = 'dropme'",
-                                        -1, &st, NULL),
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT count(*) FROM item_vocab WHERE term = 'dropme'", -1,
+                                        &st, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), 0);

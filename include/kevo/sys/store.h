@@ -176,8 +176,8 @@ struct kevo_store {
     int (*q_each)(kevo_store *s, kevo_q_target target, kevo_store_q_cb cb, void *arg);
     /* The correct attempts of a task (backend NULL = any) with their Q2
      * (n = 0 when never updated), by id. */
-    int (*start_each)(kevo_store *s, const char *task, const char *backend,
-                      kevo_store_start_cb cb, void *arg);
+    int (*start_each)(kevo_store *s, const char *task, const char *backend, kevo_store_start_cb cb,
+                      void *arg);
 
     /* Reward statistics per stage; get gives n = 0 when none. */
     int (*reward_stats_get)(kevo_store *s, kevo_stage stage, kevo_reward_stats *out);
