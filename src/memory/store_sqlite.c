@@ -251,8 +251,13 @@ static int sq_tx_commit(kevo_store *s)
     else
         snprintf(sql, sizeof(sql), "RELEASE kevo_sp%d", ss->depth - 1);
     int error = exec(ss, sql, "cannot commit");
-    if (error == 0)
+    if (error == 0) {
         ss->depth--;
+    } else if (ss->depth == 1) {
+        /* never leave a failed transaction open behind the caller */
+        sqlite3_exec(ss->db, "ROLLBACK", NULL, NULL, NULL);
+        ss->depth = 0;
+    }
     return error;
 }
 
