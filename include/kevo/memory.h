@@ -97,6 +97,10 @@ const char *kevo_memory_path(const kevo_memory *mem);
 int kevo_memory_tx_begin(kevo_memory *mem);
 int kevo_memory_tx_commit(kevo_memory *mem);
 int kevo_memory_tx_rollback(kevo_memory *mem);
+/* A consistent read-only view for several reads (faster too): every read
+ * until kevo_memory_snapshot_end() sees the same state. No writes inside. */
+int kevo_memory_snapshot_begin(kevo_memory *mem);
+int kevo_memory_snapshot_end(kevo_memory *mem);
 
 /* ---- runs ------------------------------------------------------------- */
 
@@ -160,26 +164,26 @@ void kevo_memory_task_array_free(kevo_memory_task_array *list);
 /* ---- attempts --------------------------------------------------------- */
 
 typedef struct kevo_attempt {
-    int64_t id;             /* set by the memory; ignored by attempt_record */
-    int64_t run_id;         /* 0 = outside any run */
-    const char *task;       /* task name; required (a bare task row is created if missing) */
-    const char *backend;    /* "c", "opencl", "cuda", ... */
-    const char *generator;  /* "openai", "builtin", "replay", ... */
-    kevo_stage stage;       /* required */
-    int iteration;          /* 0-based iteration within the task's budget */
-    int64_t parent_id;      /* start point this attempt refines; 0 = none */
-    const char *verdict;    /* required; see kevo_verdict_valid() */
-    const char *gates_json; /* the gates array as JSON text */
-    const char *feedback;   /* the text the generator was/will be shown */
-    const char *source;     /* candidate source */
+    int64_t id;               /* set by the memory; ignored by attempt_record */
+    int64_t run_id;           /* 0 = outside any run */
+    const char *task;         /* task name; required (a bare task row is created if missing) */
+    const char *backend;      /* "c", "opencl", "cuda", ... */
+    const char *generator;    /* "openai", "builtin", "replay", ... */
+    kevo_stage stage;         /* required */
+    int iteration;            /* 0-based iteration within the task's budget */
+    int64_t parent_id;        /* start point this attempt refines; 0 = none */
+    const char *verdict;      /* required; see kevo_verdict_valid() */
+    const char *gates_json;   /* the gates array as JSON text */
+    const char *feedback;     /* the text the generator was/will be shown */
+    const char *source;       /* candidate source */
     const char *recipes_json; /* recipes applied (JSON), NULL for LLM candidates */
-    double candidate_us;    /* median latencies; 0 when not measured */
+    double candidate_us;      /* median latencies; 0 when not measured */
     double reference_us;
-    double speedup;         /* reference_us / candidate_us; 0 when not correct */
+    double speedup; /* reference_us / candidate_us; 0 when not correct */
     int64_t tokens_prompt;
     int64_t tokens_completion;
-    int tokens_estimated;   /* 1 when the token counts are estimates, not server counts */
-    int64_t created;        /* Unix ms; 0 = now */
+    int tokens_estimated; /* 1 when the token counts are estimates, not server counts */
+    int64_t created;      /* Unix ms; 0 = now */
     /* Set by the memory, ignored on input: */
     const char *uid;
     double reward_raw; /* the stage's reward before normalisation */
@@ -226,8 +230,8 @@ double kevo_memory_q_step(double q, double r, double alpha);
 /* z-score `r` against running statistics (n, mean, m2 as in Welford's
  * algorithm, already including r), with std >= sqrt(var_floor), clipped to
  * [-clip, clip]. Returns 0 when n < 2. */
-double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2,
-                                    double var_floor, double clip);
+double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2, double var_floor,
+                                    double clip);
 
 /* Record one evaluated attempt, all in one transaction:
  *   - the attempt node and its refines edge (a->parent_id, which must exist
@@ -254,12 +258,13 @@ typedef struct kevo_attempt_filter {
     int64_t run_id;
     const char *task;
     const char *backend;
-    int64_t parent_id;  /* children of this attempt */
-    int correct_only;   /* only verdict "correct" */
-    kevo_stage stage;   /* 0 = both */
-    size_t limit;       /* 0 = no limit */
-    int newest_first;   /* order by id descending */
-    int best_first;     /* order by speedup desc, latency asc, id (wins over newest_first) */
+    int64_t parent_id; /* children of this attempt */
+    int correct_only;  /* only verdict "correct" */
+    kevo_stage stage;  /* 0 = both */
+    size_t limit;      /* 0 = no limit */
+    int newest_first;  /* order by id descending */
+    int best_first;    /* order by speedup desc, latency asc, id (wins over newest_first) */
+    int no_source;     /* leave source NULL (cheaper when only outcomes are needed) */
 } kevo_attempt_filter;
 
 int kevo_memory_attempt_get(kevo_attempt **out, kevo_memory *mem, int64_t id);
@@ -274,8 +279,23 @@ int kevo_memory_attempt_children(kevo_attempt_list **out, kevo_memory *mem, int6
 /* The best correct attempt of `task` (highest speedup, then lowest
  * latency, then earliest) in `run_id` (0 = any run) and `backend` (NULL =
  * any). KEVO_ENOTFOUND when there is none. */
-int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task,
-                             int64_t run_id, const char *backend);
+int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task, int64_t run_id,
+                             const char *backend);
+/* A candidate start point for refining: a correct attempt, its latency and
+ * its Q2. */
+typedef struct kevo_start_point {
+    int64_t attempt_id;
+    double candidate_us;
+    double speedup;
+    double q;  /* Q2; 0 when n == 0 */
+    int64_t n; /* updates of Q2 (refinements recorded from it) */
+} kevo_start_point;
+
+/* The correct attempts of `task` (on `backend` when not NULL) with their
+ * Q2, by id. *out is malloc'd (free()); KEVO_ENOTFOUND when there is none. */
+int kevo_memory_start_points(kevo_start_point **out, size_t *out_n, kevo_memory *mem,
+                             const char *task, const char *backend);
+
 /* The used edges of an attempt, by rank. *out is malloc'd (free()). */
 int kevo_memory_attempt_used(kevo_used_item **out, size_t *out_n, kevo_memory *mem,
                              int64_t attempt_id);
@@ -306,15 +326,15 @@ typedef struct kevo_item_list {
 
 /* Which items list/search return; zero fields do not filter. */
 typedef struct kevo_item_filter {
-    unsigned kinds;       /* KEVO_ITEM_BIT() mask; 0 = all kinds */
+    unsigned kinds; /* KEVO_ITEM_BIT() mask; 0 = all kinds */
     const char *category;
     const char *task;
-    const char *backend;  /* matches items of that backend and items with none */
-    const char *tag;      /* one word that must be in tags */
-    size_t limit;         /* 0 = no limit (list) / 20 (search) */
-    size_t offset;        /* list only */
-    int newest_first;     /* list only: order by id descending */
-    int no_body;          /* leave body NULL (cheaper for pools) */
+    const char *backend; /* matches items of that backend and items with none */
+    const char *tag;     /* one word that must be in tags */
+    size_t limit;        /* 0 = no limit (list) / 20 (search) */
+    size_t offset;       /* list only */
+    int newest_first;    /* list only: order by id descending */
+    int no_body;         /* leave body NULL (cheaper for pools) */
 } kevo_item_filter;
 
 int kevo_memory_item_add(kevo_memory *mem, const kevo_item *item, int64_t *out_id);
@@ -351,7 +371,7 @@ int kevo_memory_q_start_get(double *out_q, int64_t *out_n, kevo_memory *mem, int
 typedef struct kevo_memory_stats {
     int64_t runs, tasks, attempts, attempts_correct, items, edges_used, edges_distilled;
     int64_t items_by_kind[KEVO_ITEM_KIND_MAX + 1]; /* indexed by kevo_item_kind */
-    int64_t q_items, q_starts; /* Q rows */
+    int64_t q_items, q_starts;                     /* Q rows */
     int schema_version;
     int64_t bytes; /* size on disk, WAL included */
 } kevo_memory_stats;
@@ -383,11 +403,15 @@ typedef struct kevo_filter_stats {
 /* Remove everything derived from the named tasks: the tasks, their
  * attempts (and their edges and Q2), items of those tasks or distilled
  * from those attempts, runs left without attempts, the names inside run
- * configs; Q-values of remaining items that those attempts had updated are
- * recomputed from the remaining attempts (with `cfg`, NULL = defaults);
- * normalisation statistics likewise. Then the file is compacted so that no
- * deleted text remains on disk. Unknown names are ignored. `out` may be
- * NULL. */
+ * configs (array elements, member names and member values equal to a
+ * name). What those attempts taught is relearnt from the remaining ones
+ * with `cfg` (NULL = defaults; pass the config the store was recorded
+ * with): Q-values of the items they had updated, the reward statistics,
+ * and with cfg->normalize every normalised refine reward and every Q-value
+ * (normalisation made each reward depend on all earlier ones). The result
+ * equals recording the remaining attempts alone. Then the file is
+ * compacted so that no deleted text remains on disk. Unknown names are
+ * ignored. `out` may be NULL. */
 int kevo_memory_filter_tasks(kevo_memory *mem, const char *const *tasks, size_t n_tasks,
                              const kevo_learn_config *cfg, kevo_filter_stats *out);
 

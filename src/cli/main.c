@@ -10,16 +10,16 @@
 
 int kevo_cmd_eval(int argc, char **argv);
 int kevo_cmd_tasks(int argc, char **argv);
-
-int kevo_cmd_report(int argc, char **argv);
 int kevo_cmd_run(int argc, char **argv);
+int kevo_cmd_report(int argc, char **argv);
+int kevo_cmd_memory(int argc, char **argv);
 
 static const kevo_command commands[] = {
     {"eval", "judge one candidate kernel against a task (four gates)", kevo_cmd_eval},
     {"tasks", "list and check the tasks of a suite", kevo_cmd_tasks},
-
     {"run", "optimise a suite: draft, refine, verify, remember", kevo_cmd_run},
     {"report", "what a run achieved (text, JSON, CSV)", kevo_cmd_report},
+    {"memory", "inspect, export, import and filter the experience memory", kevo_cmd_memory},
     {NULL, NULL, NULL},
 };
 

@@ -158,10 +158,9 @@ int kevo_distill_experience(char **out_title, char **out_body, const kevo_attemp
                                  a->backend ? a->backend : "?", a->generator ? a->generator : "?",
                                  kevo_stage_name(a->stage), a->iteration)) < 0)
         goto done;
-    if (parent &&
-        (error = kevo_buf_printf(&b, "Start point: attempt #%lld (%s, %.2fx, %.1f us).\n",
-                                 (long long)parent->id, parent->verdict, parent->speedup,
-                                 parent->candidate_us)) < 0)
+    if (parent && (error = kevo_buf_printf(&b, "Start point: attempt #%lld (%s, %.2fx, %.1f us).\n",
+                                           (long long)parent->id, parent->verdict, parent->speedup,
+                                           parent->candidate_us)) < 0)
         goto done;
     if ((error = kevo_buf_puts(&b, "Tried: ")) < 0)
         goto done;

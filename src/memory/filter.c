@@ -164,6 +164,120 @@ static int replay_reward_stats(kevo_memory *mem)
     return s->reward_stats_set(s, &st);
 }
 
+/* ---- full relearning (normalised rewards) ----------------------------- */
+
+typedef struct refine_row {
+    int64_t id, parent;
+    double raw;
+    int infra;
+} refine_row;
+
+typedef struct refine_vec {
+    refine_row *v;
+    size_t n, cap;
+} refine_vec;
+
+static int refine_collect_cb(void *arg, const kevo_attempt *a)
+{
+    refine_vec *rv = arg;
+    if (rv->n == rv->cap) {
+        size_t cap = rv->cap ? rv->cap * 2 : 256;
+        refine_row *p = realloc(rv->v, cap * sizeof(*p));
+        if (!p)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory relearning");
+        rv->v = p;
+        rv->cap = cap;
+    }
+    rv->v[rv->n++] = (refine_row){a->id, a->parent_id, a->reward_raw,
+                                  a->verdict && !strcmp(a->verdict, "infra_error")};
+    return 0;
+}
+
+static int used_item_cb(void *arg, const kevo_used_edge *e)
+{
+    filter_ctx *fc = arg;
+    return set_add(&fc->affected_seen, &fc->affected, e->used.item_id);
+}
+
+/* With normalised refine rewards every refine reward depended on all the
+ * earlier ones, the deleted included: recompute them in decision order,
+ * then every Q-value from scratch. Exactly what recording the remaining
+ * attempts alone would have produced. */
+static int relearn_all(kevo_memory *mem, filter_ctx *fc, const kevo_learn_config *cfg,
+                       kevo_filter_stats *fs)
+{
+    kevo_store *s = mem->store;
+    refine_vec rv = {0};
+    kevo_map q2 = {0};
+    id_vec parents = {0};
+    double *q2v = NULL;
+    int64_t *q2n = NULL;
+    kevo_attempt_filter f = {.stage = KEVO_STAGE_REFINE, .no_source = 1};
+    int error = s->attempt_each(s, 0, &f, refine_collect_cb, &rv);
+    if (error < 0)
+        goto done;
+    kevo_reward_stats st = {.stage = KEVO_STAGE_REFINE};
+    for (size_t i = 0; i < rv.n; i++) {
+        if (rv.v[i].infra)
+            continue;
+        st.n++;
+        double d = rv.v[i].raw - st.mean;
+        st.mean += d / (double)st.n;
+        st.m2 += d * (rv.v[i].raw - st.mean);
+        double r = kevo_memory_reward_normalize(rv.v[i].raw, st.n, st.mean, st.m2, cfg->var_floor,
+                                                cfg->clip);
+        if ((error = s->attempt_set_reward(s, rv.v[i].id, r)) < 0)
+            goto done;
+        /* Q2 of the start point, in the same order */
+        if (!rv.v[i].parent)
+            continue;
+        int64_t slot = 0;
+        if (!kevo_map_get(&q2, rv.v[i].parent, &slot)) {
+            slot = (int64_t)parents.n;
+            if ((error = vec_push(&parents, rv.v[i].parent)) < 0 ||
+                (error = kevo_map_put(&q2, rv.v[i].parent, slot)) < 0)
+                goto done;
+            double *nq = realloc(q2v, parents.n * sizeof(*nq));
+            int64_t *nn = nq ? realloc(q2n, parents.n * sizeof(*nn)) : NULL;
+            if (nq)
+                q2v = nq;
+            if (!nq || !nn) {
+                error = kevo_error_set(KEVO_ENOMEM, "out of memory relearning");
+                goto done;
+            }
+            q2n = nn;
+            q2v[slot] = cfg->q_init;
+            q2n[slot] = 0;
+        }
+        q2v[slot] = kevo_memory_q_step(q2v[slot], r, cfg->alpha);
+        q2n[slot]++;
+    }
+    if ((error = s->reward_stats_set(s, &st)) < 0)
+        goto done;
+    for (size_t i = 0; i < parents.n; i++) {
+        kevo_q_row row = {KEVO_Q_START, parents.v[i], KEVO_STAGE_REFINE, q2v[i], q2n[i]};
+        if ((error = s->q_set(s, &row)) < 0)
+            goto done;
+    }
+    /* every item anyone used */
+    if ((error = s->used_each(s, 0, 0, used_item_cb, fc)) < 0)
+        goto done;
+    for (size_t i = 0; i < fc->affected.n; i++) {
+        if (kevo_map_get(&fc->items_seen, fc->affected.v[i], NULL))
+            continue;
+        if ((error = replay_item(mem, fc->affected.v[i], cfg)) < 0)
+            goto done;
+        fs->q_recomputed++;
+    }
+done:
+    free(rv.v);
+    kevo_map_free(&q2);
+    free(parents.v);
+    free(q2v);
+    free(q2n);
+    return error;
+}
+
 /* ---- run configs ------------------------------------------------------ */
 
 static int name_listed(const char *s, const char *const *names, size_t n)
@@ -339,15 +453,20 @@ int kevo_memory_filter_tasks(kevo_memory *mem, const char *const *tasks, size_t 
     fs.items = fc.items.n;
 
     /* 3. relearn what the deleted attempts had taught */
-    for (size_t i = 0; i < fc.affected.n; i++) {
-        if (kevo_map_get(&fc.items_seen, fc.affected.v[i], NULL))
-            continue; /* deleted itself */
-        if ((error = replay_item(mem, fc.affected.v[i], cfg)) < 0)
+    if (fc.attempts.n && cfg->normalize) {
+        if ((error = relearn_all(mem, &fc, cfg, &fs)) < 0)
             goto done;
-        fs.q_recomputed++;
+    } else {
+        for (size_t i = 0; i < fc.affected.n; i++) {
+            if (kevo_map_get(&fc.items_seen, fc.affected.v[i], NULL))
+                continue; /* deleted itself */
+            if ((error = replay_item(mem, fc.affected.v[i], cfg)) < 0)
+                goto done;
+            fs.q_recomputed++;
+        }
+        if (fc.attempts.n && (error = replay_reward_stats(mem)) < 0)
+            goto done;
     }
-    if (fc.attempts.n && (error = replay_reward_stats(mem)) < 0)
-        goto done;
 
     /* 4. runs */
     if ((error = scrub_runs(mem, tasks, n_tasks, &fc.runs, &fs)) < 0)

@@ -18,8 +18,8 @@
 
 /* ---- names ------------------------------------------------------------ */
 
-static const char *const kind_names[] = {NULL, "api_doc", "experience", "trace",
-                                         "best_practice", "recipe"};
+static const char *const kind_names[] = {NULL,    "api_doc",       "experience",
+                                         "trace", "best_practice", "recipe"};
 static const char *const verdicts[] = {"correct", "incorrect", "compile_error", "rejected",
                                        "timeout", "crash",     "infra_error"};
 
@@ -379,6 +379,16 @@ int kevo_memory_tx_rollback(kevo_memory *mem)
     return mem->store->tx_rollback(mem->store);
 }
 
+int kevo_memory_snapshot_begin(kevo_memory *mem)
+{
+    return mem->store->tx_begin_read(mem->store);
+}
+
+int kevo_memory_snapshot_end(kevo_memory *mem)
+{
+    return mem->store->tx_commit(mem->store);
+}
+
 /* ---- runs ------------------------------------------------------------- */
 
 int kevo_memory_run_begin(kevo_memory *mem, const char *config_json, int64_t *out_run_id)
@@ -527,8 +537,8 @@ int kevo_memory_task_search(kevo_memory_task_array **out, kevo_memory *mem, cons
     *out = calloc(1, sizeof(**out));
     if (!*out)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    int error = mem->store->task_search(mem->store, query ? query : "", limit,
-                                        task_list_append_cb, *out);
+    int error =
+        mem->store->task_search(mem->store, query ? query : "", limit, task_list_append_cb, *out);
     if (error < 0) {
         kevo_memory_task_array_free(*out);
         *out = NULL;
@@ -634,8 +644,8 @@ int kevo_memory_attempt_children(kevo_attempt_list **out, kevo_memory *mem, int6
     return kevo_memory_attempt_list(out, mem, &f);
 }
 
-int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task,
-                             int64_t run_id, const char *backend)
+int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *task, int64_t run_id,
+                             const char *backend)
 {
     kevo_attempt_list *l = NULL;
     *out = NULL;
@@ -655,6 +665,41 @@ int kevo_memory_attempt_best(kevo_attempt **out, kevo_memory *mem, const char *t
         error = first_attempt(out, l);
     kevo_attempt_list_free(l);
     return error;
+}
+
+typedef struct start_acc {
+    kevo_start_point *v;
+    size_t n;
+} start_acc;
+
+static int start_append_cb(void *arg, const kevo_start_point *sp)
+{
+    start_acc *acc = arg;
+    int error = grow_array((void **)&acc->v, acc->n, sizeof(*acc->v));
+    if (error < 0)
+        return error;
+    acc->v[acc->n++] = *sp;
+    return 0;
+}
+
+int kevo_memory_start_points(kevo_start_point **out, size_t *out_n, kevo_memory *mem,
+                             const char *task, const char *backend)
+{
+    start_acc acc = {0};
+    *out = NULL;
+    *out_n = 0;
+    if (!task)
+        return kevo_error_set(KEVO_EINVAL, "start points: no task name");
+    int error = mem->store->start_each(mem->store, task, backend, start_append_cb, &acc);
+    if (error == 0 && acc.n == 0)
+        error = kevo_error_set(KEVO_ENOTFOUND, "task '%s' has no correct attempt to refine", task);
+    if (error < 0) {
+        free(acc.v);
+        return error;
+    }
+    *out = acc.v;
+    *out_n = acc.n;
+    return 0;
 }
 
 typedef struct used_acc {

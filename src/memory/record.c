@@ -41,8 +41,8 @@ double kevo_memory_q_step(double q, double r, double alpha)
     return q + alpha * (r - q);
 }
 
-double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2,
-                                    double var_floor, double clip)
+double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2, double var_floor,
+                                    double clip)
 {
     if (n < 2)
         return 0.0;
@@ -87,8 +87,9 @@ static int validate(const kevo_attempt *a, const kevo_used_item *used, size_t n_
     if (!a->task || !*a->task)
         return kevo_error_set(KEVO_EINVAL, "attempt: missing field 'task'");
     if (a->stage != KEVO_STAGE_DRAFT && a->stage != KEVO_STAGE_REFINE)
-        return kevo_error_set(KEVO_EINVAL, "attempt (task %s): field 'stage' is %d, not draft/refine",
-                              a->task, (int)a->stage);
+        return kevo_error_set(KEVO_EINVAL,
+                              "attempt (task %s): field 'stage' is %d, not draft/refine", a->task,
+                              (int)a->stage);
     if (!kevo_verdict_valid(a->verdict))
         return kevo_error_set(KEVO_EINVAL,
                               "attempt (task %s): field 'verdict' is '%s', not one of correct "
@@ -149,8 +150,8 @@ static int category_cb(void *arg, const kevo_memory_task *t, double score)
     return 1;
 }
 
-static int q_update(kevo_memory *mem, kevo_q_target target, int64_t id, kevo_stage stage,
-                    double r, const kevo_learn_config *cfg)
+static int q_update(kevo_memory *mem, kevo_q_target target, int64_t id, kevo_stage stage, double r,
+                    const kevo_learn_config *cfg)
 {
     double q = 0;
     int64_t n = 0;
@@ -207,15 +208,14 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
     if (a->parent_id) {
         if ((error = kevo_memory_attempt_get(&parent, mem, a->parent_id)) < 0) {
             if (error == KEVO_ENOTFOUND)
-                error = kevo_error_set(KEVO_EINVAL,
-                                       "attempt (task %s): parent_id %lld does not exist", a->task,
-                                       (long long)a->parent_id);
+                error =
+                    kevo_error_set(KEVO_EINVAL, "attempt (task %s): parent_id %lld does not exist",
+                                   a->task, (long long)a->parent_id);
             goto done;
         }
         if (strcmp(parent->task, a->task) != 0) {
-            error = kevo_error_set(KEVO_EINVAL,
-                                   "attempt (task %s): parent %lld belongs to task %s", a->task,
-                                   (long long)a->parent_id, parent->task);
+            error = kevo_error_set(KEVO_EINVAL, "attempt (task %s): parent %lld belongs to task %s",
+                                   a->task, (long long)a->parent_id, parent->task);
             goto done;
         }
     }
@@ -239,7 +239,8 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
                                   .backend = a->backend,
                                   .correct_only = 1,
                                   .best_first = 1,
-                                  .limit = 1};
+                                  .limit = 1,
+                                  .no_source = 1};
         kevo_attempt_list *bl = NULL;
         if ((error = kevo_memory_attempt_list(&bl, mem, &bf)) < 0)
             goto done;
@@ -264,8 +265,8 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
                 goto done;
             st.stage = KEVO_STAGE_REFINE;
             stats_add(&st, raw);
-            reward = kevo_memory_reward_normalize(raw, st.n, st.mean, st.m2, cfg->var_floor,
-                                                  cfg->clip);
+            reward =
+                kevo_memory_reward_normalize(raw, st.n, st.mean, st.m2, cfg->var_floor, cfg->clip);
             if ((error = mem->store->reward_stats_set(mem->store, &st)) < 0)
                 goto done;
         }

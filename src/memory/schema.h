@@ -44,6 +44,7 @@ static const char *const kevo_schema_migrations[] = {
     "CREATE INDEX attempts_task ON attempts(task_id, id);"
     "CREATE INDEX attempts_run ON attempts(run_id, id);"
     "CREATE INDEX attempts_parent ON attempts(parent_id);"
+    "CREATE INDEX attempts_best ON attempts(task_id, verdict, speedup);"
     "CREATE TABLE items("
     "  id INTEGER PRIMARY KEY,"
     "  uid TEXT NOT NULL UNIQUE,"
@@ -53,6 +54,7 @@ static const char *const kevo_schema_migrations[] = {
     "  created INTEGER NOT NULL);"
     "CREATE INDEX items_kind_title ON items(kind, title);"
     "CREATE INDEX items_category ON items(category, id);"
+    "CREATE INDEX items_kind_category ON items(kind, category, id);"
     "CREATE INDEX items_task ON items(task, id);"
     "CREATE TABLE used("
     "  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,"
@@ -109,6 +111,7 @@ static const char *const kevo_schema_migrations[] = {
     "END;",
 };
 
-#define KEVO_SCHEMA_VERSION ((int)(sizeof(kevo_schema_migrations) / sizeof(kevo_schema_migrations[0])))
+#define KEVO_SCHEMA_VERSION                                                                        \
+    ((int)(sizeof(kevo_schema_migrations) / sizeof(kevo_schema_migrations[0])))
 
 #endif

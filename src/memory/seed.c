@@ -132,8 +132,7 @@ static const seed seeds[] = {
      "Block for cache (tiles of B that fit L2, panels of A in L1), keep a register tile of C "
      "(e.g. 6x32 floats with AVX-512) in the micro-kernel, pack B contiguously, and parallelise "
      "over blocks of rows of C."},
-    {KEVO_ITEM_BEST_PRACTICE, NULL, NULL, "overhead small size threads launch",
-     "Small problems",
+    {KEVO_ITEM_BEST_PRACTICE, NULL, NULL, "overhead small size threads launch", "Small problems",
      "For small sizes thread start-up or kernel launch dominates: use a size threshold (e.g. "
      "`#pragma omp parallel for if(n > 1 << 16)`) and keep the scalar path simple."},
     {KEVO_ITEM_BEST_PRACTICE, NULL, NULL, "numerics accuracy tolerance mismatch nan overflow",

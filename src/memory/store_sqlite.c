@@ -30,7 +30,7 @@
  * postings they may touch together (bounds BM25 scoring cost). */
 #define SEARCH_WORDS_MAX 64
 #define SEARCH_TERMS_MAX 12
-#define SEARCH_POSTINGS_MAX 40000
+#define SEARCH_POSTINGS_MAX 3000
 /* The document-frequency cache is dropped after this many item inserts. */
 #define DF_CACHE_TTL 4096
 
@@ -47,6 +47,7 @@ typedef struct sqlite_store {
     stmt_slot cache[STMT_CACHE];
     size_t n_cache;
     kevo_map df_cache; /* hash of term -> document frequency */
+    int64_t df_docs;   /* number of items when the cache was started; -1 unknown */
     int64_t df_inserts;
 } sqlite_store;
 
@@ -166,8 +167,8 @@ static int exec(sqlite_store *ss, const char *sql, const char *what)
     int rc = sqlite3_exec(ss->db, sql, NULL, NULL, &msg);
     int error = 0;
     if (rc != SQLITE_OK)
-        error = kevo_error_set(rc == SQLITE_BUSY ? KEVO_ETIMEOUT : KEVO_EIO, "%s: %s: %s",
-                               ss->path, what, msg ? msg : sqlite3_errstr(rc));
+        error = kevo_error_set(rc == SQLITE_BUSY ? KEVO_ETIMEOUT : KEVO_EIO, "%s: %s: %s", ss->path,
+                               what, msg ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
     return error;
 }
@@ -215,18 +216,28 @@ static sqlite_store *ctx_of(kevo_store *s)
 
 /* ---- transactions ---------------------------------------------------- */
 
-static int sq_tx_begin(kevo_store *s)
+static int tx_begin(kevo_store *s, int write)
 {
     sqlite_store *ss = ctx_of(s);
     char sql[48];
     if (ss->depth == 0)
-        snprintf(sql, sizeof(sql), "BEGIN IMMEDIATE");
+        snprintf(sql, sizeof(sql), write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
     else
         snprintf(sql, sizeof(sql), "SAVEPOINT kevo_sp%d", ss->depth);
     int error = exec(ss, sql, "cannot begin a transaction");
     if (error == 0)
         ss->depth++;
     return error;
+}
+
+static int sq_tx_begin(kevo_store *s)
+{
+    return tx_begin(s, 1);
+}
+
+static int sq_tx_begin_read(kevo_store *s)
+{
+    return tx_begin(s, 0);
 }
 
 static int sq_tx_commit(kevo_store *s)
@@ -240,8 +251,13 @@ static int sq_tx_commit(kevo_store *s)
     else
         snprintf(sql, sizeof(sql), "RELEASE kevo_sp%d", ss->depth - 1);
     int error = exec(ss, sql, "cannot commit");
-    if (error == 0)
+    if (error == 0) {
         ss->depth--;
+    } else if (ss->depth == 1) {
+        /* never leave a failed transaction open behind the caller */
+        sqlite3_exec(ss->db, "ROLLBACK", NULL, NULL, NULL);
+        ss->depth = 0;
+    }
     return error;
 }
 
@@ -394,8 +410,10 @@ static int by_df(const void *a, const void *b)
 
 /* Build an FTS5 OR-query from free text: the most selective words (lowest
  * document frequency), at most SEARCH_TERMS_MAX of them and about
- * SEARCH_POSTINGS_MAX postings together. Empty when no word is indexed.
- * use_df 0 keeps the first words instead (tasks: few documents). */
+ * SEARCH_POSTINGS_MAX postings together. Words in more than half of the
+ * documents are dropped (BM25 gives them no weight: idf <= 0) unless no
+ * other word is left. Empty when no word is indexed. use_df 0 keeps the
+ * first words instead (tasks: few documents). */
 static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf *out)
 {
     kevo_terms terms = {0};
@@ -415,12 +433,21 @@ static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf 
         if (df > 0)
             w[nw++] = (weighted_term){terms.v[i], df};
     }
-    if (use_df && nw > 1)
-        qsort(w, nw, sizeof(*w), by_df);
+    int64_t docs = 0;
+    if (use_df) {
+        if (nw > 1)
+            qsort(w, nw, sizeof(*w), by_df);
+        if (ss->df_docs < 0 &&
+            (error = query_int64(ss, "SELECT count(*) FROM items", &ss->df_docs)) < 0)
+            goto done;
+        docs = ss->df_docs;
+    }
     int64_t postings = 0;
     size_t used = 0;
     for (size_t i = 0; i < nw && used < SEARCH_TERMS_MAX; i++) {
         if (used > 0 && postings + w[i].df > SEARCH_POSTINGS_MAX)
+            break;
+        if (used > 0 && use_df && w[i].df * 2 > docs)
             break;
         postings += w[i].df;
         if ((error = kevo_buf_printf(out, "%s\"%s\"", used ? " OR " : "", w[i].term)) < 0)
@@ -567,10 +594,10 @@ static int sq_task_delete(kevo_store *s, const char *name)
 
 /* ---- attempts -------------------------------------------------------- */
 
-#define ATTEMPT_COLS                                                                            \
-    "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id," \
-    " a.verdict, a.gates, a.feedback, a.source, a.recipes, a.candidate_us, a.reference_us,"     \
-    " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"       \
+#define ATTEMPT_COLS                                                                               \
+    "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id,"    \
+    " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"              \
+    " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"          \
     " a.reward, a.created"
 
 static void attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
@@ -662,8 +689,9 @@ static int sq_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
     kevo_attempt_filter none = {0};
     if (!f)
         f = &none;
-    int error = kevo_buf_puts(&sql, "SELECT " ATTEMPT_COLS
-                                    " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE 1");
+    int error = kevo_buf_printf(
+        &sql, "SELECT " ATTEMPT_COLS " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE 1",
+        f->no_source && !id ? "NULL" : "a.source");
     if (error < 0)
         goto done;
     if (id)
@@ -735,9 +763,22 @@ static int sq_attempt_delete(kevo_store *s, int64_t id)
     return step_done(ss, &st, "cannot delete an attempt");
 }
 
+static int sq_attempt_set_reward(kevo_store *s, int64_t id, double reward)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss, "UPDATE attempts SET reward = ? WHERE id = ?", &st);
+    if (error < 0)
+        return error;
+    sqlite3_bind_double(st.st, 1, reward);
+    sqlite3_bind_int64(st.st, 2, id);
+    return step_done(ss, &st, "cannot update an attempt's reward");
+}
+
 /* ---- items ----------------------------------------------------------- */
 
-#define ITEM_COLS "i.id, i.uid, i.kind, i.title, %s, i.category, i.task, i.backend, i.tags, i.created"
+#define ITEM_COLS                                                                                  \
+    "i.id, i.uid, i.kind, i.title, %s, i.category, i.task, i.backend, i.tags, i.created"
 
 static void item_from_row(kevo_item *it, sqlite3_stmt *st)
 {
@@ -785,6 +826,7 @@ static int sq_item_insert(kevo_store *s, const kevo_item *it, int64_t *out_id)
     if (++ss->df_inserts >= DF_CACHE_TTL) {
         kevo_map_clear(&ss->df_cache);
         ss->df_inserts = 0;
+        ss->df_docs = -1;
     }
     return 0;
 }
@@ -812,7 +854,8 @@ static int item_filter_sql(kevo_buf *sql, const kevo_item_filter *f)
         return error;
     if (f->task && (error = kevo_buf_puts(sql, " AND i.task = ?12")) < 0)
         return error;
-    if (f->backend && (error = kevo_buf_puts(sql, " AND (i.backend = ?13 OR i.backend IS NULL)")) < 0)
+    if (f->backend &&
+        (error = kevo_buf_puts(sql, " AND (i.backend = ?13 OR i.backend IS NULL)")) < 0)
         return error;
     if (f->tag &&
         (error = kevo_buf_puts(sql, " AND (' ' || coalesce(i.tags, '') || ' ') LIKE ?14")) < 0)
@@ -851,8 +894,8 @@ static int run_item_stmt(sqlite_store *ss, stmt *st, int score_col, kevo_store_i
     return error < 0 ? error : 0;
 }
 
-static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f,
-                        kevo_store_item_cb cb, void *arg)
+static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f, kevo_store_item_cb cb,
+                        void *arg)
 {
     sqlite_store *ss = ctx_of(s);
     kevo_buf sql = {0}, tag = {0};
@@ -894,12 +937,18 @@ done:
 static const char *kind_token(int kind)
 {
     switch (kind) {
-    case KEVO_ITEM_API_DOC: return "api";
-    case KEVO_ITEM_EXPERIENCE: return "experience";
-    case KEVO_ITEM_TRACE: return "trace";
-    case KEVO_ITEM_BEST_PRACTICE: return "practice";
-    case KEVO_ITEM_RECIPE: return "recipe";
-    default: return "none";
+    case KEVO_ITEM_API_DOC:
+        return "api";
+    case KEVO_ITEM_EXPERIENCE:
+        return "experience";
+    case KEVO_ITEM_TRACE:
+        return "trace";
+    case KEVO_ITEM_BEST_PRACTICE:
+        return "practice";
+    case KEVO_ITEM_RECIPE:
+        return "recipe";
+    default:
+        return "none";
     }
 }
 
@@ -941,21 +990,40 @@ static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filt
     int error = build_match(ss, query, 1, &terms);
     if (error < 0 || terms.len == 0)
         goto done;
-    if ((error = kevo_buf_printf(&match, "{title body tags category task} : (%s)", terms.ptr)) < 0 ||
+    if ((error = kevo_buf_printf(&match, "{title body tags category task} : (%s)", terms.ptr)) <
+            0 ||
         (error = kind_match(&match, f->kinds)) < 0)
-        goto done;
-    if ((error = kevo_buf_printf(&sql,
-                                 "SELECT " ITEM_COLS ", -bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
-                                 " FROM item_fts JOIN items i ON i.id = item_fts.rowid"
-                                 " WHERE item_fts MATCH ?1",
-                                 f->no_body ? "NULL" : "i.body")) < 0)
         goto done;
     kevo_item_filter rest = *f;
     rest.kinds = 0; /* enforced inside MATCH */
-    if ((error = item_filter_sql(&sql, &rest)) < 0 ||
-        (error = kevo_buf_puts(&sql, " ORDER BY bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
-                                     " LIMIT ?2")) < 0)
-        goto done;
+    if (!f->category && !f->task && !f->tag) {
+        /* Rank inside the index first and read only the best rows of the
+         * items table (at most a backend filter follows, which drops few:
+         * over-fetch for it). */
+        if ((error = kevo_buf_printf(&sql,
+                                     "SELECT " ITEM_COLS ", -m.score FROM"
+                                     " (SELECT rowid AS id,"
+                                     " bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0) AS score"
+                                     " FROM item_fts WHERE item_fts MATCH ?1"
+                                     " ORDER BY score LIMIT ?2 * 4 + 8) m"
+                                     " JOIN items i ON i.id = m.id WHERE 1",
+                                     f->no_body ? "NULL" : "i.body")) < 0 ||
+            (error = item_filter_sql(&sql, &rest)) < 0 ||
+            (error = kevo_buf_puts(&sql, " ORDER BY m.score LIMIT ?2")) < 0)
+            goto done;
+    } else {
+        /* Restrictive filters: filter every match, then rank. */
+        if ((error = kevo_buf_printf(&sql,
+                                     "SELECT " ITEM_COLS
+                                     ", -bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
+                                     " FROM item_fts JOIN items i ON i.id = item_fts.rowid"
+                                     " WHERE item_fts MATCH ?1",
+                                     f->no_body ? "NULL" : "i.body")) < 0 ||
+            (error = item_filter_sql(&sql, &rest)) < 0 ||
+            (error = kevo_buf_puts(&sql, " ORDER BY bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
+                                         " LIMIT ?2")) < 0)
+            goto done;
+    }
     if ((error = prep(ss, sql.ptr, &st)) < 0)
         goto done;
     bind_text(st.st, 1, match.ptr);
@@ -1103,13 +1171,14 @@ static int sq_distilled_each(kevo_store *s, int64_t item_id, int64_t attempt_id,
 {
     sqlite_store *ss = ctx_of(s);
     const char *sql =
-        item_id && attempt_id
-            ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1 AND attempt_id = ?2"
-        : item_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1"
-                    " ORDER BY attempt_id"
-        : attempt_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE attempt_id = ?2"
-                       " ORDER BY item_id"
-                     : "SELECT item_id, attempt_id FROM distilled_from ORDER BY item_id, attempt_id";
+        item_id && attempt_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1 "
+                                "AND attempt_id = ?2"
+        : item_id             ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = ?1"
+                                " ORDER BY attempt_id"
+        : attempt_id
+            ? "SELECT item_id, attempt_id FROM distilled_from WHERE attempt_id = ?2"
+              " ORDER BY item_id"
+            : "SELECT item_id, attempt_id FROM distilled_from ORDER BY item_id, attempt_id";
     stmt st;
     int error = prep(ss, sql, &st);
     if (error < 0)
@@ -1137,11 +1206,11 @@ static int sq_q_get(kevo_store *s, kevo_q_target target, int64_t id, kevo_stage 
 {
     sqlite_store *ss = ctx_of(s);
     stmt st;
-    int error = prep(ss,
-                     target == KEVO_Q_ITEM
-                         ? "SELECT q, n FROM q_item WHERE item_id = ?1 AND stage = ?2"
-                         : "SELECT q, n FROM q_start WHERE attempt_id = ?1",
-                     &st);
+    int error =
+        prep(ss,
+             target == KEVO_Q_ITEM ? "SELECT q, n FROM q_item WHERE item_id = ?1 AND stage = ?2"
+                                   : "SELECT q, n FROM q_start WHERE attempt_id = ?1",
+             &st);
     if (error < 0)
         return error;
     sqlite3_bind_int64(st.st, 1, id);
@@ -1207,6 +1276,36 @@ static int sq_q_each(kevo_store *s, kevo_q_target target, kevo_store_q_cb cb, vo
     }
     if (error == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
         error = db_error(ss, rc, "cannot read Q-values");
+    done_stmt(ss, &st);
+    return error < 0 ? error : 0;
+}
+
+static int sq_start_each(kevo_store *s, const char *task, const char *backend,
+                         kevo_store_start_cb cb, void *arg)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss,
+                     "SELECT a.id, a.candidate_us, a.speedup, coalesce(q.q, 0), coalesce(q.n, 0)"
+                     " FROM attempts a LEFT JOIN q_start q ON q.attempt_id = a.id"
+                     " WHERE a.task_id = (SELECT id FROM tasks WHERE name = ?1)"
+                     " AND a.verdict = 'correct' AND (?2 IS NULL OR a.backend = ?2)"
+                     " ORDER BY a.id",
+                     &st);
+    if (error < 0)
+        return error;
+    bind_text(st.st, 1, task);
+    bind_text(st.st, 2, backend);
+    int rc;
+    while ((rc = sqlite3_step(st.st)) == SQLITE_ROW) {
+        kevo_start_point sp = {sqlite3_column_int64(st.st, 0), sqlite3_column_double(st.st, 1),
+                               sqlite3_column_double(st.st, 2), sqlite3_column_double(st.st, 3),
+                               sqlite3_column_int64(st.st, 4)};
+        if ((error = cb(arg, &sp)) != 0)
+            break;
+    }
+    if (error == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        error = db_error(ss, rc, "cannot read start points");
     done_stmt(ss, &st);
     return error < 0 ? error : 0;
 }
@@ -1324,6 +1423,7 @@ static int sq_compact(kevo_store *s)
     if ((error = exec(ss, "VACUUM", "cannot compact")) < 0)
         return error;
     kevo_map_clear(&ss->df_cache);
+    ss->df_docs = -1;
     return exec(ss, "PRAGMA wal_checkpoint(TRUNCATE)", "cannot checkpoint the journal");
 }
 
@@ -1416,13 +1516,13 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
         return kevo_error_set(KEVO_ENOMEM, "out of memory opening %s", path);
     }
     s->ctx = ss;
+    ss->df_docs = -1;
     if (!(ss->path = strdup(path))) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory opening %s", path);
         goto done;
     }
-    int rc = sqlite3_open_v2(path, &ss->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &ss->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         error = kevo_error_set(KEVO_EIO, "%s: cannot open: %s", path,
                                ss->db ? sqlite3_errmsg(ss->db) : sqlite3_errstr(rc));
@@ -1433,7 +1533,8 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     char *msg = NULL;
     rc = sqlite3_exec(ss->db,
                       "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-                      " PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
+                      " PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
+                      " PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;",
                       NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
         error = kevo_error_set((rc & 0xff) == SQLITE_NOTADB ? KEVO_EINVAL : KEVO_EIO,
@@ -1449,6 +1550,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->name = "sqlite";
     s->free = sq_free;
     s->tx_begin = sq_tx_begin;
+    s->tx_begin_read = sq_tx_begin_read;
     s->tx_commit = sq_tx_commit;
     s->tx_rollback = sq_tx_rollback;
     s->run_insert = sq_run_insert;
@@ -1462,6 +1564,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->attempt_insert = sq_attempt_insert;
     s->attempt_each = sq_attempt_each;
     s->attempt_delete = sq_attempt_delete;
+    s->attempt_set_reward = sq_attempt_set_reward;
     s->item_insert = sq_item_insert;
     s->item_each = sq_item_each;
     s->item_search = sq_item_search;
@@ -1475,6 +1578,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->q_get = sq_q_get;
     s->q_set = sq_q_set;
     s->q_each = sq_q_each;
+    s->start_each = sq_start_each;
     s->reward_stats_get = sq_reward_stats_get;
     s->reward_stats_set = sq_reward_stats_set;
     s->stats = sq_stats;

@@ -12,15 +12,15 @@
 #include <string.h>
 
 static const char *const stop_words[] = {
-    "a",      "an",     "and",    "are",   "as",      "at",     "be",      "by",     "can",
-    "do",     "does",   "for",    "from",  "has",     "have",   "if",      "in",     "into",
-    "is",     "it",     "its",    "no",    "not",     "of",     "on",      "or",     "so",
-    "that",   "the",    "then",   "there", "this",    "to",     "was",     "were",   "what",
-    "when",   "which",  "while",  "with",  "without", "we",     "you",     "your",   "all",
-    "any",    "each",   "than",   "too",   "very",    "will",   "would",   "should", "could",
-    "const",  "int",    "void",   "float", "double",  "return", "else",    "int64",  "int32",
-    "uint8",  "size",   "static", "inline", "include", "define", "unsigned", "long",  "char",
-    "struct", "restrict", "h",    "c",     "i",       "j",      "k",       "n",      "x",
+    "a",      "an",       "and",    "are",    "as",      "at",     "be",       "by",     "can",
+    "do",     "does",     "for",    "from",   "has",     "have",   "if",       "in",     "into",
+    "is",     "it",       "its",    "no",     "not",     "of",     "on",       "or",     "so",
+    "that",   "the",      "then",   "there",  "this",    "to",     "was",      "were",   "what",
+    "when",   "which",    "while",  "with",   "without", "we",     "you",      "your",   "all",
+    "any",    "each",     "than",   "too",    "very",    "will",   "would",    "should", "could",
+    "const",  "int",      "void",   "float",  "double",  "return", "else",     "int64",  "int32",
+    "uint8",  "size",     "static", "inline", "include", "define", "unsigned", "long",   "char",
+    "struct", "restrict", "h",      "c",      "i",       "j",      "k",        "n",      "x",
     "y",      "t",
 };
 

@@ -235,7 +235,7 @@ int kevo_memory_export(kevo_memory *mem, const char *path)
         }
     }
     /* One read transaction: a consistent snapshot even while others write. */
-    if ((error = mem->store->tx_begin(mem->store)) < 0)
+    if ((error = mem->store->tx_begin_read(mem->store)) < 0)
         goto done;
     error = export_all(mem, &ec);
     error = kevo_memory_tx_end(mem, error);
@@ -253,8 +253,8 @@ int kevo_memory_export(kevo_memory *mem, const char *path)
             goto done;
         }
         if (rename(tmp.ptr, path) != 0)
-            error = kevo_error_set(KEVO_EIO, "%s: cannot rename into place: %s", path,
-                                   strerror(errno));
+            error =
+                kevo_error_set(KEVO_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
     }
 done:
     if (!to_stdout && ec.f)
@@ -351,7 +351,8 @@ static int map_ref(import_ctx *ic, kevo_map *m, int64_t file_id, const char *wha
         return 0;
     }
     if (!kevo_map_get(m, file_id, out))
-        return kevo_error_set(KEVO_EINVAL, "%s:%zu: refers to %s %lld, which is not earlier in the file",
+        return kevo_error_set(KEVO_EINVAL,
+                              "%s:%zu: refers to %s %lld, which is not earlier in the file",
                               ic->path, ic->line, what, (long long)file_id);
     return 0;
 }
@@ -649,7 +650,8 @@ static int import_line(import_ctx *ic, const char *line)
             goto done;
         }
         if (version > EXPORT_VERSION) {
-            error = bad(ic, "written by a newer kevo (format version %g > %d)", version, EXPORT_VERSION);
+            error = bad(ic, "written by a newer kevo (format version %g > %d)", version,
+                        EXPORT_VERSION);
             goto done;
         }
         ic->seen_header = 1;

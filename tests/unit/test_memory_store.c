@@ -159,7 +159,8 @@ static void test_memory__tasks(void **state)
     assert_int_equal(got->level, 1);
     kevo_memory_task_free(got);
     assert_int_equal(kevo_memory_task_get(&got, f->mem, "nope"), KEVO_ENOTFOUND);
-    kevo_memory_task t2 = {.name = "layernorm", .category = "norm",
+    kevo_memory_task t2 = {.name = "layernorm",
+                           .category = "norm",
                            .description = "Layer normalisation over the last axis"};
     assert_int_equal(kevo_memory_task_upsert(f->mem, &t2, NULL), 0);
     kevo_memory_task_array *l = NULL;
@@ -182,10 +183,10 @@ static void test_memory__items_search_lookup(void **state)
                          "AVX-512 max with zero made relu memory bound", "activation", "c", NULL);
     int64_t b = add_item(f->mem, KEVO_ITEM_BEST_PRACTICE, "Reductions",
                          "Use several partial sums for a reduction", "reduction", NULL, "sum");
-    int64_t c = add_item(f->mem, KEVO_ITEM_API_DOC, "_mm512_max_ps", "lane-wise max", NULL, "c",
-                         NULL);
-    int64_t d = add_item(f->mem, KEVO_ITEM_API_DOC, "_mm512_max_ps", "generic max", NULL, NULL,
-                         "bundle");
+    int64_t c =
+        add_item(f->mem, KEVO_ITEM_API_DOC, "_mm512_max_ps", "lane-wise max", NULL, "c", NULL);
+    int64_t d =
+        add_item(f->mem, KEVO_ITEM_API_DOC, "_mm512_max_ps", "generic max", NULL, NULL, "bundle");
     kevo_item *it = NULL;
     assert_int_equal(kevo_memory_item_get(&it, f->mem, a), 0);
     assert_int_equal(it->kind, KEVO_ITEM_EXPERIENCE);
@@ -217,10 +218,9 @@ static void test_memory__items_search_lookup(void **state)
     assert_int_equal(l->items[0].id, b);
     assert_non_null(l->scores);
     kevo_item_list_free(l);
-    kevo_item_filter no_api = {.kinds = KEVO_ITEM_BIT(KEVO_ITEM_EXPERIENCE) |
-                                        KEVO_ITEM_BIT(KEVO_ITEM_BEST_PRACTICE) |
-                                        KEVO_ITEM_BIT(KEVO_ITEM_TRACE) |
-                                        KEVO_ITEM_BIT(KEVO_ITEM_RECIPE)};
+    kevo_item_filter no_api = {
+        .kinds = KEVO_ITEM_BIT(KEVO_ITEM_EXPERIENCE) | KEVO_ITEM_BIT(KEVO_ITEM_BEST_PRACTICE) |
+                 KEVO_ITEM_BIT(KEVO_ITEM_TRACE) | KEVO_ITEM_BIT(KEVO_ITEM_RECIPE)};
     assert_int_equal(kevo_memory_item_search(&l, f->mem, "max", &no_api), 0);
     assert_int_equal(l->n, 1);
     assert_int_equal(l->items[0].id, a);
@@ -270,7 +270,8 @@ static kevo_attempt draft(const char *task, const char *verdict, double us, doub
                       .stage = KEVO_STAGE_DRAFT,
                       .verdict = verdict,
                       .gates_json = "[]",
-                      .feedback = "  max abs error 0.5 at index 3\n\nexpected 1.0 got 1.5\nthird\nfourth",
+                      .feedback =
+                          "  max abs error 0.5 at index 3\n\nexpected 1.0 got 1.5\nthird\nfourth",
                       .source = "#pragma omp parallel for\nvoid k(void) {}",
                       .candidate_us = ok ? us : 0,
                       .reference_us = ref,
@@ -368,8 +369,8 @@ static void test_memory__record_draft_and_refine(void **state)
     assert_int_equal(kevo_memory_q_start_get(&q, &n, f->mem, d1), 0);
     assert_true(fabs(q - 0.18) < 1e-12 && n == 1);
     /* its experience names the start point and the recipes */
-    kevo_item_filter tf = {.task = "relu", .newest_first = 1,
-                           .kinds = KEVO_ITEM_BIT(KEVO_ITEM_EXPERIENCE)};
+    kevo_item_filter tf = {
+        .task = "relu", .newest_first = 1, .kinds = KEVO_ITEM_BIT(KEVO_ITEM_EXPERIENCE)};
     assert_int_equal(kevo_memory_item_list(&l, f->mem, &tf), 0);
     assert_non_null(strstr(l->items[0].body, "recipes unroll4, omp_simd"));
     assert_non_null(strstr(l->items[0].body, "Start point: attempt #1"));

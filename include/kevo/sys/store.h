@@ -92,6 +92,7 @@ typedef int (*kevo_store_item_cb)(void *arg, const kevo_item *item, double score
 typedef int (*kevo_store_used_cb)(void *arg, const kevo_used_edge *e);
 typedef int (*kevo_store_distilled_cb)(void *arg, const kevo_distilled_edge *e);
 typedef int (*kevo_store_q_cb)(void *arg, const kevo_q_row *row);
+typedef int (*kevo_store_start_cb)(void *arg, const kevo_start_point *sp);
 
 struct kevo_store {
     /* KEVO_STORE_VERSION the store was written against (>= 1). */
@@ -104,7 +105,12 @@ struct kevo_store {
     /* Optional. Release ctx (not the struct: kevo free()s it after). */
     void (*free)(kevo_store *s);
 
+    /* Transactions nest. tx_begin opens a write transaction (taking the
+     * write lock at once); tx_begin_read a read-only snapshot, ended by
+     * tx_commit or tx_rollback like any other, inside which no write may
+     * happen. */
     int (*tx_begin)(kevo_store *s);
+    int (*tx_begin_read)(kevo_store *s);
     int (*tx_commit)(kevo_store *s);
     int (*tx_rollback)(kevo_store *s);
 
@@ -132,6 +138,8 @@ struct kevo_store {
     int (*attempt_each)(kevo_store *s, int64_t id, const kevo_attempt_filter *filter,
                         kevo_store_attempt_cb cb, void *arg);
     int (*attempt_delete)(kevo_store *s, int64_t id);
+    /* Replace the reward an attempt's Q updates used (relearning). */
+    int (*attempt_set_reward)(kevo_store *s, int64_t id, double reward);
 
     /* Items. item_each: id != 0 = that one item, else those matching `f`
      * (NULL = all, by id). item_search: full-text, best first, score higher
@@ -166,6 +174,10 @@ struct kevo_store {
                  int64_t *out_n);
     int (*q_set)(kevo_store *s, const kevo_q_row *row);
     int (*q_each)(kevo_store *s, kevo_q_target target, kevo_store_q_cb cb, void *arg);
+    /* The correct attempts of a task (backend NULL = any) with their Q2
+     * (n = 0 when never updated), by id. */
+    int (*start_each)(kevo_store *s, const char *task, const char *backend, kevo_store_start_cb cb,
+                      void *arg);
 
     /* Reward statistics per stage; get gives n = 0 when none. */
     int (*reward_stats_get)(kevo_store *s, kevo_stage stage, kevo_reward_stats *out);
