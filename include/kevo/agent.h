@@ -28,6 +28,14 @@ typedef struct kevo_run_config {
     int iterations;          /* per task, default 30 */
     uint64_t seed;           /* default 1 */
     const char *retrieval;   /* "value" (default) | "heuristic" | "random" */
+    const char *context;     /* "active" (default) | "passive" (recent history, no selection) */
+    int token_budget;        /* context tokens per prompt; 0 = the memory's default (6000) */
+    /* LLM generators */
+    const char *api_base, *model; /* flags; else KEVO_API_BASE / KEVO_MODEL */
+    double temperature;      /* < 0: provider default */
+    int max_tokens;          /* <= 0: provider default */
+    const char *replay_path; /* --generator replay: the recording */
+    const char *record_path; /* --record FILE: append every exchange */
     bool memory;             /* false: --memory off (no cross-task Q, no experience) */
     double epsilon;          /* default 0.1 */
     double alpha;            /* default 0.3 */

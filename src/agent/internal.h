@@ -24,6 +24,7 @@ typedef struct kevo_proposal {
     int64_t tokens_prompt, tokens_completion;
     bool tokens_estimated;
     bool exhausted;      /* nothing applicable: the generator has no move */
+    int context_tokens;  /* tokens of the memory context in the prompt */
     char summary[128];
 } kevo_proposal;
 
@@ -32,5 +33,15 @@ void kevo_proposal_clear(kevo_proposal *p);
 int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
                          const char *start_source, const char *start_recipes_json,
                          const kevo_run_config *cfg, kevo_rng *rng);
+
+typedef struct kevo_provider kevo_provider;
+int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
+                     const kevo_agent_task *at, kevo_stage stage, int64_t start_id,
+                     const char *last_feedback, const kevo_run_config *cfg, kevo_rng *rng,
+                     int iteration);
+
+/* Render prompts/<backend>/<name>.md with {{key}} -> value. */
+int kevo_prompt_render(char **out, const char *backend, const char *name,
+                       const char *const *keys, const char *const *values, size_t n);
 
 #endif

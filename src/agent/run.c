@@ -7,6 +7,7 @@
  * its last recorded attempt, so at most the attempt in flight is lost.
  */
 #include "agent/internal.h"
+#include "kevo/llm.h"
 #include "kevo/sys/backend.h"
 #include "kevo/verify.h"
 
@@ -25,6 +26,8 @@ void kevo_run_config_init(kevo_run_config *c)
     c->iterations = 30;
     c->seed = 1;
     c->retrieval = "value";
+    c->context = "active";
+    c->temperature = -1;
     c->memory = true;
     c->epsilon = 0.1;
     c->alpha = 0.3;
@@ -53,6 +56,14 @@ static char *config_json(const kevo_run_config *c, char **dirs, size_t ndirs)
     cJSON_AddNumberToObject(o, "iterations", c->iterations);
     cJSON_AddNumberToObject(o, "seed", (double)c->seed);
     cJSON_AddStringToObject(o, "retrieval", c->retrieval);
+    cJSON_AddStringToObject(o, "context", c->context);
+    cJSON_AddNumberToObject(o, "token_budget", c->token_budget);
+    if (c->model)
+        cJSON_AddStringToObject(o, "model", c->model);
+    if (c->api_base)
+        cJSON_AddStringToObject(o, "api_base", c->api_base);
+    if (c->replay_path)
+        cJSON_AddStringToObject(o, "replay", c->replay_path);
     cJSON_AddBoolToObject(o, "memory", c->memory);
     cJSON_AddNumberToObject(o, "epsilon", c->epsilon);
     cJSON_AddNumberToObject(o, "alpha", c->alpha);
@@ -75,6 +86,16 @@ static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJS
         c->backend = v->valuestring;
     if ((v = cJSON_GetObjectItem(root, "retrieval")) && cJSON_IsString(v))
         c->retrieval = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "context")) && cJSON_IsString(v))
+        c->context = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "token_budget")) && cJSON_IsNumber(v))
+        c->token_budget = v->valueint;
+    if ((v = cJSON_GetObjectItem(root, "model")) && cJSON_IsString(v) && !c->model)
+        c->model = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "api_base")) && cJSON_IsString(v) && !c->api_base)
+        c->api_base = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "replay")) && cJSON_IsString(v) && !c->replay_path)
+        c->replay_path = v->valuestring;
     if ((v = cJSON_GetObjectItem(root, "iterations")) && cJSON_IsNumber(v))
         c->iterations = v->valueint;
     if ((v = cJSON_GetObjectItem(root, "seed")) && cJSON_IsNumber(v))
@@ -164,8 +185,24 @@ static char *gates_json(const kevo_eval_result *r, const kevo_task *t)
     return g;
 }
 
-static int run_task(kevo_memory *mem, int64_t run, const char *dir, size_t index, size_t total,
-                    const kevo_run_config *cfg)
+/* The feedback of the task's latest attempt in this run (drafting shows it). */
+static char *latest_feedback(kevo_memory *mem, const char *task, int64_t run)
+{
+    kevo_attempt_filter f = {0};
+    f.run_id = run;
+    f.task = task;
+    f.newest_first = 1;
+    f.limit = 1;
+    kevo_attempt_list *list = NULL;
+    char *fb = NULL;
+    if (kevo_memory_attempt_list(&list, mem, &f) == 0 && list->n && list->attempts[0].feedback)
+        fb = strdup(list->attempts[0].feedback);
+    kevo_attempt_list_free(list);
+    return fb;
+}
+
+static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const char *dir,
+                    size_t index, size_t total, const kevo_run_config *cfg)
 {
     int error = 0;
     kevo_agent_task at = {0};
@@ -230,7 +267,18 @@ static int run_task(kevo_memory *mem, int64_t run, const char *dir, size_t index
         a.backend = cfg->backend;
         a.generator = cfg->generator;
         a.iteration = it;
-        if (!start) {
+        if (prov) {
+            a.stage = start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
+            a.parent_id = start ? start->id : 0;
+            char *fb = start ? NULL : latest_feedback(mem, at.task->name, run);
+            error = kevo_llm_propose(&prop, prov, mem, &at, a.stage, a.parent_id, fb, cfg, &rng,
+                                     it);
+            free(fb);
+            if (error < 0) {
+                kevo_attempt_free(start);
+                goto done;
+            }
+        } else if (!start) {
             /* drafting: the built-in generator's first draft is the task's own reference */
             a.stage = KEVO_STAGE_DRAFT;
             prop.source = strdup(at.reference);
@@ -322,10 +370,7 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
     kevo_run *run = NULL;
     int error = 0;
     int64_t run_id = 0;
-    if (strcmp(cfg.generator, "builtin")) {
-        return kevo_error_set(KEVO_EINVAL, "generator '%s' is not available in `kevo run` yet "
-                              "(use --generator builtin)", cfg.generator);
-    }
+    kevo_provider *prov = NULL;
     if (!kevo_backend_find(cfg.backend))
         return kevo_error_set(KEVO_EINVAL, "unknown backend '%s'", cfg.backend);
     if ((error = kevo_memory_open(&mem, cfg.db_path)) < 0)
@@ -386,11 +431,32 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
             goto done;
     }
     *out_run_id = run_id;
+    if (strcmp(cfg.generator, "builtin")) {
+        kevo_llm_config lc;
+        kevo_llm_config_init(&lc);
+        lc.api_base = cfg.api_base;
+        lc.model = cfg.model;
+        if (cfg.temperature >= 0)
+            lc.temperature = cfg.temperature;
+        if (cfg.max_tokens > 0)
+            lc.max_tokens = cfg.max_tokens;
+        lc.replay_path = cfg.replay_path;
+        lc.stop_flag = cfg.stop;
+        kevo_llm_config_apply_env(&lc);
+        if ((error = kevo_llm_provider_new(&prov, cfg.generator, &lc)) < 0)
+            goto done;
+        if (cfg.record_path) {
+            kevo_provider *wrapped = NULL;
+            if ((error = kevo_llm_recorder_wrap(&wrapped, prov, cfg.record_path)) < 0)
+                goto done;
+            prov = wrapped;
+        }
+    }
     if (!cfg.quiet)
         printf("run %lld: %zu tasks, %d iterations each, generator %s, store %s\n",
                (long long)run_id, ndirs, cfg.iterations, cfg.generator, cfg.db_path);
     for (size_t i = 0; i < ndirs; i++) {
-        if ((error = run_task(mem, run_id, dirs[i], i, ndirs, &cfg)) < 0) {
+        if ((error = run_task(mem, prov, run_id, dirs[i], i, ndirs, &cfg)) < 0) {
             if (error == KEVO_EINTR)
                 break;
             /* a task that cannot be evaluated (broken reference) is reported, the run goes on */
@@ -402,6 +468,7 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
     }
     kevo_memory_run_finish(mem, run_id, error == KEVO_EINTR ? "interrupted" : "finished");
 done:
+    kevo_llm_provider_free(prov);
     kevo_task_dirs_free(dirs, ndirs);
     free(cfgtext);
     cJSON_Delete(stored);

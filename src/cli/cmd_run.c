@@ -32,7 +32,14 @@ static void usage(FILE *f)
             "points chosen by learned value, every attempt verified and remembered.\n"
             "\n"
             "options:\n"
-            "  --generator NAME   builtin (offline recipes; default)\n"
+            "  --generator NAME   builtin (offline recipes; default) | openai | replay\n"
+            "  --api-base URL     openai: e.g. http://127.0.0.1:8000/v1 (or KEVO_API_BASE)\n"
+            "  --model NAME       openai: the served model (or KEVO_MODEL); key: KEVO_API_KEY\n"
+            "  --temperature T    --max-tokens N   sampling settings\n"
+            "  --replay FILE      replay: the recorded exchanges (JSON lines)\n"
+            "  --record FILE      append every LLM exchange to FILE (replayable)\n"
+            "  --context MODE     active (default) | passive (recent history, no selection)\n"
+            "  --token-budget N   memory context tokens per prompt (default 6000)\n"
             "  --iterations T     attempts per task (default 30)\n"
             "  --db PATH          the experience store (default kevo.db)\n"
             "  --seed S           makes the run's random choices reproducible (default 1)\n"
@@ -82,6 +89,23 @@ int kevo_cmd_run(int argc, char **argv)
             goto done;
         } else if (!strcmp(a, "--generator")) {
             cfg.generator = argv[++i];
+        } else if (!strcmp(a, "--api-base")) {
+            cfg.api_base = argv[++i];
+        } else if (!strcmp(a, "--model")) {
+            cfg.model = argv[++i];
+        } else if (!strcmp(a, "--replay")) {
+            cfg.replay_path = argv[++i];
+        } else if (!strcmp(a, "--record")) {
+            cfg.record_path = argv[++i];
+        } else if (!strcmp(a, "--temperature")) {
+            cfg.temperature = atof(argv[++i]);
+        } else if (!strcmp(a, "--context")) {
+            cfg.context = argv[++i];
+            if (strcmp(cfg.context, "active") && strcmp(cfg.context, "passive")) {
+                fprintf(stderr, "kevo run: --context must be active or passive\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
         } else if (!strcmp(a, "--backend")) {
             cfg.backend = argv[++i];
         } else if (!strcmp(a, "--db")) {
@@ -105,7 +129,8 @@ int kevo_cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--memory-from")) {
             cfg.memory_from = argv[++i];
         } else if (!strcmp(a, "--iterations") || !strcmp(a, "--max-tasks") ||
-                   !strcmp(a, "--resume") || !strcmp(a, "--seed")) {
+                   !strcmp(a, "--resume") || !strcmp(a, "--seed") ||
+                   !strcmp(a, "--token-budget") || !strcmp(a, "--max-tokens")) {
             if (parse_int(&n, a, argv[++i]) < 0) {
                 rc = KEVO_EXIT_USAGE;
                 goto done;
@@ -116,6 +141,10 @@ int kevo_cmd_run(int argc, char **argv)
                 cfg.max_tasks = n;
             else if (!strcmp(a, "--resume"))
                 cfg.resume_run = n;
+            else if (!strcmp(a, "--token-budget"))
+                cfg.token_budget = n;
+            else if (!strcmp(a, "--max-tokens"))
+                cfg.max_tokens = n;
             else
                 cfg.seed = (uint64_t)n;
         } else if (!strcmp(a, "--epsilon")) {
@@ -136,6 +165,17 @@ int kevo_cmd_run(int argc, char **argv)
     cfg.paths = paths;
     if (cfg.npaths == 0 && !cfg.resume_run) {
         usage(stderr);
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    if (strcmp(cfg.generator, "builtin") && strcmp(cfg.generator, "openai") &&
+        strcmp(cfg.generator, "replay")) {
+        fprintf(stderr, "kevo run: --generator must be builtin, openai or replay\n");
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    if (!strcmp(cfg.generator, "replay") && !cfg.replay_path && !cfg.resume_run) {
+        fprintf(stderr, "kevo run: --generator replay needs --replay FILE\n");
         rc = KEVO_EXIT_USAGE;
         goto done;
     }

@@ -1,0 +1,108 @@
+/*
+ * agent/llm_gen.c - the LLM generator: assembles the prompt from the
+ * templates and the memory's token-budgeted context (src/context), asks the
+ * provider (src/llm), extracts the kernel from the reply. A reply without
+ * usable code is a failed attempt, not a failed run; exhausted retries stop
+ * the run (it can be resumed).
+ */
+#include "agent/internal.h"
+#include "kevo/context.h"
+#include "kevo/llm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
+                     const kevo_agent_task *at, kevo_stage stage, int64_t start_id,
+                     const char *last_feedback, const kevo_run_config *cfg, kevo_rng *rng,
+                     int iteration)
+{
+    memset(out, 0, sizeof(*out));
+    int error = 0;
+    kevo_context *ctx = NULL;
+    char *context_text = NULL, *rules = NULL, *system = NULL, *user = NULL, *proto = NULL;
+    kevo_llm_response resp = {0};
+    kevo_context_config cc;
+    kevo_context_config_init(&cc);
+    if (cfg->token_budget > 0)
+        cc.token_budget = cfg->token_budget;
+    cc.epsilon = cfg->epsilon;
+    cc.alpha = cfg->alpha;
+    kevo_context_mode_parse(&cc.mode, !strcmp(cfg->context, "passive") ? "passive"
+                                      : !strcmp(cfg->retrieval, "value") ? "value"
+                                                                         : "heuristic");
+    if (!cfg->memory) {
+        cc.n = 0;
+        cc.max_practices = 0;
+    }
+    kevo_context_query q = {0};
+    q.task = at->task->name;
+    q.category = at->task->category;
+    q.description = at->task->description;
+    q.reference = at->reference;
+    q.backend = cfg->backend;
+    q.stage = stage;
+    q.feedback = last_feedback;
+    q.start_point_id = start_id;
+    if ((error = kevo_context_build(&ctx, mem, &q, &cc, rng)) < 0 ||
+        (error = kevo_context_render(&context_text, ctx)) < 0)
+        goto done;
+    kevo_task_prototype(&proto, at->task);
+    char atol[32], rtol[32];
+    snprintf(atol, sizeof(atol), "%g", at->task->atol);
+    snprintf(rtol, sizeof(rtol), "%g", at->task->rtol);
+    const char *keys[] = {"name", "prototype", "backend", "atol", "rtol", "context", "rules"};
+    const char *vals[] = {at->task->name, proto, cfg->backend, atol, rtol, context_text, NULL};
+    if ((error = kevo_prompt_render(&rules, cfg->backend, "rules", keys, vals, 5)) < 0)
+        goto done;
+    vals[6] = rules;
+    if ((error = kevo_prompt_render(&system, cfg->backend, "system", keys, vals, 7)) < 0 ||
+        (error = kevo_prompt_render(&user, cfg->backend,
+                                    stage == KEVO_STAGE_DRAFT ? "draft" : "refine", keys, vals,
+                                    7)) < 0)
+        goto done;
+    kevo_llm_message msgs[2] = {{KEVO_LLM_SYSTEM, system}, {KEVO_LLM_USER, user}};
+    kevo_llm_request req;
+    kevo_llm_request_init(&req);
+    req.messages = msgs;
+    req.n_messages = 2;
+    char tag[160];
+    snprintf(tag, sizeof(tag), "task=%s iter=%d stage=%s", at->task->name, iteration,
+             kevo_stage_name(stage));
+    req.tag = tag;
+    if ((error = kevo_llm_complete(prov, &req, &resp)) < 0)
+        goto done;
+    out->tokens_prompt = resp.tokens_prompt;
+    out->tokens_completion = resp.tokens_completion;
+    out->tokens_estimated = resp.tokens_estimated;
+    for (size_t i = 0; i < ctx->n_used && out->nused < 64; i++)
+        out->used[out->nused++] = ctx->used[i];
+    snprintf(out->summary, sizeof(out->summary), "%s, %d ctx tokens",
+             kevo_llm_provider_name(prov), ctx->total_tokens);
+    out->context_tokens = ctx->total_tokens;
+    if (resp.failure) {
+        kevo_buf b = {0};
+        kevo_buf_printf(&b, "The model's reply was unusable: %s", resp.failure);
+        out->failure = kevo_buf_detach(&b);
+        goto done;
+    }
+    char *code = NULL;
+    if (kevo_llm_extract_code(&code, resp.content, "c", at->task->name) < 0) {
+        kevo_buf b = {0};
+        kevo_buf_printf(&b, "No kernel found in the reply: %s. Reply with the whole source of "
+                            "`%s` in one ```c block.", kevo_error_last(), at->task->name);
+        out->failure = kevo_buf_detach(&b);
+        goto done;
+    }
+    out->source = code;
+done:
+    kevo_llm_response_clear(&resp);
+    kevo_context_free(ctx);
+    free(context_text);
+    free(rules);
+    free(system);
+    free(user);
+    free(proto);
+    return error;
+}

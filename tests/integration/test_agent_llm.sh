@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The agent against the fake OpenAI-compatible server: a scripted sequence
+# (429, compile error, broken response, wrong result, correct, faster) must
+# give the right verdicts, an attempt tree rooted at the first correct
+# kernel, the verifier's feedback in the next prompt, every prompt within
+# the token budget, and a --record file that replays to the same verdicts.
+set -uo pipefail
+KEVO=${KEVO:-build/kevo}
+SRC=${KEVO_SRC:-.}
+SERVER=${KEVO_BUILD:-build}/tests/fake_llm_server
+tmp=$(mktemp -d)
+cleanup() { [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fails=0; passes=0
+check() { if eval "$2"; then echo "ok   $1"; passes=$((passes+1)); else echo "FAIL $1"; fails=$((fails+1)); fi; }
+
+python3 - "$tmp/script.jsonl" <<'PY'
+import json, sys
+bad_compile = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0 }\n```"
+wrong = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i + 8 <= N; i += 8) for (int k = 0; k < 8; k++) y[i+k] = x[i+k] > 0 ? x[i+k] : 0; }\n```"
+good = "Here it is:\n```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
+fast = "```c\n// kevo: cflags -fopenmp\n#include <stdint.h>\nvoid relu(const float *restrict x, float *restrict y, int64_t N) {\n#pragma omp parallel for simd\n for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
+u = {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}
+steps = [
+  {"status": 429, "retry_after": 0, "error": "slow down"},
+  {"content": bad_compile, "usage": u},
+  {"raw": "{not json"},
+  {"content": wrong, "usage": u},
+  {"content": good, "usage": u},
+  {"content": fast, "usage": u},
+]
+with open(sys.argv[1], "w") as f:
+    for s in steps: f.write(json.dumps(s) + "\n")
+PY
+"$SERVER" --script "$tmp/script.jsonl" --log "$tmp/requests.jsonl" --lifetime 300 > "$tmp/port" &
+spid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+port=$(head -1 "$tmp/port")
+export KEVO_API_KEY=test-secret-key
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$port/v1" \
+  --model fake --iterations 5 --quick --token-budget 1500 --db "$tmp/a.db" --record "$tmp/rec.jsonl" \
+  > "$tmp/run.txt" 2>&1
+rc=$?
+cat "$tmp/run.txt"
+check "run exits 0" "[ $rc -eq 0 ]"
+"$KEVO" report --db "$tmp/a.db" --format json > "$tmp/report.json"
+python3 - "$tmp" <<'PY' || fails=$((fails+1))
+import json, sqlite3, sys
+tmp = sys.argv[1]
+db = sqlite3.connect(tmp + "/a.db")
+cols = [r[1] for r in db.execute("PRAGMA table_info(attempts)")]
+rows = db.execute("SELECT * FROM attempts ORDER BY id").fetchall()
+A = [dict(zip(cols, r)) for r in rows]
+verdicts = [a["verdict"] for a in A]
+bad = 0
+def check(name, cond):
+    global bad
+    print(("ok   " if cond else "FAIL ") + name)
+    bad += not cond
+check("verdicts compile_error, compile_error(broken reply), incorrect, correct, correct: %s" % verdicts,
+      verdicts == ["compile_error", "compile_error", "incorrect", "correct", "correct"])
+check("the last attempt refines the first correct one", A[4]["parent_id"] == A[3]["id"])
+check("drafts have no parent", all(not a["parent_id"] for a in A[:4]))
+log = [json.loads(l) for l in open(tmp + "/requests.jsonl")]
+prompts = ["\n".join(m["content"] for m in r["body"]["messages"]) for r in log if isinstance(r["body"], dict)]
+check("6 requests reached the server (one 429 retried)", len(log) == 6)
+check("the key went only in the Authorization header",
+      all("test-secret-key" not in json.dumps(r["body"]) for r in log))
+check("the prompt after the compile error shows the compiler's feedback",
+      "Compilation failed" in prompts[2] or "error" in prompts[2])
+check("the prompt after the wrong result shows the mismatch feedback", "mismatch" in prompts[4])
+check("the refine prompt shows the start point", "0.0f" in prompts[5])
+check("later prompts carry lessons distilled from earlier attempts", "Tried: " in prompts[4])
+report = json.load(open(tmp + "/report.json"))
+check("report: 1 task, correct_rate 1", report["tasks"] == 1 and report["correct_rate"] == 1)
+# four replies carry usage (900 + 80); the broken one is estimated (prompt only)
+check("report: tokens counted from usage (%d prompt, %d completion)" % (report["tokens_prompt"], report["tokens_completion"]),
+      report["tokens_prompt"] > 900 * 4 and report["tokens_completion"] == 80 * 4)
+sys.exit(1 if bad else 0)
+PY
+# every request's memory context stays within the budget: the template adds ~400 tokens
+python3 - "$tmp/requests.jsonl" <<'PY' || fails=$((fails+1))
+import json, sys
+ok = True
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if not isinstance(r["body"], dict): continue
+    n = sum(len(m["content"]) for m in r["body"]["messages"])
+    if n / 3.2 > 1500 + 600: ok = False
+print(("ok   " if ok else "FAIL ") + "every prompt within the token budget plus the template")
+sys.exit(0 if ok else 1)
+PY
+kill "$spid" 2>/dev/null; spid=
+# replay the recording: same verdicts, no server
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator replay --replay "$tmp/rec.jsonl" \
+  --iterations 5 --quick --token-budget 1500 --db "$tmp/b.db" > "$tmp/replay.txt" 2>&1
+check "replay exits 0" "[ $? -eq 0 ]"
+va=$(python3 -c "import sqlite3;print([r[0] for r in sqlite3.connect('$tmp/a.db').execute('select verdict from attempts order by id')])")
+vb=$(python3 -c "import sqlite3;print([r[0] for r in sqlite3.connect('$tmp/b.db').execute('select verdict from attempts order by id')])")
+check "replay reproduces the verdicts ($vb)" "[ \"$va\" = \"$vb\" ]"
+check "the recording holds no API key" "! grep -q test-secret-key $tmp/rec.jsonl"
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
