@@ -41,6 +41,7 @@ typedef struct kevo_run_config {
     double alpha;            /* default 0.3 */
     double q_init;           /* optimistic initial Q, default 0.5 */
     int max_tasks;           /* 0 = all */
+    int jobs;                /* tasks in flight (default 1) */
     bool quick_timing;       /* shorter latency gate (demo, tests) */
     int64_t resume_run;      /* continue this run id */
     const char *memory_from; /* import an exported memory before starting */

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,67 @@ done:
     return error;
 }
 
+/* --jobs N: N tasks in flight, each worker with its own store connection;
+ * the verifier's timing slot keeps latency measurements from overlapping. */
+typedef struct {
+    const kevo_run_config *cfg;
+    kevo_provider *prov;
+    int64_t run_id;
+    char **dirs;
+    size_t ndirs;
+    kevo_memory *mem; /* worker 0's store */
+    pthread_mutex_t lock;
+    size_t next;
+    int error; /* first fatal error, or KEVO_EINTR */
+    bool first_taken;
+} worker_shared;
+
+static void *worker(void *arg)
+{
+    worker_shared *ws = arg;
+    kevo_memory *mem = NULL;
+    pthread_mutex_lock(&ws->lock);
+    if (!ws->first_taken) {
+        ws->first_taken = true;
+        mem = ws->mem;
+    }
+    pthread_mutex_unlock(&ws->lock);
+    bool own = mem == NULL;
+    if (own && kevo_memory_open(&mem, ws->cfg->db_path) < 0) {
+        pthread_mutex_lock(&ws->lock);
+        if (!ws->error)
+            ws->error = kevo_error_set(KEVO_EIO, "%s", kevo_error_last());
+        pthread_mutex_unlock(&ws->lock);
+        return NULL;
+    }
+    for (;;) {
+        pthread_mutex_lock(&ws->lock);
+        size_t i = ws->next++;
+        bool stop = ws->error != 0 || i >= ws->ndirs;
+        pthread_mutex_unlock(&ws->lock);
+        if (stop)
+            break;
+        int error = run_task(mem, ws->prov, ws->run_id, ws->dirs[i], i, ws->ndirs, ws->cfg);
+        if (error < 0) {
+            /* a task that cannot be evaluated (broken reference) is reported and the
+             * run goes on; running out of memory or disk, a dead provider, or the
+             * user's stop end it */
+            if (error != KEVO_EINTR)
+                fprintf(stderr, "kevo run: %s: %s\n", ws->dirs[i], kevo_error_last());
+            if (error == KEVO_EINTR || error == KEVO_ENOMEM || error == KEVO_EIO ||
+                error == KEVO_ETIMEOUT || error == KEVO_EINFRA) {
+                pthread_mutex_lock(&ws->lock);
+                if (!ws->error)
+                    ws->error = error;
+                pthread_mutex_unlock(&ws->lock);
+            }
+        }
+    }
+    if (own)
+        kevo_memory_free(mem);
+    return NULL;
+}
+
 int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
 {
     kevo_run_config cfg = *cfg_in;
@@ -455,16 +517,22 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
     if (!cfg.quiet)
         printf("run %lld: %zu tasks, %d iterations each, generator %s, store %s\n",
                (long long)run_id, ndirs, cfg.iterations, cfg.generator, cfg.db_path);
-    for (size_t i = 0; i < ndirs; i++) {
-        if ((error = run_task(mem, prov, run_id, dirs[i], i, ndirs, &cfg)) < 0) {
-            if (error == KEVO_EINTR)
-                break;
-            /* a task that cannot be evaluated (broken reference) is reported, the run goes on */
-            fprintf(stderr, "kevo run: %s: %s\n", dirs[i], kevo_error_last());
-            if (error == KEVO_ENOMEM || error == KEVO_EIO)
-                goto done;
-            error = 0;
-        }
+    {
+        int jobs = cfg.jobs > 0 ? cfg.jobs : 1;
+        if ((size_t)jobs > ndirs)
+            jobs = (int)ndirs;
+        worker_shared ws = {.cfg = &cfg, .prov = prov, .run_id = run_id, .dirs = dirs,
+                            .ndirs = ndirs, .mem = mem};
+        pthread_mutex_init(&ws.lock, NULL);
+        pthread_t *threads = calloc((size_t)jobs, sizeof(pthread_t));
+        for (int j = 1; j < jobs; j++)
+            pthread_create(&threads[j], NULL, worker, &ws);
+        worker(&ws); /* this thread is worker 0 and uses the open store */
+        for (int j = 1; j < jobs; j++)
+            pthread_join(threads[j], NULL);
+        free(threads);
+        pthread_mutex_destroy(&ws.lock);
+        error = ws.error;
     }
     kevo_memory_run_finish(mem, run_id, error == KEVO_EINTR ? "interrupted" : "finished");
 done:

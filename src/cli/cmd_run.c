@@ -48,6 +48,7 @@ static void usage(FILE *f)
             "  --epsilon E        exploration rate (default 0.1)\n"
             "  --memory-from FILE import an exported memory first (transfer)\n"
             "  --max-tasks N      only the first N tasks (sorted by path)\n"
+            "  --jobs N           N tasks in flight; latency measurements never overlap\n"
             "  --quick            shorter latency measurements (demos, tests)\n"
             "  --resume RUN_ID    continue a stopped or killed run\n"
             "  --quiet            no progress lines\n"
@@ -130,7 +131,8 @@ int kevo_cmd_run(int argc, char **argv)
             cfg.memory_from = argv[++i];
         } else if (!strcmp(a, "--iterations") || !strcmp(a, "--max-tasks") ||
                    !strcmp(a, "--resume") || !strcmp(a, "--seed") ||
-                   !strcmp(a, "--token-budget") || !strcmp(a, "--max-tokens")) {
+                   !strcmp(a, "--token-budget") || !strcmp(a, "--max-tokens") ||
+                   !strcmp(a, "--jobs")) {
             if (parse_int(&n, a, argv[++i]) < 0) {
                 rc = KEVO_EXIT_USAGE;
                 goto done;
@@ -141,6 +143,8 @@ int kevo_cmd_run(int argc, char **argv)
                 cfg.max_tasks = n;
             else if (!strcmp(a, "--resume"))
                 cfg.resume_run = n;
+            else if (!strcmp(a, "--jobs"))
+                cfg.jobs = n;
             else if (!strcmp(a, "--token-budget"))
                 cfg.token_budget = n;
             else if (!strcmp(a, "--max-tokens"))

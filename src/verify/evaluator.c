@@ -22,10 +22,17 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* One timing slot per machine: every build and run of kernel code holds the
+ * lock shared; a latency measurement holds it exclusively, so with
+ * `kevo run --jobs N` nothing else of kevo's runs while a speedup is
+ * measured. */
+static pthread_rwlock_t timing_slot = PTHREAD_RWLOCK_INITIALIZER;
 
 struct kevo_evaluator {
     const kevo_task *task;
@@ -299,6 +306,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     int error = 0;
     char *ref_dir = NULL, *source = NULL;
     kevo_build_result build = {0};
+    bool slot_held = false;
     kevo_evaluator *ev = calloc(1, sizeof(*ev));
     if (!ev)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -347,6 +355,8 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         goto done;
     if ((error = kevo_file_read(&source, NULL, task->reference_path)) < 0)
         goto done;
+    pthread_rwlock_rdlock(&timing_slot);
+    slot_held = true;
     if ((error = kevo_backend_find("c")->build(kevo_backend_find("c"), task, source, true,
                                                ref_dir, &build)) < 0)
         goto done;
@@ -389,6 +399,8 @@ ref_failed: {
     kevo_buf_free(&msg);
 }
 done:
+    if (slot_held)
+        pthread_rwlock_unlock(&timing_slot);
     kevo_build_result_clear(&build);
     free(ref_dir);
     free(source);
@@ -445,6 +457,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     kevo_build_result build = {0};
     void **outputs = NULL;
     double *cs = NULL, *rs = NULL;
+    int slot = 0; /* 1: timing slot held shared, 2: exclusive */
 
     /* Gate 1: anti-hack */
     kevo_gate *g = gate(r, "anti-hack");
@@ -479,6 +492,8 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     g->seconds = kevo_now_s() - g0;
 
     /* Gate 2: compile */
+    pthread_rwlock_rdlock(&timing_slot);
+    slot = 1;
     g = gate(r, "compile");
     char name[32];
     snprintf(name, sizeof(name), "candidate-%d", ++ev->serial);
@@ -595,6 +610,9 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     }
 
     /* Gate 4: latency, interleaved ABBA on rotating input sets of the timed sizes */
+    pthread_rwlock_unlock(&timing_slot);
+    pthread_rwlock_wrlock(&timing_slot);
+    slot = 2;
     g = gate(r, "latency");
     g0 = kevo_now_s();
     int cap = ev->opts.max_samples > 0 ? ev->opts.max_samples : 1000;
@@ -709,6 +727,8 @@ infra:
     finish(r, KEVO_VERDICT_INFRA_ERROR, &fb);
     error = 0;
 done:
+    if (slot)
+        pthread_rwlock_unlock(&timing_slot);
     if (cand) {
         char q = 'Q';
         if (!cand->exited)
