@@ -11,9 +11,13 @@
  *   parent -> 'C' u32 set    call once on that set, answer
  *             u8 status, u32 bad_param, i64 ns, then the bytes of every
  *             out/inout param (in param order)
- *   parent -> 'T' u32 set    call once, answer u8 status, u32 bad_param, i64 ns
+ *   parent -> 'T' u32 set u64 rot   call once with every input rotated by
+ *             (rot * (param + 1)) mod count elements (same values, new places,
+ *             so results cached across calls never pay); answer u8 status,
+ *             u32 bad_param, i64 ns
  *   parent -> 'Q'            exit
- * status: 0 ok, 1 the kernel wrote past the end of an output (bad_param).
+ * status: 0 ok, 1 the kernel wrote outside an output (before its start or
+ * past its end: bad_param).
  * Every call first copies the set's inputs into the same working buffers
  * (inputs read-only, outputs poisoned: NaN for floats, 0x5A bytes for
  * integers), so a kernel that caches results by pointer or leaves an output

@@ -34,9 +34,10 @@ void kevo_harness_call(void *const *buffers, const double *scalars);
 typedef struct {
     unsigned char *map;
     size_t map_len;
-    unsigned char *ptr; /* 64-byte aligned, ends at most 63 bytes before the guard */
+    unsigned char *ptr; /* 64-byte aligned, ends at most 63 bytes before the back guard */
     size_t len;
-    size_t slack;
+    size_t slack;       /* canary bytes after the buffer */
+    size_t front;       /* canary bytes before it (after the front guard page) */
 } guarded;
 
 static uint32_t nparams;
@@ -133,6 +134,7 @@ static size_t elem_size(uint8_t t)
     return t == KEVO_RT_F64 || t == KEVO_RT_I64 ? 8 : t == KEVO_RT_U8 ? 1 : 4;
 }
 
+/* Layout: [guard page][front canary][buffer][back canary][guard page]. */
 static void work_ensure(uint32_t p, size_t len)
 {
     guarded *g = &work[p];
@@ -145,16 +147,18 @@ static void work_ensure(uint32_t p, size_t len)
     size_t body = (len + 63) & ~(size_t)63;
     if (body == 0)
         body = 64;
-    size_t body_pages = (body + page - 1) / page * page;
-    g->map_len = body_pages + page;
+    size_t body_pages = (body + 64 + page - 1) / page * page; /* >= 64 bytes of front canary */
+    g->map_len = page + body_pages + page;
     g->map = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (g->map == MAP_FAILED)
         die(13);
-    unsigned char *guard = g->map + body_pages;
-    mprotect(guard, page, PROT_NONE);
-    g->ptr = guard - body;
+    mprotect(g->map, page, PROT_NONE);
+    unsigned char *back = g->map + page + body_pages;
+    mprotect(back, page, PROT_NONE);
+    g->ptr = back - body;
     g->len = len;
     g->slack = body - len;
+    g->front = (size_t)(g->ptr - (g->map + page));
     shadow[p] = malloc(len ? len : 1);
     if (!shadow[p])
         die(13);
@@ -163,10 +167,15 @@ static void work_ensure(uint32_t p, size_t len)
 static void set_protection(uint32_t p, int prot)
 {
     guarded *g = &work[p];
-    mprotect(g->map, g->map_len - (size_t)sysconf(_SC_PAGESIZE), prot);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    mprotect(g->map + page, g->map_len - 2 * page, prot);
 }
 
-static void prepare(uint32_t s)
+/* Fill the working buffers from set s. rot != 0 rotates every input by a
+ * different number of elements (same values, new positions), so no two
+ * timed calls see the same inputs and results cached across calls never
+ * pay; outputs of rotated calls are not compared. */
+static void prepare(uint32_t s, uint64_t rot)
 {
     for (uint32_t p = 0; p < nparams; p++) {
         if (roles[p] == KEVO_RROLE_SCALAR)
@@ -188,8 +197,12 @@ static void prepare(uint32_t s)
                 memset(g->ptr, 0x5A, len);
             }
         } else {
-            memcpy(g->ptr, sets[s].data[p], len);
+            size_t es = elem_size(types[p]), n = len / es;
+            size_t k = n ? (size_t)((rot * (p + 1)) % n) : 0;
+            memcpy(g->ptr, (unsigned char *)sets[s].data[p] + k * es, (n - k) * es);
+            memcpy(g->ptr + (n - k) * es, sets[s].data[p], k * es);
         }
+        memset(g->map + sysconf(_SC_PAGESIZE), CANARY, g->front);
         memset(g->ptr + len, CANARY, g->slack);
         if (roles[p] == KEVO_RROLE_IN)
             set_protection(p, PROT_READ);
@@ -218,6 +231,9 @@ static int64_t call(uint32_t s, uint32_t *bad, int snapshot)
                 *bad = p;
                 break;
             }
+        for (size_t i = 0; i < work[p].front && *bad == UINT32_MAX; i++)
+            if (work[p].ptr[-(ptrdiff_t)i - 1] != CANARY)
+                *bad = p;
     }
     return (int64_t)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
 }
@@ -265,7 +281,10 @@ int main(void)
         }
         if ((cmd != 'C' && cmd != 'T') || !sets[s].loaded)
             die(17);
-        prepare(s);
+        uint64_t rot = 0;
+        if (cmd == 'T')
+            read_all(&rot, 8);
+        prepare(s, rot);
         uint32_t bad;
         int64_t ns = call(s, &bad, cmd == 'C');
         uint8_t status = bad == UINT32_MAX ? KEVO_RUNNER_OK : KEVO_RUNNER_OVERRUN;

@@ -31,6 +31,8 @@ typedef struct kevo_sandbox_opts {
     bool untrusted;           /* drop to uid/gid nobody if root, new network namespace,
                                  seccomp policy (no fork, exec allowed once, no sockets,
                                  no ptrace, no mounts) */
+    bool drop_privileges;     /* run as uid/gid nobody when kevo is root (compilers: so a
+                                 candidate cannot make them read root-only files) */
     const char *const *extra_env; /* "K=V" strings added to the scrubbed environment */
 } kevo_sandbox_opts;
 
@@ -79,6 +81,10 @@ void kevo_child_kill(kevo_child *c);
 void kevo_child_wait(kevo_child *c, double timeout_s);
 /* Kill if running, reap, close pipes, free. Accepts NULL. */
 void kevo_child_free(kevo_child *c);
+
+/* Make a directory writable by the unprivileged user that drop_privileges
+ * runs as (no-op unless kevo is root). */
+int kevo_sandbox_prepare_dir(const char *dir);
 
 /* A readable description of how a process ended: "exited with status 1",
  * "killed by SIGSEGV (Segmentation fault)", "killed by SIGSYS (forbidden

@@ -72,7 +72,8 @@ static char *trim_diagnostics(const char *raw, const char *dir)
 static int tool(bool *ok, char **diag, const char *dir, const char *const argv[])
 {
     kevo_sandbox_opts o = {.workdir = dir, .wall_timeout_s = COMPILE_TIMEOUT_S,
-                           .mem_bytes = COMPILE_MEM, .cpu_s = COMPILE_TIMEOUT_S};
+                           .mem_bytes = COMPILE_MEM, .cpu_s = COMPILE_TIMEOUT_S,
+                           .drop_privileges = true};
     kevo_proc_status st;
     char *output = NULL;
     int error = kevo_sandbox_run(&st, &output, 1 << 20, argv, &o);
@@ -125,17 +126,26 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
         (error = write_in(dir, "proto.h", kevo_buf_cstr(&protoh))) < 0 ||
         (error = write_in(dir, "call.c", stub)) < 0)
         goto done;
-    runner_src = kevo_path_join(kevo_harness_dir(), "runner.c");
-    if (!kevo_file_exists(runner_src)) {
-        error = kevo_error_set(KEVO_EINFRA, "%s: harness missing (set KEVO_HARNESS_DIR)",
-                               runner_src);
+    /* The compiler runs as nobody in `dir`: give it the harness there. */
+    for (int k = 0; k < 2; k++) {
+        const char *name = k == 0 ? "runner.c" : "protocol.h";
+        char *from = kevo_path_join(kevo_harness_dir(), name), *text = NULL;
+        error = kevo_file_read(&text, NULL, from);
+        free(from);
+        if (error < 0) {
+            error = kevo_error_set(KEVO_EINFRA, "harness missing (set KEVO_HARNESS_DIR): %s",
+                                   kevo_error_last());
+            goto done;
+        }
+        error = write_in(dir, name, text);
+        free(text);
+        if (error < 0)
+            goto done;
+    }
+    if ((error = kevo_sandbox_prepare_dir(dir)) < 0)
         goto done;
-    }
-    {
-        kevo_buf inc = {0};
-        kevo_buf_printf(&inc, "-I%s", kevo_harness_dir());
-        hdr = kevo_buf_detach(&inc);
-    }
+    runner_src = strdup("runner.c");
+    hdr = strdup("-I.");
     bool ok = true;
     char *diag = NULL;
     {

@@ -97,6 +97,13 @@ int kevo_elf_inspect(kevo_elf_report *out, const char *path, const char *kernel)
         for (size_t k = 1; k < nsyms; k++) {
             const char *name = str + syms[k].st_name;
             int bind = ELF64_ST_BIND(syms[k].st_info);
+            if (ELF64_ST_TYPE(syms[k].st_info) == STT_GNU_IFUNC) {
+                kevo_buf_printf(&problems, "'%s' is an indirect function (ifunc): its resolver "
+                                           "would run before the kernel is called; ",
+                                *name ? name : "?");
+                out->has_constructor = true;
+                continue;
+            }
             if (!*name)
                 continue;
             if (syms[k].st_shndx == SHN_UNDEF) {

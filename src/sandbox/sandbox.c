@@ -100,6 +100,11 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
         set_limit(RLIMIT_CPU, (rlim_t)(o->cpu_s + 1));
     if (chdir(o->workdir) < 0)
         _exit(126);
+    if (o->drop_privileges && !o->untrusted && geteuid() == 0) {
+        if (setgroups(0, NULL) < 0 || setgid(NOBODY_ID) < 0 || setuid(NOBODY_ID) < 0)
+            _exit(126);
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    }
     if (o->untrusted) {
         if (geteuid() == 0) {
             unshare(CLONE_NEWNET);
@@ -418,6 +423,16 @@ const char *kevo_proc_status_describe(const kevo_proc_status *s)
         break;
     }
     return text;
+}
+
+int kevo_sandbox_prepare_dir(const char *dir)
+{
+    if (geteuid() != 0)
+        return 0;
+    if (chown(dir, NOBODY_ID, NOBODY_ID) < 0)
+        return kevo_error_set(KEVO_EIO, "%s: cannot hand the directory to nobody: %s", dir,
+                              strerror(errno));
+    return 0;
 }
 
 const char *kevo_sandbox_describe(void)

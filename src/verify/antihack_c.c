@@ -183,6 +183,26 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
     return CXChildVisit_Recurse;
 }
 
+/* Assembler directives in an asm string (".byte", ".incbin", ".section"...):
+ * they can embed files read at compile time or hand-assembled syscalls. */
+static bool asm_directive(const char *lit)
+{
+    for (const char *p = strchr(lit, '.'); p; p = strchr(p + 1, '.')) {
+        const char *q = p + 1;
+        if (!((*q >= 'a' && *q <= 'z') || *q == '_'))
+            continue;
+        /* a directive starts a statement: after the opening quote, a newline
+         * escape, a ';' or whitespace that follows one of those */
+        const char *b = p;
+        while (b > lit && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (b == lit + 1 || (b > lit && (b[-1] == '"' || b[-1] == ';')) ||
+            (b > lit + 1 && b[-2] == '\\' && (b[-1] == 'n' || b[-1] == 't')))
+            return true;
+    }
+    return false;
+}
+
 static void scan_tokens(ctx *c, CXTranslationUnit tu)
 {
     CXCursor root = clang_getTranslationUnitCursor(tu);
@@ -226,6 +246,10 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
                         (strstr(u, "syscall") || strstr(u, "sysenter") || strstr(u, "int $0x80") ||
                          strstr(u, "int 0x80") || strstr(u, "svc")))
                         report(c, line, "asm-syscall", "inline asm makes a system call (%s)", u);
+                    if (clang_getTokenKind(toks[j]) == CXToken_Literal && asm_directive(u))
+                        report(c, line, "asm-directive", "inline asm with an assembler "
+                               "directive (%.60s): raw bytes, sections and included files are "
+                               "not allowed", u);
                     clang_disposeString(s2);
                     if (end)
                         break;

@@ -160,11 +160,13 @@ typedef struct {
 
 /* One call; outputs (when non-NULL) receive every out/inout buffer. */
 static int runner_call(call_reply *r, kevo_child *c, const kevo_task *t, uint32_t id,
-                       const kevo_call_data *d, void **outputs, double timeout_s)
+                       const kevo_call_data *d, void **outputs, double timeout_s, uint64_t rot)
 {
     int error;
     char cmd = outputs ? 'C' : 'T';
     if ((error = kevo_child_write(c, &cmd, 1)) < 0 || (error = kevo_child_write(c, &id, 4)) < 0)
+        return error;
+    if (!outputs && (error = kevo_child_write(c, &rot, 8)) < 0)
         return error;
     if ((error = kevo_child_read(c, &r->status, 1, timeout_s)) < 0 ||
         (error = kevo_child_read(c, &r->bad_param, 4, 5)) < 0 ||
@@ -377,7 +379,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         ev->expected[id] = alloc_outputs(task, ev->data[id]);
         call_reply r;
         if ((error = runner_call(&r, ev->ref, task, (uint32_t)id, ev->data[id], ev->expected[id],
-                                 task->timeout_s)) < 0)
+                                 task->timeout_s, 0)) < 0)
             goto ref_failed;
         if (r.status != KEVO_RUNNER_OK) {
             error = kevo_error_set(KEVO_EINVAL, "%s: the reference writes past the end of '%s'",
@@ -420,7 +422,7 @@ int kevo_evaluator_reference_report(kevo_reference_report *out, kevo_evaluator *
     for (int k = 0; k < 3 && n < 16; k++) {
         call_reply r;
         if (runner_call(&r, ev->ref, ev->task, (uint32_t)(k % ev->seeds), ev->data[0], NULL,
-                        ev->task->timeout_s) == 0)
+                        ev->task->timeout_s, 0) == 0)
             s[n++] = (double)r.ns * 1e-6;
     }
     double med, mn, cv;
@@ -552,7 +554,8 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         kevo_buf_printf(&where, ", seed %zu", id % (size_t)ev->seeds);
         outputs = alloc_outputs(t, d);
         if ((error = runner_load(cand, t, (uint32_t)id, d)) < 0 ||
-            (error = runner_call(&rep, cand, t, (uint32_t)id, d, outputs, call_timeout(ev, id))) < 0) {
+            (error = runner_call(&rep, cand, t, (uint32_t)id, d, outputs, call_timeout(ev, id),
+                                 0)) < 0) {
             kevo_buf msg = {0};
             kevo_verdict v = runner_failure(&msg, cand, error);
             kevo_buf_printf(&g->messages, "%s: %s\n", where.ptr, msg.ptr);
@@ -571,7 +574,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         if (rep.status == KEVO_RUNNER_OVERRUN) {
             kevo_buf_printf(&g->messages, "%s: wrote past the end of '%s'\n", where.ptr,
                             t->params[rep.bad_param].name);
-            kevo_buf_printf(&fb, "Crashed on %s: the kernel wrote past the end of output '%s' "
+            kevo_buf_printf(&fb, "Crashed on %s: the kernel wrote outside output '%s' (before its start or past its end) "
                             "(out-of-bounds write).", where.ptr, t->params[rep.bad_param].name);
             kevo_buf_free(&where);
             finish(r, KEVO_VERDICT_CRASH, &fb);
@@ -620,15 +623,18 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     rs = calloc((size_t)cap, sizeof(double));
     int nc = 0, nr = 0;
     double csum = 0, rsum = 0;
+    kevo_rng rot_rng;
+    kevo_rng_seed(&rot_rng, (uint64_t)ev->serial * 7919u + 17u);
     for (int i = 0;; i++) {
         uint32_t id = (uint32_t)(i % ev->seeds);
         bool warm = i < 2;
+        uint64_t rot = 1 + kevo_rng_next(&rot_rng) % 1000003u; /* same for both sides */
         for (int side = 0; side < 2; side++) {
             bool ref_side = (side == 0) == (i % 2 == 0);
             call_reply rep;
             kevo_child *c = ref_side ? ev->ref : cand;
             if ((error = runner_call(&rep, c, t, id, ev->data[id], NULL,
-                                     ref_side ? t->timeout_s : call_timeout(ev, id))) < 0) {
+                                     ref_side ? t->timeout_s : call_timeout(ev, id), rot)) < 0) {
                 if (ref_side) {
                     error = kevo_error_set(KEVO_EINFRA, "the reference runner failed during "
                                                         "timing");
@@ -673,7 +679,8 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         const kevo_call_data *d = ev->data[k];
         call_reply rep;
         outputs = alloc_outputs(t, d);
-        if ((error = runner_call(&rep, cand, t, (uint32_t)k, d, outputs, call_timeout(ev, k))) < 0) {
+        if ((error = runner_call(&rep, cand, t, (uint32_t)k, d, outputs, call_timeout(ev, k), 0)) <
+            0) {
             kevo_buf msg = {0};
             kevo_verdict v = runner_failure(&msg, cand, error);
             kevo_buf_printf(&fb, "Failed when outputs were re-checked after timing: %s.", msg.ptr);

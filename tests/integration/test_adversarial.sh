@@ -183,6 +183,10 @@ matches() {
                 return 0
             fi
             ;;
+        usage-error)
+            # bad input: one line on stderr, no JSON, exit status 2
+            [ "$verdict" = no-json ] && [ "${rc:-}" = 2 ] && return 0
+            ;;
         '!correct')
             case $verdict in
             correct | infra_error | no-json | no-verdict) ;;
