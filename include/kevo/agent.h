@@ -23,6 +23,10 @@ typedef struct kevo_run_config {
     const char **paths;      /* suites or task folders */
     size_t npaths;
     const char *generator;   /* "builtin" (default), "openai", "replay" */
+    const char *strategy;    /* "evo" (default): the full method; "refine": the papers'
+                                iterative-refinement baseline (this task's history only,
+                                newest correct kernel as start point); "passk": independent
+                                samples, no feedback, no memory (LLM generators only) */
     const char *backend;     /* "c" */
     const char *db_path;     /* default "kevo.db" */
     int iterations;          /* per task, default 30 */

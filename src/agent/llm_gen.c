@@ -8,6 +8,7 @@
 #include "agent/internal.h"
 #include "kevo/context.h"
 #include "kevo/llm.h"
+#include "kevo/roofline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,19 @@ int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
     q.stage = stage;
     q.feedback = last_feedback;
     q.start_point_id = start_id;
+    char *bottleneck = NULL;
+    if (start_id) {
+        kevo_attempt *sp = NULL;
+        double flops = 0, bytes = 0;
+        kevo_peaks peaks;
+        bool have_peaks = kevo_peaks_load(&peaks) == 0;
+        if (kevo_memory_attempt_get(&sp, mem, start_id) == 0 &&
+            kevo_task_work(&flops, &bytes, at->task) == 0)
+            kevo_roofline_diagnose(&bottleneck, flops, bytes, sp->candidate_us,
+                                   have_peaks ? &peaks : NULL);
+        kevo_attempt_free(sp);
+        q.bottleneck = bottleneck;
+    }
     if ((error = kevo_context_build(&ctx, mem, &q, &cc, rng)) < 0 ||
         (error = kevo_context_render(&context_text, ctx)) < 0)
         goto done;
@@ -97,6 +111,7 @@ int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
     }
     out->source = code;
 done:
+    free(bottleneck);
     kevo_llm_response_clear(&resp);
     kevo_context_free(ctx);
     free(context_text);

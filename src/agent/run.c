@@ -22,6 +22,7 @@ void kevo_run_config_init(kevo_run_config *c)
 {
     memset(c, 0, sizeof(*c));
     c->generator = "builtin";
+    c->strategy = "evo";
     c->backend = "c";
     c->db_path = "kevo.db";
     c->iterations = 30;
@@ -53,6 +54,7 @@ static char *config_json(const kevo_run_config *c, char **dirs, size_t ndirs)
     for (size_t i = 0; i < ndirs; i++)
         cJSON_AddItemToArray(tasks, cJSON_CreateString(dirs[i]));
     cJSON_AddStringToObject(o, "generator", c->generator);
+    cJSON_AddStringToObject(o, "strategy", c->strategy);
     cJSON_AddStringToObject(o, "backend", c->backend);
     cJSON_AddNumberToObject(o, "iterations", c->iterations);
     cJSON_AddNumberToObject(o, "seed", (double)c->seed);
@@ -83,6 +85,8 @@ static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJS
     const cJSON *v;
     if ((v = cJSON_GetObjectItem(root, "generator")) && cJSON_IsString(v))
         c->generator = v->valuestring;
+    if ((v = cJSON_GetObjectItem(root, "strategy")) && cJSON_IsString(v))
+        c->strategy = v->valuestring;
     if ((v = cJSON_GetObjectItem(root, "backend")) && cJSON_IsString(v))
         c->backend = v->valuestring;
     if ((v = cJSON_GetObjectItem(root, "retrieval")) && cJSON_IsString(v))
@@ -140,7 +144,12 @@ static int pick_start(kevo_attempt **out, kevo_memory *mem, const char *task, in
         return error;
     }
     size_t pick = 0; /* best_first: index 0 is the fastest */
-    if (!strcmp(cfg->retrieval, "value") && cfg->memory) {
+    if (!strcmp(cfg->strategy, "refine")) {
+        /* iterative refinement: continue from the newest correct kernel */
+        for (size_t i = 1; i < list->n; i++)
+            if (list->attempts[i].id > list->attempts[pick].id)
+                pick = i;
+    } else if (!strcmp(cfg->retrieval, "value") && cfg->memory) {
         if (kevo_rng_uniform(rng) < cfg->epsilon) {
             pick = (size_t)(kevo_rng_uniform(rng) * (double)list->n);
         } else {
@@ -259,7 +268,8 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
         kevo_rng_seed(&rng, kevo_hash64(key, sizeof(key), kevo_hash64(at.task->name,
                                                                       strlen(at.task->name), 0)));
         kevo_attempt *start = NULL;
-        if ((error = pick_start(&start, mem, at.task->name, run, cfg, &rng)) < 0)
+        bool passk = prov && !strcmp(cfg->strategy, "passk");
+        if (!passk && (error = pick_start(&start, mem, at.task->name, run, cfg, &rng)) < 0)
             goto done;
         kevo_proposal prop = {0};
         kevo_attempt a = {0};
@@ -271,9 +281,15 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
         if (prov) {
             a.stage = start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
             a.parent_id = start ? start->id : 0;
-            char *fb = start ? NULL : latest_feedback(mem, at.task->name, run);
-            error = kevo_llm_propose(&prop, prov, mem, &at, a.stage, a.parent_id, fb, cfg, &rng,
-                                     it);
+            /* pass@k: independent samples, no feedback, no memory */
+            char *fb = start || passk ? NULL : latest_feedback(mem, at.task->name, run);
+            kevo_run_config local = *cfg;
+            if (passk)
+                local.memory = false;
+            if (!strcmp(cfg->strategy, "refine"))
+                local.context = "passive";
+            error = kevo_llm_propose(&prop, prov, mem, &at, a.stage, a.parent_id, fb, &local,
+                                     &rng, it);
             free(fb);
             if (error < 0) {
                 kevo_attempt_free(start);

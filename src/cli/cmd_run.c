@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --generator NAME   builtin (offline recipes; default) | openai | replay\n"
+            "  --strategy NAME    evo (default) | refine (iterative-refinement baseline) |\n"
+            "                     passk (independent samples; LLM generators)\n"
             "  --api-base URL     openai: e.g. http://127.0.0.1:8000/v1 (or KEVO_API_BASE)\n"
             "  --model NAME       openai: the served model (or KEVO_MODEL); key: KEVO_API_KEY\n"
             "  --temperature T    --max-tokens N   sampling settings\n"
@@ -90,6 +92,14 @@ int kevo_cmd_run(int argc, char **argv)
             goto done;
         } else if (!strcmp(a, "--generator")) {
             cfg.generator = argv[++i];
+        } else if (!strcmp(a, "--strategy")) {
+            cfg.strategy = argv[++i];
+            if (strcmp(cfg.strategy, "evo") && strcmp(cfg.strategy, "refine") &&
+                strcmp(cfg.strategy, "passk")) {
+                fprintf(stderr, "kevo run: --strategy must be evo, refine or passk\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
         } else if (!strcmp(a, "--api-base")) {
             cfg.api_base = argv[++i];
         } else if (!strcmp(a, "--model")) {

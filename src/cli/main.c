@@ -13,6 +13,7 @@ int kevo_cmd_tasks(int argc, char **argv);
 int kevo_cmd_run(int argc, char **argv);
 int kevo_cmd_report(int argc, char **argv);
 int kevo_cmd_memory(int argc, char **argv);
+int kevo_cmd_calibrate(int argc, char **argv);
 
 static const kevo_command commands[] = {
     {"eval", "judge one candidate kernel against a task (four gates)", kevo_cmd_eval},
@@ -20,6 +21,7 @@ static const kevo_command commands[] = {
     {"run", "optimise a suite: draft, refine, verify, remember", kevo_cmd_run},
     {"report", "what a run achieved (text, JSON, CSV)", kevo_cmd_report},
     {"memory", "inspect, export, import and filter the experience memory", kevo_cmd_memory},
+    {"calibrate", "measure this machine's bandwidth and FMA peaks (roofline)", kevo_cmd_calibrate},
     {NULL, NULL, NULL},
 };
 
