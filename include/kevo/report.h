@@ -19,6 +19,7 @@ typedef struct kevo_task_metrics {
     bool compiled;             /* any attempt passed the compile gate */
     bool correct;              /* any correct attempt */
     int first_correct_iter;    /* 1-based; 0 = none */
+    int first_speedup_iter;    /* 1-based first attempt >= 1.1x the reference; 0 = none */
     double best_speedup;       /* over the reference; 0 = none */
     double first_correct_us, best_us;
     double first_correct_speedup;
@@ -38,6 +39,8 @@ typedef struct kevo_run_metrics {
     double geomean_speedup;             /* over tasks with a correct kernel */
     double median_speedup_vs_first_draft, iqr_low, iqr_high;
     double mean_iters_to_first_correct;
+    double mean_iters_to_first_speedup; /* over tasks that reached >= 1.1x */
+    double speedup_1_1_rate;            /* share of tasks that reached >= 1.1x */
     int64_t tokens_prompt, tokens_completion;
     double tokens_per_solved_task;
     double wall_s;

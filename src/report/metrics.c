@@ -100,6 +100,8 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
                 t->first_correct_us = a->candidate_us;
                 t->first_correct_speedup = a->speedup;
             }
+            if (!t->first_speedup_iter && a->speedup >= 1.1)
+                t->first_speedup_iter = a->iteration + 1;
             if (a->speedup > t->best_speedup) {
                 t->best_speedup = a->speedup;
             }
@@ -110,12 +112,17 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
     m->tasks = (int)m->ntasks;
     double *vs_first = calloc(m->ntasks + 1, sizeof(double));
     size_t nvs = 0, ncorrect = 0, ncompiled = 0, fast1 = 0, fast2 = 0;
-    double logsum = 0, iters = 0;
+    double logsum = 0, iters = 0, sp_iters = 0;
+    size_t nsp = 0;
     for (size_t k = 0; k < m->ntasks; k++) {
         kevo_task_metrics *t = &m->per_task[k];
         m->tokens_prompt += t->tokens_prompt;
         m->tokens_completion += t->tokens_completion;
         ncompiled += t->compiled;
+        if (t->first_speedup_iter) {
+            nsp++;
+            sp_iters += t->first_speedup_iter;
+        }
         if (!t->correct)
             continue;
         ncorrect++;
@@ -136,6 +143,10 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
         m->fast_1 = (double)fast1 / (double)m->ntasks;
         m->fast_2 = (double)fast2 / (double)m->ntasks;
     }
+    if (nsp)
+        m->mean_iters_to_first_speedup = sp_iters / (double)nsp;
+    if (m->ntasks)
+        m->speedup_1_1_rate = (double)nsp / (double)m->ntasks;
     if (m->attempts) {
         m->attempt_compiled_rate = (double)attempts_compiled / m->attempts;
         m->attempt_correct_rate = (double)attempts_correct / m->attempts;
@@ -182,6 +193,8 @@ static cJSON *run_json(const kevo_run_metrics *m)
     cJSON_AddNumberToObject(o, "speedup_vs_first_draft_iqr_low", m->iqr_low);
     cJSON_AddNumberToObject(o, "speedup_vs_first_draft_iqr_high", m->iqr_high);
     cJSON_AddNumberToObject(o, "mean_iterations_to_first_correct", m->mean_iters_to_first_correct);
+    cJSON_AddNumberToObject(o, "mean_iterations_to_first_speedup", m->mean_iters_to_first_speedup);
+    cJSON_AddNumberToObject(o, "share_reaching_1_1x", m->speedup_1_1_rate);
     cJSON_AddNumberToObject(o, "tokens_prompt", (double)m->tokens_prompt);
     cJSON_AddNumberToObject(o, "tokens_completion", (double)m->tokens_completion);
     cJSON_AddNumberToObject(o, "tokens_total", (double)(m->tokens_prompt + m->tokens_completion));
@@ -196,6 +209,7 @@ static cJSON *run_json(const kevo_run_metrics *m)
         cJSON_AddBoolToObject(j, "compiled", t->compiled);
         cJSON_AddBoolToObject(j, "correct", t->correct);
         cJSON_AddNumberToObject(j, "first_correct_iteration", t->first_correct_iter);
+        cJSON_AddNumberToObject(j, "first_speedup_iteration", t->first_speedup_iter);
         cJSON_AddNumberToObject(j, "best_speedup", t->best_speedup);
         cJSON_AddNumberToObject(j, "speedup_vs_first_draft", t->speedup_vs_first);
         cJSON_AddItemToArray(tasks, j);
@@ -274,6 +288,8 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
     ROW("  IQR low", "%13.2fx", m->iqr_low);
     ROW("  IQR high", "%13.2fx", m->iqr_high);
     ROW("iterations to first correct", "%14.1f", m->mean_iters_to_first_correct);
+    ROW("share reaching >= 1.1x", "%13.1f%%", 100 * m->speedup_1_1_rate);
+    ROW("iterations to first >= 1.1x", "%14.1f", m->mean_iters_to_first_speedup);
     ROW("tokens_prompt", "%14lld", (long long)m->tokens_prompt);
     ROW("tokens_completion", "%14lld", (long long)m->tokens_completion);
     ROW("wall time (s)", "%14.0f", m->wall_s);
