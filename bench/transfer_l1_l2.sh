@@ -12,7 +12,7 @@ out=$(mktemp -d)
 echo "== Level 1 run (learning)"
 "$KEVO" run suites/c/level1 --max-tasks "${L1_TASKS:-12}" --generator builtin --iterations "$ITER" \
   --quick --db "$out/l1.db" --quiet
-"$KEVO" memory export "$out/l1.jsonl" --db "$out/l1.db"
+"$KEVO" memory --db "$out/l1.db" export "$out/l1.jsonl"
 echo "== Level 2, cold"
 "$KEVO" run suites/c/level2 --max-tasks "${L2_TASKS:-10}" --generator builtin --iterations "$ITER" \
   --quick --db "$out/cold.db" --quiet
