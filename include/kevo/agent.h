@@ -46,6 +46,8 @@ typedef struct kevo_run_config {
     double q_init;           /* optimistic initial Q, default 0.5 */
     int max_tasks;           /* 0 = all */
     int jobs;                /* tasks in flight (default 1) */
+    double refine_with_builtin; /* LLM runs: share of refine iterations given to the
+                                   zero-token built-in recipes (0 = none) */
     bool quick_timing;       /* shorter latency gate (demo, tests) */
     int64_t resume_run;      /* continue this run id */
     const char *memory_from; /* import an exported memory before starting */

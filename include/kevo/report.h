@@ -43,6 +43,8 @@ typedef struct kevo_run_metrics {
     double speedup_1_1_rate;            /* share of tasks that reached >= 1.1x */
     int64_t tokens_prompt, tokens_completion;
     double tokens_per_solved_task;
+    int builtin_attempts;         /* attempts made by the built-in recipes */
+    double tokens_saved_estimate; /* builtin attempts x mean tokens of an LLM attempt */
     double wall_s;
     kevo_task_metrics *per_task;
     size_t ntasks;

@@ -72,6 +72,7 @@ static char *config_json(const kevo_run_config *c, char **dirs, size_t ndirs)
     cJSON_AddNumberToObject(o, "alpha", c->alpha);
     cJSON_AddNumberToObject(o, "q_init", c->q_init);
     cJSON_AddBoolToObject(o, "quick_timing", c->quick_timing);
+    cJSON_AddNumberToObject(o, "refine_with_builtin", c->refine_with_builtin);
     if (c->memory_from)
         cJSON_AddStringToObject(o, "memory_from", c->memory_from);
     char *s = cJSON_PrintUnformatted(o);
@@ -113,6 +114,8 @@ static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJS
         c->alpha = v->valuedouble;
     if ((v = cJSON_GetObjectItem(root, "q_init")) && cJSON_IsNumber(v))
         c->q_init = v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "refine_with_builtin")) && cJSON_IsNumber(v))
+        c->refine_with_builtin = v->valuedouble;
     if ((v = cJSON_GetObjectItem(root, "quick_timing")))
         c->quick_timing = cJSON_IsTrue(v);
     const cJSON *t = cJSON_GetObjectItem(root, "task_dirs");
@@ -278,7 +281,9 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
         a.backend = cfg->backend;
         a.generator = cfg->generator;
         a.iteration = it;
-        if (prov) {
+        bool use_builtin = !prov || (start && cfg->refine_with_builtin > 0 &&
+                                     kevo_rng_uniform(&rng) < cfg->refine_with_builtin);
+        if (!use_builtin) {
             a.stage = start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
             a.parent_id = start ? start->id : 0;
             /* pass@k: independent samples, no feedback, no memory */
@@ -303,6 +308,7 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
         } else {
             a.stage = KEVO_STAGE_REFINE;
             a.parent_id = start->id;
+            a.generator = "builtin";
             for (int tries = 0; tries < 6; tries++) {
                 kevo_proposal_clear(&prop);
                 if ((error = kevo_builtin_propose(&prop, mem, &at, start->source,

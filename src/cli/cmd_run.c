@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --generator NAME   builtin (offline recipes; default) | openai | replay\n"
+            "  --refine-with builtin[:SHARE]  LLM runs: give SHARE (default 0.3) of the\n"
+            "                     refine iterations to zero-token built-in recipes\n"
             "  --strategy NAME    evo (default) | refine (iterative-refinement baseline) |\n"
             "                     passk (independent samples; LLM generators)\n"
             "  --api-base URL     openai: e.g. http://127.0.0.1:8000/v1 (or KEVO_API_BASE)\n"
@@ -92,6 +94,20 @@ int kevo_cmd_run(int argc, char **argv)
             goto done;
         } else if (!strcmp(a, "--generator")) {
             cfg.generator = argv[++i];
+        } else if (!strcmp(a, "--refine-with")) {
+            /* builtin[:SHARE] */
+            const char *spec = argv[++i];
+            if (strncmp(spec, "builtin", 7) || (spec[7] && spec[7] != ':')) {
+                fprintf(stderr, "kevo run: --refine-with takes builtin or builtin:SHARE\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
+            cfg.refine_with_builtin = spec[7] ? atof(spec + 8) : 0.3;
+            if (cfg.refine_with_builtin <= 0 || cfg.refine_with_builtin > 1) {
+                fprintf(stderr, "kevo run: the share of --refine-with must be in (0, 1]\n");
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
         } else if (!strcmp(a, "--strategy")) {
             cfg.strategy = argv[++i];
             if (strcmp(cfg.strategy, "evo") && strcmp(cfg.strategy, "refine") &&

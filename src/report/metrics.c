@@ -74,7 +74,8 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
     m->config_json = strdup(run->config_json ? run->config_json : "{}");
     m->status = strdup(run->status ? run->status : "");
     m->per_task = calloc(list->n + 1, sizeof(kevo_task_metrics));
-    int attempts_compiled = 0, attempts_correct = 0;
+    int attempts_compiled = 0, attempts_correct = 0, llm_attempts = 0;
+    int64_t llm_tokens = 0;
     for (size_t i = 0; i < list->n; i++) {
         const kevo_attempt *a = &list->attempts[i];
         kevo_task_metrics *t = NULL;
@@ -87,6 +88,12 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
         }
         t->attempts++;
         m->attempts++;
+        if (a->generator && !strcmp(a->generator, "builtin")) {
+            m->builtin_attempts++;
+        } else {
+            llm_attempts++;
+            llm_tokens += a->tokens_prompt + a->tokens_completion;
+        }
         bool comp = compiled_verdict(a->verdict), corr = !strcmp(a->verdict, "correct");
         attempts_compiled += comp;
         attempts_correct += corr;
@@ -143,6 +150,9 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
         m->fast_1 = (double)fast1 / (double)m->ntasks;
         m->fast_2 = (double)fast2 / (double)m->ntasks;
     }
+    if (llm_attempts && m->builtin_attempts)
+        m->tokens_saved_estimate = (double)m->builtin_attempts * (double)llm_tokens /
+                                   (double)llm_attempts;
     if (nsp)
         m->mean_iters_to_first_speedup = sp_iters / (double)nsp;
     if (m->ntasks)
@@ -199,6 +209,8 @@ static cJSON *run_json(const kevo_run_metrics *m)
     cJSON_AddNumberToObject(o, "tokens_completion", (double)m->tokens_completion);
     cJSON_AddNumberToObject(o, "tokens_total", (double)(m->tokens_prompt + m->tokens_completion));
     cJSON_AddNumberToObject(o, "tokens_per_solved_task", m->tokens_per_solved_task);
+    cJSON_AddNumberToObject(o, "builtin_attempts", m->builtin_attempts);
+    cJSON_AddNumberToObject(o, "tokens_saved_estimate", m->tokens_saved_estimate);
     cJSON_AddNumberToObject(o, "wall_s", m->wall_s);
     cJSON *tasks = cJSON_AddArrayToObject(o, "per_task");
     for (size_t k = 0; k < m->ntasks; k++) {
@@ -292,6 +304,8 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
     ROW("iterations to first >= 1.1x", "%14.1f", m->mean_iters_to_first_speedup);
     ROW("tokens_prompt", "%14lld", (long long)m->tokens_prompt);
     ROW("tokens_completion", "%14lld", (long long)m->tokens_completion);
+    ROW("built-in (zero-token) attempts", "%14d", m->builtin_attempts);
+    ROW("tokens saved (estimate)", "%14.0f", m->tokens_saved_estimate);
     ROW("wall time (s)", "%14.0f", m->wall_s);
 #undef ROW
     return 0;

@@ -99,5 +99,16 @@ va=$(python3 -c "import sqlite3;print([r[0] for r in sqlite3.connect('$tmp/a.db'
 vb=$(python3 -c "import sqlite3;print([r[0] for r in sqlite3.connect('$tmp/b.db').execute('select verdict from attempts order by id')])")
 check "replay reproduces the verdicts ($vb)" "[ \"$va\" = \"$vb\" ]"
 check "the recording holds no API key" "! grep -q test-secret-key $tmp/rec.jsonl"
+# --refine-with builtin:1 gives every refine iteration to the zero-token recipes
+python3 -c 'import json; print(json.dumps({"content": "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```", "usage": {"prompt_tokens": 700, "completion_tokens": 60}}))' > "$tmp/script2.jsonl"
+"$SERVER" --script "$tmp/script2.jsonl" --log "$tmp/requests2.jsonl" --lifetime 300 > "$tmp/port2" &
+spid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$(head -1 "$tmp/port2")/v1" \
+  --model fake --iterations 3 --quick --db "$tmp/c.db" --refine-with builtin:1 > "$tmp/run3.txt" 2>&1
+check "refine-with run exits 0" "[ $? -eq 0 ]"
+"$KEVO" report --db "$tmp/c.db" --format json > "$tmp/report3.json"
+check "one LLM request, two built-in refinements, tokens saved reported" \
+  "python3 -c \"import json,sys; r=json.load(open('$tmp/report3.json')); n=sum(1 for _ in open('$tmp/requests2.jsonl')); sys.exit(0 if n==1 and r['builtin_attempts']==2 and r['tokens_saved_estimate']==2*760 else 1)\""
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
