@@ -13,13 +13,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kevo report [--run ID | --compare RUN_A RUN_B] [--format text|json|csv|html]\n"
-               "                   [-o FILE] [--db PATH]\n"
-               "  --run ID           the run to report (default: the latest)\n"
-               "  --compare A B      two runs side by side (html: on the same axes)\n"
-               "  --format FMT       text (default), json, csv, or html (one self-contained page)\n"
-               "  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
-               "  --db PATH          the store (default kevo.db)\n");
+    fprintf(f,
+            "usage: kevo report [--run ID | --compare RUN_A RUN_B] [--format text|json|csv|html]\n"
+            "                   [-o FILE] [--db PATH]\n"
+            "  --run ID           the run to report (default: the latest)\n"
+            "  --compare A B      two runs side by side (html: on the same axes)\n"
+            "  --format FMT       text (default), json, csv, or html (one self-contained page)\n"
+            "  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
+            "  --db PATH          the store (default kevo.db)\n");
 }
 
 int kevo_cmd_report(int argc, char **argv)

@@ -44,8 +44,10 @@
 #define TREE_MAX_DEPTH 24
 #define MEMORY_TOP 10
 
-static const char *const run_colors[HTML_MAX_RUNS] = {"#0072b2", "#d55e00", "#009e73",
-                                                      "#cc79a7"};
+/* Okabe-Ito colours (safe for colour-blind readers), and the same at 40%
+ * over white for the lighter half of stacked bars. */
+static const char *const run_colors[HTML_MAX_RUNS] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7"};
+static const char *const run_light[HTML_MAX_RUNS] = {"#99c7e0", "#eebf99", "#99d8c7", "#ebc9dc"};
 
 typedef struct task_view {
     const kevo_task_metrics *tm; /* borrowed from the run's metrics */
@@ -366,8 +368,10 @@ static const char page_css[] =
     "padding:8px 10px}\n"
     ".card .k{font-size:12px;color:var(--muted)}.card .v{font-size:22px;font-weight:600;"
     "font-variant-numeric:tabular-nums}.card .s{font-size:11px;color:var(--muted)}\n"
-    "figure{margin:18px 0;break-inside:avoid}figcaption{font-size:12px;color:var(--muted);"
-    "max-width:780px;margin-top:2px}\n"
+    ".figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));"
+    "gap:8px 28px;align-items:start}\n"
+    "figure{margin:10px 0;break-inside:avoid}figure.wide{grid-column:1/-1}"
+    "figcaption{font-size:12px;color:var(--muted);margin-top:2px}\n"
     "svg.plot{max-width:100%;height:auto;display:block}svg text{font:11px system-ui,"
     "sans-serif;fill:#333}svg .title{font-weight:600;font-size:12px}"
     "svg .grid{stroke:#eaeef2}svg .axis,svg .tick{stroke:#59636e}"
@@ -384,7 +388,7 @@ static const char page_css[] =
     ".st-failed{color:var(--bad)}\n"
     "pre{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px;"
     "overflow:auto;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
-    "max-height:40em}pre.fb{white-space:pre-wrap;max-height:20em}\n"
+    "max-height:40em;tab-size:4}pre.fb{white-space:pre-wrap;max-height:20em}\n"
     "ul.tree,ul.tree ul{list-style:none;margin:0;padding-left:18px;"
     "border-left:1px dotted #afb8c1}ul.tree{padding-left:2px;border:0}\n"
     "ul.tree li{margin:2px 0;font-size:13px}\n"
@@ -397,7 +401,7 @@ static const char page_css[] =
     "details>summary{cursor:pointer;font-size:13px}\n"
     "@media print{nav{display:none}main{max-width:none;padding:0}body{font-size:11px}"
     "a{color:inherit;text-decoration:none}pre{white-space:pre-wrap;max-height:none}"
-    "h2,h3,h4{break-after:avoid}}\n";
+    "h2,h3,h4{break-after:avoid}.figs{display:block}}\n";
 
 /* Sorting only: click (or Enter on) a header; numbers by data-v, blanks last. */
 static const char page_js[] =
@@ -439,8 +443,9 @@ static void page_head(kevo_writer *w, const run_view *v, size_t n, const char *n
     kevo_buf_puts(&title, "kevo report: run ");
     for (size_t r = 0; r < n; r++)
         kevo_buf_printf(&title, "%s%lld", r ? " vs run " : "", (long long)v[r].m->run_id);
-    kevo_writer_puts(w, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n");
+    kevo_writer_puts(w,
+                     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n");
     kevo_writer_printf(w,
                        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                        "style-src 'unsafe-inline'; img-src data:; script-src 'nonce-%s'\">\n",
@@ -584,11 +589,24 @@ static void write_summary(kevo_writer *w, const run_view *views, size_t n)
 
 /* ---- figures ---------------------------------------------------------- */
 
-static kevo_svg_plot plot_frame(double height, double left)
+#define FIG_W 540.0
+#define FIG_RIGHT 16.0
+
+/* A plot `area_h` px tall whose top margin holds the legend. */
+static kevo_svg_plot plot_frame(double width, double area_h, double left,
+                                const kevo_svg_legend_entry *leg, size_t nleg)
 {
-    kevo_svg_plot p = {.width = 780, .height = height, .left = left, .right = 20, .top = 34,
-                       .bottom = 44};
+    kevo_svg_plot p = {.width = width, .left = left, .right = FIG_RIGHT, .bottom = 44};
+    size_t rows = kevo_svg_legend_rows(leg, nleg, width - left - FIG_RIGHT);
+    p.top = 12 + 16 * (double)rows + 8;
+    p.height = p.top + area_h + p.bottom;
     return p;
+}
+
+static void plot_legend(kevo_writer *w, const kevo_svg_plot *p, const kevo_svg_legend_entry *leg,
+                        size_t nleg)
+{
+    kevo_svg_legend(w, p->left, 20, p->width - p->left - p->right, leg, nleg);
 }
 
 static int max_iters(const run_view *views, size_t n)
@@ -608,9 +626,9 @@ static void run_label(char *buf, size_t len, const run_view *v, size_t n, const 
         snprintf(buf, len, "%s", what);
 }
 
-static void figure_open(kevo_writer *w, const char *id)
+static void figure_open(kevo_writer *w, const char *id, bool wide)
 {
-    kevo_writer_printf(w, "<figure id=\"%s\">\n", id);
+    kevo_writer_printf(w, "<figure id=\"%s\"%s>\n", id, wide ? " class=\"wide\"" : "");
 }
 
 static void figure_close(kevo_writer *w, const char *caption)
@@ -626,15 +644,36 @@ static void empty_note(kevo_writer *w, const kevo_svg_plot *p, const char *text)
                   "text-anchor=\"middle\" class=\"empty\"", text);
 }
 
+static void ref_line(kevo_writer *w, double x1, double x2, double y1, double y2)
+{
+    kevo_writer_puts(w, "<line class=\"ref\" x1=\"");
+    kevo_writer_num(w, x1);
+    kevo_writer_puts(w, "\" x2=\"");
+    kevo_writer_num(w, x2);
+    kevo_writer_puts(w, "\" y1=\"");
+    kevo_writer_num(w, y1);
+    kevo_writer_puts(w, "\" y2=\"");
+    kevo_writer_num(w, y2);
+    kevo_writer_puts(w, "\"/>\n");
+}
+
 static int fig_cumulative(kevo_writer *w, const run_view *views, size_t n)
 {
     int T = max_iters(views, n);
-    kevo_svg_plot p = plot_frame(300, 64);
+    kevo_svg_legend_entry leg[2 * HTML_MAX_RUNS];
+    char labels[2 * HTML_MAX_RUNS][48];
+    for (size_t r = 0; r < n; r++) {
+        run_label(labels[2 * r], sizeof(labels[0]), &views[r], n, "correct");
+        run_label(labels[2 * r + 1], sizeof(labels[0]), &views[r], n, "compiled");
+        leg[2 * r] = (kevo_svg_legend_entry){labels[2 * r], run_colors[r], NULL, false, 0};
+        leg[2 * r + 1] = (kevo_svg_legend_entry){labels[2 * r + 1], run_colors[r], "6 4", false, 2};
+    }
+    kevo_svg_plot p = plot_frame(FIG_W, 220, 56, leg, 2 * n);
     p.x = (kevo_svg_axis){0.5, T + 0.5, false};
     p.y = (kevo_svg_axis){0, 1, false};
     kevo_svg_tick xt[16], yt[16];
-    size_t nx = kevo_svg_ticks_iter(xt, 16, T), ny = kevo_svg_ticks(yt, 16, &p.y,
-                                                                   kevo_svg_label_percent);
+    size_t nx = kevo_svg_ticks_iter(xt, 16, T),
+           ny = kevo_svg_ticks(yt, 16, &p.y, kevo_svg_label_percent);
     double *xs = calloc((size_t)T, sizeof(double)), *yc = calloc((size_t)T, sizeof(double)),
            *yp = calloc((size_t)T, sizeof(double));
     if (!xs || !yc || !yp) {
@@ -643,11 +682,9 @@ static int fig_cumulative(kevo_writer *w, const run_view *views, size_t n)
         free(yp);
         return kevo_error_set(KEVO_ENOMEM, "out of memory drawing a figure");
     }
-    figure_open(w, "fig-rates");
+    figure_open(w, "fig-rates", false);
     kevo_svg_begin(w, &p, "cumulative correct and compiled rate by iteration");
     kevo_svg_axes(w, &p, xt, nx, yt, ny, "iteration", "share of tasks");
-    kevo_svg_legend_entry leg[2 * HTML_MAX_RUNS];
-    char labels[2 * HTML_MAX_RUNS][48];
     for (size_t r = 0; r < n; r++) {
         const run_view *v = &views[r];
         for (int i = 0; i < T; i++) {
@@ -661,22 +698,206 @@ static int fig_cumulative(kevo_writer *w, const run_view *views, size_t n)
             yp[i] = v->m->ntasks ? (double)cp / (double)v->m->ntasks : 0;
         }
         int Tr = v->iters > 0 ? v->iters : 1;
-        char attrs[96];
-        snprintf(attrs, sizeof(attrs), "stroke-width=\"2\" stroke-dasharray=\"6 4\"");
-        kevo_svg_line(w, &p, xs, yp, (size_t)Tr, run_colors[r], attrs, T <= 40);
+        kevo_svg_line(w, &p, xs, yp, (size_t)Tr, run_colors[r],
+                      "stroke-width=\"2\" stroke-dasharray=\"6 4\"", T <= 40);
         kevo_svg_line(w, &p, xs, yc, (size_t)Tr, run_colors[r], "stroke-width=\"2.5\"", T <= 40);
-        run_label(labels[2 * r], sizeof(labels[0]), v, n, "correct");
-        run_label(labels[2 * r + 1], sizeof(labels[0]), v, n, "compiled");
-        leg[2 * r] = (kevo_svg_legend_entry){labels[2 * r], run_colors[r], NULL, false};
-        leg[2 * r + 1] = (kevo_svg_legend_entry){labels[2 * r + 1], run_colors[r], "6 4", false};
     }
-    kevo_svg_legend(w, p.left, 18, leg, 2 * n);
+    plot_legend(w, &p, leg, 2 * n);
     kevo_svg_end(w);
     figure_close(w, "Cumulative correct rate (solid) and compiled rate (dashed): the share of "
                     "tasks with a correct / compiled kernel within the first i iterations.");
     free(xs);
     free(yc);
     free(yp);
+    return 0;
+}
+
+/* Task t's best speedup so far at each of the T iterations into b[0..T);
+ * NAN before its first correct kernel. */
+static void task_best_so_far(double *b, int T, const run_view *v, const task_view *t)
+{
+    for (int i = 0; i < T; i++)
+        b[i] = 0;
+    for (size_t j = 0; j < t->natt; j++) {
+        const kevo_attempt *a = &v->list->attempts[t->att[j]];
+        int it = clamp_iter(a->iteration);
+        if (it < T && !strcmp(a->verdict, "correct") && good_speedup(a->speedup) &&
+            a->speedup > b[it])
+            b[it] = a->speedup;
+    }
+    double best = 0;
+    for (int i = 0; i < T; i++) {
+        best = fmax(best, b[i]);
+        b[i] = best > 0 ? best : NAN;
+    }
+}
+
+static int fig_trajectory(kevo_writer *w, const run_view *views, size_t n)
+{
+    int T = max_iters(views, n);
+    double *xs = calloc((size_t)T, sizeof(double)), *b = calloc((size_t)T, sizeof(double));
+    double *ls = calloc((size_t)T, sizeof(double)), *gm = calloc((size_t)T, sizeof(double));
+    size_t *cnt = calloc((size_t)T, sizeof(size_t));
+    if (!xs || !b || !ls || !gm || !cnt) {
+        free(xs);
+        free(b);
+        free(ls);
+        free(gm);
+        free(cnt);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory drawing a figure");
+    }
+    /* first pass: the y domain */
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < T; i++)
+        xs[i] = i + 1;
+    for (size_t r = 0; r < n; r++)
+        for (size_t k = 0; k < views[r].m->ntasks; k++) {
+            task_best_so_far(b, T, &views[r], &views[r].tasks[k]);
+            for (int i = 0; i < T; i++)
+                if (good_speedup(b[i])) {
+                    lo = fmin(lo, b[i]);
+                    hi = fmax(hi, b[i]);
+                }
+        }
+    kevo_svg_legend_entry leg[2 * HTML_MAX_RUNS];
+    char labels[2 * HTML_MAX_RUNS][48];
+    for (size_t r = 0; r < n; r++) {
+        run_label(labels[2 * r], sizeof(labels[0]), &views[r], n, "one task");
+        run_label(labels[2 * r + 1], sizeof(labels[0]), &views[r], n, "geomean");
+        leg[2 * r] = (kevo_svg_legend_entry){labels[2 * r], run_colors[r], NULL, false, 1.2};
+        leg[2 * r + 1] =
+            (kevo_svg_legend_entry){labels[2 * r + 1], run_colors[r], NULL, false, 3.5};
+    }
+    kevo_svg_plot p = plot_frame(FIG_W, 220, 56, leg, 2 * n);
+    p.x = (kevo_svg_axis){0.5, T + 0.5, false};
+    bool any = hi > 0;
+    kevo_svg_log_domain(&p.y, any ? lo : 0, any ? hi : 0);
+    kevo_svg_tick xt[16], yt[32];
+    size_t nx = kevo_svg_ticks_iter(xt, 16, T),
+           ny = kevo_svg_ticks(yt, 32, &p.y, kevo_svg_label_speedup);
+    figure_open(w, "fig-trajectory", false);
+    kevo_svg_begin(w, &p, "best-so-far speedup per task over iterations, log scale");
+    kevo_svg_axes(w, &p, xt, nx, yt, ny, "iteration", "best speedup so far");
+    double y1 = kevo_svg_py(&p, 1.0);
+    ref_line(w, p.left, p.width - p.right, y1, y1);
+    /* second pass: one thin line per task, then the geometric mean over
+     * the tasks correct so far */
+    for (size_t r = 0; r < n; r++) {
+        const run_view *v = &views[r];
+        int Tr = v->iters > 0 ? v->iters : 1;
+        char attrs[96];
+        snprintf(attrs, sizeof(attrs), "stroke-width=\"1.2\" stroke-opacity=\"%.2f\"",
+                 v->m->ntasks > 50 ? 0.25 : 0.55);
+        for (int i = 0; i < T; i++) {
+            ls[i] = 0;
+            cnt[i] = 0;
+        }
+        for (size_t k = 0; k < v->m->ntasks; k++) {
+            task_best_so_far(b, T, v, &v->tasks[k]);
+            kevo_svg_line(w, &p, xs, b, (size_t)Tr, run_colors[r], attrs, false);
+            for (int i = 0; i < Tr; i++)
+                if (good_speedup(b[i])) {
+                    ls[i] += log(b[i]);
+                    cnt[i]++;
+                }
+        }
+        for (int i = 0; i < Tr; i++)
+            gm[i] = cnt[i] ? exp(ls[i] / (double)cnt[i]) : NAN;
+        kevo_svg_line(w, &p, xs, gm, (size_t)Tr, run_colors[r], "stroke-width=\"3.5\"", false);
+    }
+    if (!any)
+        empty_note(w, &p, "no correct kernel yet");
+    plot_legend(w, &p, leg, 2 * n);
+    kevo_svg_end(w);
+    figure_close(w, "Speedup trajectory: each thin line is one task's best speedup so far "
+                    "(from its first correct kernel on), log scale; the bold line is their "
+                    "geometric mean over the tasks correct by that iteration.");
+    free(xs);
+    free(b);
+    free(ls);
+    free(gm);
+    free(cnt);
+    return 0;
+}
+
+static int fig_tokens(kevo_writer *w, const run_view *views, size_t n)
+{
+    int T = max_iters(views, n);
+    double *tp = calloc((size_t)T * n, sizeof(double)), *tc = calloc((size_t)T * n, sizeof(double));
+    if (!tp || !tc) {
+        free(tp);
+        free(tc);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory drawing a figure");
+    }
+    double maxv = 0;
+    for (size_t r = 0; r < n; r++) {
+        const kevo_attempt_list *l = views[r].list;
+        for (size_t i = 0; i < l->n; i++) {
+            int it = clamp_iter(l->attempts[i].iteration);
+            double a = (double)l->attempts[i].tokens_prompt,
+                   b = (double)l->attempts[i].tokens_completion;
+            tp[r * (size_t)T + (size_t)it] += a > 0 ? a : 0;
+            tc[r * (size_t)T + (size_t)it] += b > 0 ? b : 0;
+        }
+        for (int i = 0; i < T; i++)
+            maxv = fmax(maxv, tp[r * (size_t)T + (size_t)i] + tc[r * (size_t)T + (size_t)i]);
+    }
+    kevo_svg_legend_entry leg[2 * HTML_MAX_RUNS];
+    char labels[2 * HTML_MAX_RUNS][48];
+    for (size_t r = 0; r < n; r++) {
+        run_label(labels[2 * r], sizeof(labels[0]), &views[r], n, "prompt");
+        run_label(labels[2 * r + 1], sizeof(labels[0]), &views[r], n, "completion");
+        leg[2 * r] = (kevo_svg_legend_entry){labels[2 * r], run_colors[r], NULL, true, 0};
+        leg[2 * r + 1] = (kevo_svg_legend_entry){labels[2 * r + 1], run_light[r], NULL, true, 0};
+    }
+    kevo_svg_plot p = plot_frame(FIG_W, 220, 56, leg, 2 * n);
+    p.x = (kevo_svg_axis){0.5, T + 0.5, false};
+    kevo_svg_zero_domain(&p.y, maxv);
+    kevo_svg_tick xt[16], yt[16];
+    size_t nx = kevo_svg_ticks_iter(xt, 16, T),
+           ny = kevo_svg_ticks(yt, 16, &p.y, kevo_svg_label_count);
+    figure_open(w, "fig-tokens", false);
+    kevo_svg_begin(w, &p, "tokens per iteration");
+    kevo_svg_axes(w, &p, xt, nx, yt, ny, "iteration", "tokens (all tasks)");
+    double unit = kevo_svg_px(&p, 1.5) - kevo_svg_px(&p, 0.5);
+    double bw = unit * 0.8 / (double)n;
+    for (size_t r = 0; r < n; r++)
+        for (int i = 0; i < T; i++) {
+            double a = tp[r * (size_t)T + (size_t)i], b = tc[r * (size_t)T + (size_t)i];
+            if (!(a + b > 0))
+                continue;
+            double x = kevo_svg_px(&p, i + 1) - unit * 0.4 + bw * (double)r;
+            double y0 = kevo_svg_py(&p, 0), ya = kevo_svg_py(&p, a), yb = kevo_svg_py(&p, a + b);
+            kevo_writer_printf(w, "<g><title>iteration %d: %.0f prompt + %.0f completion tokens",
+                               i + 1, a, b);
+            if (n > 1)
+                kevo_writer_printf(w, " (run %lld)", (long long)views[r].m->run_id);
+            kevo_writer_puts(w, "</title><rect x=\"");
+            kevo_writer_num(w, x);
+            kevo_writer_puts(w, "\" y=\"");
+            kevo_writer_num(w, ya);
+            kevo_writer_puts(w, "\" width=\"");
+            kevo_writer_num(w, bw);
+            kevo_writer_puts(w, "\" height=\"");
+            kevo_writer_num(w, y0 - ya);
+            kevo_writer_printf(w, "\" fill=\"%s\"/><rect x=\"", run_colors[r]);
+            kevo_writer_num(w, x);
+            kevo_writer_puts(w, "\" y=\"");
+            kevo_writer_num(w, yb);
+            kevo_writer_puts(w, "\" width=\"");
+            kevo_writer_num(w, bw);
+            kevo_writer_puts(w, "\" height=\"");
+            kevo_writer_num(w, ya - yb);
+            kevo_writer_printf(w, "\" fill=\"%s\"/></g>\n", run_light[r]);
+        }
+    if (!(maxv > 0))
+        empty_note(w, &p, "no tokens recorded (the built-in generator spends none)");
+    plot_legend(w, &p, leg, 2 * n);
+    kevo_svg_end(w);
+    figure_close(w, "Tokens per iteration, summed over tasks: prompt (solid) and completion "
+                    "(light) stacked.");
+    free(tp);
+    free(tc);
     return 0;
 }
 
@@ -731,8 +952,8 @@ static int fig_speedups(kevo_writer *w, const run_view *views, size_t n)
         bool any = false;
         for (size_t r = 0; r < n; r++) {
             long k = view_find(&views[r], names[i]);
-            double s = k >= 0 && views[r].tasks[k].tm->correct ? views[r].tasks[k].tm->best_speedup
-                                                               : 0;
+            double s =
+                k >= 0 && views[r].tasks[k].tm->correct ? views[r].tasks[k].tm->best_speedup : 0;
             row.s[r] = good_speedup(s) ? s : 0;
             if (row.s[r] > 0) {
                 any = true;
@@ -748,37 +969,48 @@ static int fig_speedups(kevo_writer *w, const run_view *views, size_t n)
     speed_nruns = n;
     qsort(rows, nrows, sizeof(*rows), cmp_speed_row);
 
+    /* up to 40 tasks: a named row each; more: the rows share 900 px */
     bool labels = nrows <= 40;
-    double row_h = labels ? 16 : fmax(900.0 / (double)(nrows ? nrows : 1), 0.5);
+    bool wide = nrows > 16;
+    double row_h = labels ? (n > 1 ? 20 : 16) : 900.0 / (double)nrows;
     double area = nrows ? fmin((double)nrows * row_h, 900) : 120;
-    if (labels && area < 60)
-        area = 60;
+    if (nrows && area < 48)
+        area = 48;
     if (nrows)
         row_h = area / (double)nrows;
-    kevo_svg_plot p = plot_frame(area + 34 + 44, labels ? 180 : 64);
+    kevo_svg_legend_entry leg[HTML_MAX_RUNS];
+    char lab[HTML_MAX_RUNS][48];
+    size_t nleg = n;
+    if (n > 1) {
+        for (size_t r = 0; r < n; r++) {
+            snprintf(lab[r], sizeof(lab[r]), "run %lld", (long long)views[r].m->run_id);
+            leg[r] = (kevo_svg_legend_entry){lab[r], run_colors[r], NULL, true, 0};
+        }
+    } else {
+        leg[0] = (kevo_svg_legend_entry){"faster than the reference", run_colors[0], NULL, true, 0};
+        leg[1] = (kevo_svg_legend_entry){"slower", run_colors[1], NULL, true, 0};
+        nleg = 2;
+    }
+    kevo_svg_plot p = plot_frame(wide ? 2 * FIG_W : FIG_W, area, labels ? 170 : 56, leg, nleg);
     kevo_svg_log_domain(&p.x, nrows ? lo : 0, nrows ? hi : 0);
     p.y = (kevo_svg_axis){0, 1, false};
     kevo_svg_tick xt[32];
     size_t nx = kevo_svg_ticks(xt, 32, &p.x, kevo_svg_label_speedup);
-    figure_open(w, "fig-speedups");
+    figure_open(w, "fig-speedups", wide);
     kevo_svg_begin(w, &p, "best speedup per task, log scale");
     kevo_svg_axes(w, &p, xt, nx, NULL, 0, "best speedup over the reference (log scale)", NULL);
     double x1 = kevo_svg_px(&p, 1.0);
-    kevo_writer_puts(w, "<line class=\"ref\" x1=\"");
-    kevo_writer_num(w, x1);
-    kevo_writer_puts(w, "\" x2=\"");
-    kevo_writer_num(w, x1);
-    kevo_writer_puts(w, "\" y1=\"");
-    kevo_writer_num(w, p.top);
-    kevo_writer_puts(w, "\" y2=\"");
-    kevo_writer_num(w, p.height - p.bottom);
-    kevo_writer_puts(w, "\"/>\n");
-    double bar_h = row_h * 0.8 / (double)n;
+    ref_line(w, x1, x1, p.top, p.height - p.bottom);
+    /* named rows get a gap between them; unnamed rows touch, so that a
+     * thousand sub-pixel bars read as one distribution, without moire */
+    double fill = labels ? 0.8 : 1.0;
+    double bar_h = row_h * fill / (double)n;
+    kevo_writer_puts(w, labels ? "<g>" : "<g shape-rendering=\"crispEdges\">");
     for (size_t i = 0; i < nrows; i++) {
-        double y = p.top + row_h * (double)i + row_h * 0.1;
+        double y = p.top + row_h * (double)i + row_h * (1 - fill) / 2;
         if (labels) {
             bool cut = false;
-            size_t len = kevo_text_cut(rows[i].task, 26, 1, &cut);
+            size_t len = kevo_text_cut(rows[i].task, 24, 1, &cut);
             kevo_writer_puts(w, "<text text-anchor=\"end\" x=\"");
             kevo_writer_num(w, p.left - 6);
             kevo_writer_puts(w, "\" y=\"");
@@ -796,6 +1028,8 @@ static int fig_speedups(kevo_writer *w, const run_view *views, size_t n)
             double xs = kevo_svg_px(&p, s);
             double xa = fmin(xs, x1), width = fmax(fabs(xs - x1), 1.5);
             const char *color = n > 1 ? run_colors[r] : s >= 1 ? run_colors[0] : run_colors[1];
+            char sp[32];
+            fmt_speedup(sp, sizeof(sp), s);
             kevo_writer_puts(w, "<rect x=\"");
             kevo_writer_num(w, xa);
             kevo_writer_puts(w, "\" y=\"");
@@ -803,10 +1037,9 @@ static int fig_speedups(kevo_writer *w, const run_view *views, size_t n)
             kevo_writer_puts(w, "\" width=\"");
             kevo_writer_num(w, width);
             kevo_writer_puts(w, "\" height=\"");
-            kevo_writer_num(w, bar_h);
+            /* unnamed rows overlap a little: no hairline seams between them */
+            kevo_writer_num(w, labels ? bar_h : bar_h + 0.5);
             kevo_writer_printf(w, "\" fill=\"%s\"><title>", color);
-            char sp[32];
-            fmt_speedup(sp, sizeof(sp), s);
             kevo_writer_escape(w, rows[i].task, (size_t)-1);
             if (n > 1)
                 kevo_writer_printf(w, " (run %lld)", (long long)views[r].m->run_id);
@@ -814,227 +1047,21 @@ static int fig_speedups(kevo_writer *w, const run_view *views, size_t n)
         }
         kevo_writer_puts(w, "\n");
     }
+    kevo_writer_puts(w, "</g>\n");
     if (!nrows)
         empty_note(w, &p, "no task has a correct kernel");
-    kevo_svg_legend_entry leg[HTML_MAX_RUNS];
-    char lab[HTML_MAX_RUNS][48];
-    if (n > 1) {
-        for (size_t r = 0; r < n; r++) {
-            snprintf(lab[r], sizeof(lab[r]), "run %lld", (long long)views[r].m->run_id);
-            leg[r] = (kevo_svg_legend_entry){lab[r], run_colors[r], NULL, true};
-        }
-        kevo_svg_legend(w, p.left, 18, leg, n);
-    } else {
-        leg[0] = (kevo_svg_legend_entry){"faster than the reference", run_colors[0], NULL, true};
-        leg[1] = (kevo_svg_legend_entry){"slower", run_colors[1], NULL, true};
-        kevo_svg_legend(w, p.left, 18, leg, 2);
-    }
+    plot_legend(w, &p, leg, nleg);
     kevo_svg_end(w);
-    char cap_text[256];
+    char cap_text[320];
     snprintf(cap_text, sizeof(cap_text),
-             "Best speedup of each task with a correct kernel, sorted, on a log axis (the dashed "
-             "line is 1x). %zu task%s without a correct kernel %s not shown.%s",
+             "Best speedup of each task with a correct kernel over the -O3 reference, sorted, on "
+             "a log axis (the dashed line is 1x). %zu task%s without a correct kernel %s not "
+             "shown.%s",
              unsolved, unsolved == 1 ? "" : "s", unsolved == 1 ? "is" : "are",
-             labels ? "" : " Too many tasks to name each: hover a bar for its task.");
+             labels ? "" : " Too many tasks to name each row: hover a bar for its task.");
     figure_close(w, cap_text);
     free(rows);
     free(names);
-    return 0;
-}
-
-/* Task t's best speedup so far at each of the T iterations into b[0..T);
- * NAN before its first correct kernel. */
-static void task_best_so_far(double *b, int T, const run_view *v, const task_view *t)
-{
-    for (int i = 0; i < T; i++)
-        b[i] = 0;
-    for (size_t j = 0; j < t->natt; j++) {
-        const kevo_attempt *a = &v->list->attempts[t->att[j]];
-        int it = clamp_iter(a->iteration);
-        if (it < T && !strcmp(a->verdict, "correct") && good_speedup(a->speedup) &&
-            a->speedup > b[it])
-            b[it] = a->speedup;
-    }
-    double best = 0;
-    for (int i = 0; i < T; i++) {
-        best = fmax(best, b[i]);
-        b[i] = best > 0 ? best : NAN;
-    }
-}
-
-static int fig_trajectory(kevo_writer *w, const run_view *views, size_t n)
-{
-    int T = max_iters(views, n);
-    double *xs = calloc((size_t)T, sizeof(double)), *b = calloc((size_t)T, sizeof(double));
-    double *ls = calloc((size_t)T, sizeof(double)), *gm = calloc((size_t)T, sizeof(double));
-    size_t *cnt = calloc((size_t)T, sizeof(size_t));
-    if (!xs || !b || !ls || !gm || !cnt) {
-        free(xs);
-        free(b);
-        free(ls);
-        free(gm);
-        free(cnt);
-        return kevo_error_set(KEVO_ENOMEM, "out of memory drawing a figure");
-    }
-    /* first pass: the y domain */
-    double lo = INFINITY, hi = 0;
-    for (int i = 0; i < T; i++)
-        xs[i] = i + 1;
-    for (size_t r = 0; r < n; r++)
-        for (size_t k = 0; k < views[r].m->ntasks; k++) {
-            task_best_so_far(b, T, &views[r], &views[r].tasks[k]);
-            for (int i = 0; i < T; i++)
-                if (good_speedup(b[i])) {
-                    lo = fmin(lo, b[i]);
-                    hi = fmax(hi, b[i]);
-                }
-        }
-    kevo_svg_plot p = plot_frame(320, 64);
-    p.x = (kevo_svg_axis){0.5, T + 0.5, false};
-    bool any = hi > 0;
-    kevo_svg_log_domain(&p.y, any ? lo : 0, any ? hi : 0);
-    kevo_svg_tick xt[16], yt[32];
-    size_t nx = kevo_svg_ticks_iter(xt, 16, T),
-           ny = kevo_svg_ticks(yt, 32, &p.y, kevo_svg_label_speedup);
-    figure_open(w, "fig-trajectory");
-    kevo_svg_begin(w, &p, "best-so-far speedup per task over iterations, log scale");
-    kevo_svg_axes(w, &p, xt, nx, yt, ny, "iteration", "best speedup so far");
-    double y1 = kevo_svg_py(&p, 1.0);
-    kevo_writer_puts(w, "<line class=\"ref\" x1=\"");
-    kevo_writer_num(w, p.left);
-    kevo_writer_puts(w, "\" x2=\"");
-    kevo_writer_num(w, p.width - p.right);
-    kevo_writer_puts(w, "\" y1=\"");
-    kevo_writer_num(w, y1);
-    kevo_writer_puts(w, "\" y2=\"");
-    kevo_writer_num(w, y1);
-    kevo_writer_puts(w, "\"/>\n");
-    kevo_svg_legend_entry leg[2 * HTML_MAX_RUNS];
-    char labels[2 * HTML_MAX_RUNS][64];
-    size_t nleg = 0;
-    /* second pass: one thin line per task, then the geometric mean over
-     * the tasks correct so far */
-    for (size_t r = 0; r < n; r++) {
-        const run_view *v = &views[r];
-        int Tr = v->iters > 0 ? v->iters : 1;
-        char attrs[96];
-        snprintf(attrs, sizeof(attrs), "stroke-width=\"1.2\" stroke-opacity=\"%.2f\"",
-                 v->m->ntasks > 50 ? 0.25 : 0.55);
-        for (int i = 0; i < T; i++) {
-            ls[i] = 0;
-            cnt[i] = 0;
-        }
-        for (size_t k = 0; k < v->m->ntasks; k++) {
-            task_best_so_far(b, T, v, &v->tasks[k]);
-            kevo_svg_line(w, &p, xs, b, (size_t)Tr, run_colors[r], attrs, false);
-            for (int i = 0; i < Tr; i++)
-                if (good_speedup(b[i])) {
-                    ls[i] += log(b[i]);
-                    cnt[i]++;
-                }
-        }
-        for (int i = 0; i < Tr; i++)
-            gm[i] = cnt[i] ? exp(ls[i] / (double)cnt[i]) : NAN;
-        kevo_svg_line(w, &p, xs, gm, (size_t)Tr, run_colors[r], "stroke-width=\"3.5\"", false);
-        run_label(labels[nleg], sizeof(labels[0]), v, n, "one task");
-        leg[nleg] = (kevo_svg_legend_entry){labels[nleg], run_colors[r], NULL, false};
-        nleg++;
-        run_label(labels[nleg], sizeof(labels[0]), v, n, "geomean (tasks correct so far, bold)");
-        leg[nleg] = (kevo_svg_legend_entry){labels[nleg], run_colors[r], NULL, false};
-        nleg++;
-    }
-    if (!any)
-        empty_note(w, &p, "no correct kernel yet");
-    kevo_svg_legend(w, p.left, 18, leg, nleg);
-    kevo_svg_end(w);
-    figure_close(w, "Speedup trajectory: each thin line is one task's best speedup so far "
-                    "(starting at its first correct kernel), log scale; the bold line is their "
-                    "geometric mean over the tasks correct by that iteration.");
-    free(xs);
-    free(b);
-    free(ls);
-    free(gm);
-    free(cnt);
-    return 0;
-}
-
-static int fig_tokens(kevo_writer *w, const run_view *views, size_t n)
-{
-    int T = max_iters(views, n);
-    double *tp = calloc((size_t)T * n, sizeof(double)), *tc = calloc((size_t)T * n, sizeof(double));
-    if (!tp || !tc) {
-        free(tp);
-        free(tc);
-        return kevo_error_set(KEVO_ENOMEM, "out of memory drawing a figure");
-    }
-    double maxv = 0;
-    for (size_t r = 0; r < n; r++) {
-        const kevo_attempt_list *l = views[r].list;
-        for (size_t i = 0; i < l->n; i++) {
-            int it = clamp_iter(l->attempts[i].iteration);
-            double a = (double)l->attempts[i].tokens_prompt,
-                   b = (double)l->attempts[i].tokens_completion;
-            tp[r * (size_t)T + (size_t)it] += a > 0 ? a : 0;
-            tc[r * (size_t)T + (size_t)it] += b > 0 ? b : 0;
-        }
-        for (int i = 0; i < T; i++)
-            maxv = fmax(maxv, tp[r * (size_t)T + (size_t)i] + tc[r * (size_t)T + (size_t)i]);
-    }
-    kevo_svg_plot p = plot_frame(280, 64);
-    p.x = (kevo_svg_axis){0.5, T + 0.5, false};
-    kevo_svg_zero_domain(&p.y, maxv);
-    kevo_svg_tick xt[16], yt[16];
-    size_t nx = kevo_svg_ticks_iter(xt, 16, T),
-           ny = kevo_svg_ticks(yt, 16, &p.y, kevo_svg_label_count);
-    figure_open(w, "fig-tokens");
-    kevo_svg_begin(w, &p, "tokens per iteration");
-    kevo_svg_axes(w, &p, xt, nx, yt, ny, "iteration", "tokens (all tasks)");
-    double unit = kevo_svg_px(&p, 1.5) - kevo_svg_px(&p, 0.5);
-    double bw = unit * 0.8 / (double)n;
-    for (size_t r = 0; r < n; r++)
-        for (int i = 0; i < T; i++) {
-            double a = tp[r * (size_t)T + (size_t)i], b = tc[r * (size_t)T + (size_t)i];
-            if (!(a + b > 0))
-                continue;
-            double x = kevo_svg_px(&p, i + 1) - unit * 0.4 + bw * (double)r;
-            double y0 = kevo_svg_py(&p, 0), ya = kevo_svg_py(&p, a), yb = kevo_svg_py(&p, a + b);
-            kevo_writer_puts(w, "<g><title>");
-            kevo_writer_printf(w, "iteration %d: %.0f prompt + %.0f completion tokens", i + 1, a,
-                               b);
-            kevo_writer_puts(w, "</title><rect x=\"");
-            kevo_writer_num(w, x);
-            kevo_writer_puts(w, "\" y=\"");
-            kevo_writer_num(w, ya);
-            kevo_writer_puts(w, "\" width=\"");
-            kevo_writer_num(w, bw);
-            kevo_writer_puts(w, "\" height=\"");
-            kevo_writer_num(w, y0 - ya);
-            kevo_writer_printf(w, "\" fill=\"%s\"/><rect x=\"", run_colors[r]);
-            kevo_writer_num(w, x);
-            kevo_writer_puts(w, "\" y=\"");
-            kevo_writer_num(w, yb);
-            kevo_writer_puts(w, "\" width=\"");
-            kevo_writer_num(w, bw);
-            kevo_writer_puts(w, "\" height=\"");
-            kevo_writer_num(w, ya - yb);
-            kevo_writer_printf(w, "\" fill=\"%s\" fill-opacity=\"0.4\"/></g>\n", run_colors[r]);
-        }
-    if (!(maxv > 0))
-        empty_note(w, &p, "no tokens recorded (the built-in generator spends none)");
-    kevo_svg_legend_entry leg[2 * HTML_MAX_RUNS];
-    char labels[2 * HTML_MAX_RUNS][48];
-    for (size_t r = 0; r < n; r++) {
-        run_label(labels[2 * r], sizeof(labels[0]), &views[r], n, "prompt");
-        run_label(labels[2 * r + 1], sizeof(labels[0]), &views[r], n, "completion (light)");
-        leg[2 * r] = (kevo_svg_legend_entry){labels[2 * r], run_colors[r], NULL, true};
-        leg[2 * r + 1] = (kevo_svg_legend_entry){labels[2 * r + 1], run_colors[r], NULL, true};
-    }
-    kevo_svg_legend(w, p.left, 18, leg, 2 * n);
-    kevo_svg_end(w);
-    figure_close(w, "Tokens per iteration, summed over tasks: prompt (solid) and completion "
-                    "(light) stacked.");
-    free(tp);
-    free(tc);
     return 0;
 }
 
@@ -1086,7 +1113,10 @@ static void write_table(kevo_writer *w, const run_view *v, size_t r, size_t n)
         kevo_writer_printf(w, "\"><a href=\"#r%lld-t%zu\">", (long long)v->m->run_id, k);
         kevo_writer_escape(w, tm->task, (size_t)-1);
         kevo_writer_printf(w, "</a></td><td class=\"l st st-%s\" data-v=\"%d\">%s</td>", st,
-                           tm->correct ? 2 : tm->compiled ? 1 : 0, st);
+                           tm->correct    ? 2
+                           : tm->compiled ? 1
+                                          : 0,
+                           st);
         kevo_writer_printf(w, "<td>%d</td>", tm->attempts);
         snprintf(text, sizeof(text), "%d", tm->first_correct_iter);
         td_num(w, tm->first_correct_iter, tm->correct, text);
@@ -1244,8 +1274,8 @@ static int write_memory(kevo_writer *w, kevo_memory *mem, const run_view *views,
                 e[ne++] = (q_entry){&items->items[i], q, updates};
         }
         qsort(e, ne, sizeof(*e), cmp_q_desc);
-        kevo_writer_printf(w, "<h3>%s stage (Q%d)</h3>\n", stages[s] == KEVO_STAGE_DRAFT ?
-                           "Draft" : "Refine", s + 1);
+        kevo_writer_printf(w, "<h3>%s stage (Q%d)</h3>\n",
+                           stages[s] == KEVO_STAGE_DRAFT ? "Draft" : "Refine", s + 1);
         if (ne == 0) {
             kevo_writer_puts(w, "<p class=\"muted\">No item has a learned Q at this stage "
                                 "yet.</p>\n");
@@ -1264,8 +1294,9 @@ static int write_memory(kevo_writer *w, kevo_memory *mem, const run_view *views,
                             "<th class=\"l\">task / category</th></tr></thead>\n<tbody>\n");
         if (ne > 2 * MEMORY_TOP) {
             q_rows(w, e, 0, MEMORY_TOP, keys, nkeys, stages[s], n);
-            kevo_writer_printf(w, "<tr><td class=\"l muted\" colspan=\"%zu\">&#8942; %zu more"
-                                  "</td></tr>\n",
+            kevo_writer_printf(w,
+                               "<tr><td class=\"l muted\" colspan=\"%zu\">&#8942; %zu more"
+                               "</td></tr>\n",
                                5 + n, ne - 2 * MEMORY_TOP);
             q_rows(w, e, ne - MEMORY_TOP, ne, keys, nkeys, stages[s], n);
         } else {
@@ -1449,8 +1480,8 @@ static int write_details(kevo_writer *w, const run_view *v, size_t r, size_t n)
             if (t->best != SIZE_MAX) {
                 char sp[32];
                 fmt_speedup(sp, sizeof(sp), a->speedup);
-                kevo_writer_printf(w, "<h4>Best kernel: attempt #%lld, %s</h4>\n",
-                                   (long long)a->id, sp);
+                kevo_writer_printf(w, "<h4>Best kernel: attempt #%lld, %s</h4>\n", (long long)a->id,
+                                   sp);
             } else {
                 kevo_writer_printf(w, "<h4>No correct kernel; the last attempt (#%lld)</h4>\n",
                                    (long long)a->id);
@@ -1472,8 +1503,9 @@ static int write_details(kevo_writer *w, const run_view *v, size_t r, size_t n)
                 if (!strcmp(a->verdict, "correct"))
                     continue;
                 shown++;
-                kevo_writer_printf(w, "<details><summary>#%lld it %d &middot; <span class=\"v "
-                                      "v-%s\">",
+                kevo_writer_printf(w,
+                                   "<details><summary>#%lld it %d &middot; <span class=\"v "
+                                   "v-%s\">",
                                    (long long)a->id, clamp_iter(a->iteration) + 1,
                                    verdict_class(a->verdict));
                 kevo_writer_escape(w, a->verdict, (size_t)-1);
@@ -1483,8 +1515,9 @@ static int write_details(kevo_writer *w, const run_view *v, size_t r, size_t n)
                 kevo_writer_puts(w, "</pre></details>\n");
             }
             if (failed > shown)
-                kevo_writer_printf(w, "<p class=\"muted\">%zu more failed attempts not shown "
-                                      "(their feedback is in the store).</p>\n",
+                kevo_writer_printf(w,
+                                   "<p class=\"muted\">%zu more failed attempts not shown "
+                                   "(their feedback is in the store).</p>\n",
                                    failed - shown);
         }
         kevo_writer_puts(w, "</section>\n");
@@ -1502,8 +1535,10 @@ int kevo_report_html(kevo_buf *out, kevo_memory *mem, kevo_run_metrics *const *r
     if (!out || !mem || !runs || n == 0)
         return kevo_error_set(KEVO_EINVAL, "report: no run to render");
     if (n > HTML_MAX_RUNS)
-        return kevo_error_set(KEVO_EINVAL, "report: the HTML report compares at most %d runs, "
-                                           "not %zu", HTML_MAX_RUNS, n);
+        return kevo_error_set(KEVO_EINVAL,
+                              "report: the HTML report compares at most %d runs, "
+                              "not %zu",
+                              HTML_MAX_RUNS, n);
     views = calloc(n, sizeof(*views));
     if (!views)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -1524,9 +1559,11 @@ int kevo_report_html(kevo_buf *out, kevo_memory *mem, kevo_run_metrics *const *r
     page_head(&w, views, n, nonce, kevo_memory_path(mem));
     write_summary(&w, views, n);
     kevo_writer_puts(&w, "<h2 id=\"figures\">Figures</h2>\n");
-    if ((error = fig_cumulative(&w, views, n)) < 0 || (error = fig_speedups(&w, views, n)) < 0 ||
-        (error = fig_trajectory(&w, views, n)) < 0 || (error = fig_tokens(&w, views, n)) < 0)
+    kevo_writer_puts(&w, "<div class=\"figs\">\n");
+    if ((error = fig_cumulative(&w, views, n)) < 0 || (error = fig_trajectory(&w, views, n)) < 0 ||
+        (error = fig_tokens(&w, views, n)) < 0 || (error = fig_speedups(&w, views, n)) < 0)
         goto done;
+    kevo_writer_puts(&w, "</div>\n");
     kevo_writer_puts(&w, "<h2 id=\"tasks\">Tasks</h2>\n<p class=\"muted\">Click a header to "
                          "sort. GFLOP/s and GB/s are achieved at the best latency from the "
                          "task's flops/bytes (n/a when its task.json is not reachable); no "

@@ -154,6 +154,22 @@ double kevo_svg_py(const kevo_svg_plot *p, double v)
     return p->height - p->bottom - axis_frac(&p->y, v) * (p->height - p->top - p->bottom);
 }
 
+/* The smallest 1/2/5 x 10^k at least x (x > 0). */
+static double nice_step(double x)
+{
+    double e = pow(10, floor(log10(x)));
+    double f = x / e;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
+}
+
+/* The largest 1/2/5 x 10^k at most x (x > 0). */
+static double nice_floor(double x)
+{
+    double e = pow(10, floor(log10(x) + 1e-9));
+    double f = x / e;
+    return (f >= 5 - 1e-9 ? 5 : f >= 2 - 1e-9 ? 2 : 1) * e;
+}
+
 void kevo_svg_log_domain(kevo_svg_axis *a, double min, double max)
 {
     a->log = true;
@@ -161,22 +177,14 @@ void kevo_svg_log_domain(kevo_svg_axis *a, double min, double max)
     double lo = have ? fmin(min, 1.0) : 0.1, hi = have ? fmax(max, 1.0) : 10.0;
     lo = fmax(lo, 1e-9);
     hi = fmin(hi, 1e9);
-    lo = pow(10, floor(log10(lo) + 1e-9));
-    hi = pow(10, ceil(log10(hi) - 1e-9));
-    if (hi <= lo) {
-        lo /= 10;
-        hi *= 10;
+    lo = nice_floor(lo);
+    hi = nice_step(hi * (1 - 1e-9));
+    if (hi <= lo * (1 + 1e-9)) {
+        lo = nice_floor(lo * 0.99);
+        hi = nice_step(hi * 1.01);
     }
     a->lo = lo;
     a->hi = hi;
-}
-
-/* The smallest 1/2/5 x 10^k at least x (x > 0). */
-static double nice_step(double x)
-{
-    double e = pow(10, floor(log10(x)));
-    double f = x / e;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
 }
 
 void kevo_svg_zero_domain(kevo_svg_axis *a, double max)
@@ -241,17 +249,24 @@ size_t kevo_svg_ticks(kevo_svg_tick *out, size_t max, const kevo_svg_axis *a,
     if (a->log) {
         if (a->lo <= 0)
             return 0;
-        int d0 = (int)lround(floor(log10(a->lo) + 1e-9)), d1 = (int)lround(ceil(log10(a->hi) - 1e-9));
+        double eps = 1e-9;
+        int d0 = (int)lround(floor(log10(a->lo) + eps)), d1 = (int)lround(ceil(log10(a->hi) - eps));
         int span = d1 - d0, step = span > 8 ? (span + 7) / 8 : 1;
         for (int d = d0; d <= d1; d++) {
-            if ((d - d0) % step)
-                continue;
-            double v = pow(10, d);
-            n = add_tick(out, n, max, v, label);
-            if (span <= 2 && d < d1) {
-                n = add_tick(out, n, max, 2 * v, label);
-                n = add_tick(out, n, max, 5 * v, label);
+            static const double mult[3] = {1, 2, 5};
+            for (int k = 0; k < (span <= 2 ? 3 : 1); k++) {
+                double v = mult[k] * pow(10, d);
+                if ((d - d0) % step || v < a->lo * (1 - eps) || v > a->hi * (1 + eps))
+                    continue;
+                n = add_tick(out, n, max, v, label);
             }
+        }
+        if (n < 3) {
+            /* a narrow domain such as [1, 2]: linear steps inside it */
+            double ls = nice_step((a->hi - a->lo) / 4);
+            n = 0;
+            for (double v = ceil(a->lo / ls - eps) * ls; v <= a->hi * (1 + eps); v += ls)
+                n = add_tick(out, n, max, v, label);
         }
         return n;
     }
@@ -373,7 +388,8 @@ void kevo_svg_axes(kevo_writer *w, const kevo_svg_plot *p, const kevo_svg_tick *
         kevo_svg_text(w, (x0 + x1) / 2, p->height - 6, "text-anchor=\"middle\" class=\"title\"",
                       xtitle);
     if (ytitle) {
-        kevo_writer_puts(w, "<text class=\"title\" text-anchor=\"middle\" transform=\"translate(14 ");
+        kevo_writer_puts(w,
+                         "<text class=\"title\" text-anchor=\"middle\" transform=\"translate(14 ");
         kevo_writer_num(w, (y0 + y1) / 2);
         kevo_writer_puts(w, ") rotate(-90)\">");
         kevo_writer_escape(w, ytitle, (size_t)-1);
@@ -431,10 +447,39 @@ void kevo_svg_line(kevo_writer *w, const kevo_svg_plot *p, const double *xs, con
     kevo_writer_puts(w, "\n");
 }
 
-void kevo_svg_legend(kevo_writer *w, double x, double y, const kevo_svg_legend_entry *e, size_t n)
+/* Width of one legend entry: marker, gap, about 6.5 px per character at
+ * the legend's font size, and a gap before the next one. */
+static double legend_entry_width(const kevo_svg_legend_entry *e)
 {
+    return 22 + 6.5 * (double)strlen(e->label ? e->label : "") + 16;
+}
+
+size_t kevo_svg_legend_rows(const kevo_svg_legend_entry *e, size_t n, double width)
+{
+    size_t rows = n ? 1 : 0;
+    double used = 0;
+    for (size_t i = 0; i < n; i++) {
+        double ew = legend_entry_width(&e[i]);
+        if (used > 0 && used + ew > width) {
+            rows++;
+            used = 0;
+        }
+        used += ew;
+    }
+    return rows;
+}
+
+void kevo_svg_legend(kevo_writer *w, double x, double y, double width,
+                     const kevo_svg_legend_entry *e, size_t n)
+{
+    double x0 = x;
     kevo_writer_puts(w, "<g class=\"legend\">");
     for (size_t i = 0; i < n; i++) {
+        double ew = legend_entry_width(&e[i]);
+        if (x > x0 && x - x0 + ew > width) {
+            x = x0;
+            y += 16;
+        }
         if (e[i].box) {
             kevo_writer_puts(w, "<rect x=\"");
             kevo_writer_num(w, x);
@@ -450,14 +495,15 @@ void kevo_svg_legend(kevo_writer *w, double x, double y, const kevo_svg_legend_e
             kevo_writer_num(w, y - 4);
             kevo_writer_puts(w, "\" y2=\"");
             kevo_writer_num(w, y - 4);
-            kevo_writer_printf(w, "\" stroke=\"%s\" stroke-width=\"2.5\"", e[i].color);
+            kevo_writer_printf(w, "\" stroke=\"%s\" stroke-width=\"", e[i].color);
+            kevo_writer_num(w, e[i].width > 0 ? e[i].width : 2.5);
+            kevo_writer_puts(w, "\"");
             if (e[i].dash)
                 kevo_writer_printf(w, " stroke-dasharray=\"%s\"", e[i].dash);
             kevo_writer_puts(w, "/>");
         }
         kevo_svg_text(w, x + 22, y, NULL, e[i].label);
-        /* about 6.5 px per character at the legend's font size */
-        x += 22 + 6.5 * (double)strlen(e[i].label ? e[i].label : "") + 16;
+        x += ew;
     }
     kevo_writer_puts(w, "</g>\n");
 }

@@ -105,10 +105,15 @@ void kevo_svg_text(kevo_writer *w, double x, double y, const char *attrs, const 
 typedef struct kevo_svg_legend_entry {
     const char *label; /* escaped */
     const char *color;
-    const char *dash;  /* stroke-dasharray, NULL = solid */
-    bool box;          /* a filled box instead of a line */
+    const char *dash; /* stroke-dasharray, NULL = solid */
+    bool box;         /* a filled box instead of a line */
+    double width;     /* line width; 0 = 2.5 */
 } kevo_svg_legend_entry;
-/* A legend row starting at (x, y), inside the top margin. */
-void kevo_svg_legend(kevo_writer *w, double x, double y, const kevo_svg_legend_entry *e, size_t n);
+/* Rows of 16 px a legend needs when wrapped within `width` px. */
+size_t kevo_svg_legend_rows(const kevo_svg_legend_entry *e, size_t n, double width);
+/* The legend, from (x, y) (the first row's baseline), wrapped within
+ * `width` px. */
+void kevo_svg_legend(kevo_writer *w, double x, double y, double width,
+                     const kevo_svg_legend_entry *e, size_t n);
 
 #endif
