@@ -206,12 +206,11 @@ static char *recipes_summary(const char *json)
 
 /* ---- loading ---------------------------------------------------------- */
 
-static const run_view *sort_view; /* qsort has no context argument */
-
-static int cmp_task_index(const void *a, const void *b)
+static int cmp_task_index(const void *a, const void *b, void *ctx)
 {
+    const run_view *v = ctx;
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return strcmp(sort_view->tasks[x].tm->task, sort_view->tasks[y].tm->task);
+    return strcmp(v->tasks[x].tm->task, v->tasks[y].tm->task);
 }
 
 /* Index of the task named `name` in v->tasks, or -1. */
@@ -259,8 +258,7 @@ static int view_load(run_view *v, kevo_memory *mem, const kevo_run_metrics *m)
         v->tasks[k].best = SIZE_MAX;
         v->by_name[k] = k;
     }
-    sort_view = v;
-    qsort(v->by_name, m->ntasks, sizeof(size_t), cmp_task_index);
+    qsort_r(v->by_name, m->ntasks, sizeof(size_t), cmp_task_index, v);
     for (size_t i = 0; i < v->list->n; i++) {
         const kevo_attempt *a = &v->list->attempts[i];
         long k = view_find(v, a->task);
@@ -285,10 +283,9 @@ static int view_load(run_view *v, kevo_memory *mem, const kevo_run_metrics *m)
         if (!strcmp(a->verdict, "correct")) {
             if (!t->first_correct || it < t->first_correct)
                 t->first_correct = it;
-            /* the same choice as the metrics: the first attempt with the
-             * highest speedup */
-            double best = t->best == SIZE_MAX ? 0 : v->list->attempts[t->best].speedup;
-            if (t->best == SIZE_MAX || (good_speedup(a->speedup) && a->speedup > best))
+            /* the metrics' choice: the first attempt with the highest
+             * speedup (the first correct one when none has a speedup) */
+            if (t->best == SIZE_MAX || a->speedup > v->list->attempts[t->best].speedup)
                 t->best = i;
         }
     }
@@ -908,12 +905,11 @@ typedef struct speed_row {
     double s[HTML_MAX_RUNS];
 } speed_row;
 
-static size_t speed_nruns; /* qsort context */
-
-static int cmp_speed_row(const void *a, const void *b)
+static int cmp_speed_row(const void *a, const void *b, void *ctx)
 {
     const speed_row *x = a, *y = b;
-    for (size_t r = 0; r < speed_nruns; r++) {
+    size_t nruns = *(const size_t *)ctx;
+    for (size_t r = 0; r < nruns; r++) {
         if (x->s[r] != y->s[r])
             return x->s[r] > y->s[r] ? -1 : 1; /* missing (0) last */
     }
@@ -966,8 +962,7 @@ static int fig_speedups(kevo_writer *w, const run_view *views, size_t n)
         else
             unsolved++;
     }
-    speed_nruns = n;
-    qsort(rows, nrows, sizeof(*rows), cmp_speed_row);
+    qsort_r(rows, nrows, sizeof(*rows), cmp_speed_row, &n);
 
     /* up to 40 tasks: a named row each; more: the rows share 900 px */
     bool labels = nrows <= 40;
