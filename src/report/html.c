@@ -1325,11 +1325,17 @@ static long local_index(const run_view *v, const task_view *t, int64_t id)
     return -1;
 }
 
+/* One node: id, iteration, stage, verdict, speedup, recipes; `flat` when
+ * it is drawn at its parent's level (below TREE_MAX_DEPTH), so the
+ * parent is named. */
 static void tree_node(kevo_writer *w, const run_view *v, const task_view *t, size_t j,
-                      long parent_local)
+                      long parent_local, bool flat)
 {
     size_t idx = t->att[j];
     const kevo_attempt *a = &v->list->attempts[idx];
+    if (flat)
+        kevo_writer_printf(w, "<span class=\"rec\" title=\"refines #%lld\">&#8627;</span> ",
+                           (long long)a->parent_id);
     const char *vc = verdict_class(a->verdict);
     kevo_writer_printf(w, "<span%s>#%lld</span> it %d &middot; %s &middot; <span class=\"v v-%s\">",
                        idx == t->best ? " class=\"best\"" : "", (long long)a->id,
@@ -1401,7 +1407,9 @@ static int write_tree(kevo_writer *w, const run_view *v, const task_view *t)
     int cur = 0;
     while (sp > 0) {
         size_t j = stack[--sp];
-        int d = depth[sp];
+        int td = depth[sp];                                /* in the tree */
+        int d = td < TREE_MAX_DEPTH ? td : TREE_MAX_DEPTH; /* as drawn */
+        bool flat = td > TREE_MAX_DEPTH;
         if (first)
             first = false;
         else if (d > cur)
@@ -1412,12 +1420,11 @@ static int write_tree(kevo_writer *w, const run_view *v, const task_view *t)
                 kevo_writer_puts(w, "</ul></li>");
         }
         kevo_writer_puts(w, "\n<li>");
-        tree_node(w, v, t, j, parent[j]);
+        tree_node(w, v, t, j, parent[j], flat);
         cur = d;
-        int cd = d < TREE_MAX_DEPTH ? d + 1 : d;
         for (size_t c = nchild[j + 1]; c-- > nchild[j];) {
             stack[sp] = child[c];
-            depth[sp++] = cd;
+            depth[sp++] = td + 1;
         }
     }
     if (!first) {
@@ -1545,8 +1552,9 @@ int kevo_report_html(kevo_buf *out, kevo_memory *mem, kevo_run_metrics *const *r
 
     /* a fresh nonce per page: the only script allowed to run is ours */
     kevo_rng rng;
+    uintptr_t addr = (uintptr_t)out;
     kevo_rng_seed(&rng, (uint64_t)kevo_now_ns() ^ ((uint64_t)getpid() << 32) ^
-                            kevo_hash64(&out, sizeof(out), 0));
+                            kevo_hash64(&addr, sizeof(addr), 0));
     char nonce[40];
     snprintf(nonce, sizeof(nonce), "%016llx%016llx", (unsigned long long)kevo_rng_next(&rng),
              (unsigned long long)kevo_rng_next(&rng));

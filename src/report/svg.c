@@ -265,8 +265,9 @@ size_t kevo_svg_ticks(kevo_svg_tick *out, size_t max, const kevo_svg_axis *a,
             /* a narrow domain such as [1, 2]: linear steps inside it */
             double ls = nice_step((a->hi - a->lo) / 4);
             n = 0;
-            for (double v = ceil(a->lo / ls - eps) * ls; v <= a->hi * (1 + eps); v += ls)
-                n = add_tick(out, n, max, v, label);
+            double first = ceil(a->lo / ls - eps) * ls;
+            for (int i = 0; i < 16 && first + i * ls <= a->hi * (1 + eps); i++)
+                n = add_tick(out, n, max, first + i * ls, label);
         }
         return n;
     }

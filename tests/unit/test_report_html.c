@@ -546,6 +546,39 @@ static void test_report_html__compare_two_runs(void **state)
     kevo_run_metrics_free(runs[1]);
 }
 
+static void test_report_html__long_refine_chain(void **state)
+{
+    fixture *f = *state;
+    int64_t run = begin_run(f, NULL);
+    int64_t parent = record(f, run, at("chain", KEVO_STAGE_DRAFT, 0, 0, "correct", 1), NULL, 0);
+    for (int i = 1; i < 60; i++)
+        parent = record(
+            f, run,
+            at("chain", KEVO_STAGE_REFINE, i, parent, i % 5 ? "correct" : "crash", 1 + 0.1 * i),
+            NULL, 0);
+    kevo_run_metrics *m = metrics(f, run);
+    char *html = render(f, &m, 1, "chain");
+    assert_well_formed(html);
+    assert_metrics_shown(html, m);
+    /* a chain of 60 nests at most 24 levels deep, then continues flat */
+    const char *tree = strstr(html, "<ul class=\"tree\">");
+    assert_non_null(tree);
+    int depth = 0, deepest = 0;
+    for (const char *p = tree; *p && depth >= 0; p++) {
+        if (!strncmp(p, "<ul", 3))
+            depth++;
+        else if (!strncmp(p, "</ul>", 5) && --depth == 0)
+            break;
+        if (depth > deepest)
+            deepest = depth;
+    }
+    assert_int_equal(deepest, 25); /* the tree's own list + 24 levels */
+    assert_int_equal(count(tree, "<li>") >= 60, 1);
+    assert_non_null(strstr(html, "more failed attempts not shown"));
+    free(html);
+    kevo_run_metrics_free(m);
+}
+
 static void test_report_html__bad_arguments(void **state)
 {
     fixture *f = *state;
@@ -632,6 +665,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_report_html__hostile_store_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_html__compare_two_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_html__long_refine_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_html__bad_arguments, setup, teardown),
         cmocka_unit_test(test_report_html__svg_helpers),
     };
