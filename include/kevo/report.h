@@ -1,7 +1,7 @@
 /*
  * kevo/report.h - metrics of runs, computed from the store (never
- * mutating it), and their text / JSON / CSV forms. Field names follow
- * DESIGN.md "Reports".
+ * mutating it), and their text / JSON / CSV / HTML forms. Field names
+ * follow DESIGN.md "Reports".
  */
 #ifndef KEVO_REPORT_H
 #define KEVO_REPORT_H
@@ -54,10 +54,33 @@ typedef struct kevo_run_metrics {
 int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id);
 void kevo_run_metrics_free(kevo_run_metrics *m);
 
-typedef enum { KEVO_REPORT_TEXT, KEVO_REPORT_JSON, KEVO_REPORT_CSV } kevo_report_format;
-/* Render one or more runs (several = side by side). */
+typedef enum {
+    KEVO_REPORT_TEXT,
+    KEVO_REPORT_JSON,
+    KEVO_REPORT_CSV,
+    KEVO_REPORT_HTML /* needs the store: kevo_report_html() */
+} kevo_report_format;
+/* Render one or more runs (several = side by side), appending to `out`.
+ * KEVO_EINVAL for KEVO_REPORT_HTML, which reads attempts, sources and
+ * items from the store: use kevo_report_html(). */
 int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
                        kevo_report_format fmt);
+
+/* Render runs[0..n) (1 to 4; several = on the same axes, as --compare) as
+ * one self-contained HTML page appended to `out`: summary cards whose
+ * numbers are exactly the metrics' (each in an element with
+ * data-metric="<JSON key>" data-value="<%.17g>"), the runs' configuration,
+ * SVG figures (cumulative correct/compiled rate by iteration, best speedup
+ * per task, best-so-far trajectories, tokens per iteration), a sortable
+ * per-task table, the memory's highest/lowest-Q items per stage with their
+ * use counts, and per task the attempt tree, best source and failure
+ * feedback. `mem` is the store the metrics came from; it is only read.
+ * `runs` are borrowed. Everything from the store is HTML-escaped; the page
+ * loads nothing from anywhere (inline CSS/SVG/JS under a
+ * Content-Security-Policy). On error `out` may hold a partial page.
+ * Returns 0, KEVO_EINVAL (no run, more than 4), KEVO_ENOMEM or a store
+ * error. */
+int kevo_report_html(kevo_buf *out, kevo_memory *mem, kevo_run_metrics *const *runs, size_t n);
 
 #ifdef __cplusplus
 }

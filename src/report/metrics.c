@@ -232,6 +232,8 @@ static cJSON *run_json(const kevo_run_metrics *m)
 int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
                        kevo_report_format fmt)
 {
+    if (fmt == KEVO_REPORT_HTML)
+        return kevo_error_set(KEVO_EINVAL, "report: HTML needs the store; use kevo_report_html()");
     if (fmt == KEVO_REPORT_JSON) {
         cJSON *root;
         if (n == 1) {
