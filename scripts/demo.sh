@@ -10,3 +10,5 @@ TASKS="suites/c/level1/001_relu suites/c/level1/013_softmax_rows suites/c/level1
        suites/c/level1/019_matvec suites/c/level1/037_reduce_sum_dim suites/c/level1/051_conv2d"
 ./build/kevo run $TASKS --generator builtin --iterations "${ITERATIONS:-6}" --quick --db demo.db
 ./build/kevo report --db demo.db
+./build/kevo report --db demo.db --format html -o demo-report.html
+echo "HTML report: demo-report.html"

@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS="build-essential cmake pkg-config binutils libsqlite3-dev libcjson-dev
       libcurl4-openssl-dev libseccomp-dev libclang-14-dev clang-14 libclang-rt-14-dev
-      libcmocka-dev python3 python3-numpy ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
+      libcmocka-dev python3 python3-numpy ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+      chromium"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -21,6 +21,7 @@
  * item titles) is escaped. Reads the store; never writes it.
  */
 #include "kevo/report.h"
+#include "kevo/roofline.h"
 #include "kevo/task.h"
 #include "report/svg.h"
 
@@ -1095,9 +1096,13 @@ static void write_table(kevo_writer *w, const run_view *v, size_t r, size_t n)
            "<th data-type=\"num\" title=\"median latency of the fastest correct kernel\">"
            "best latency</th>"
            "<th data-type=\"num\" title=\"achieved at the best latency, from task.json flops; "
-           "no machine peak is known\">GFLOP/s</th>"
+           "see % of roof\">GFLOP/s</th>"
            "<th data-type=\"num\" title=\"achieved at the best latency, from task.json bytes\">"
-           "GB/s</th><th data-type=\"num\">tokens</th></tr></thead>\n<tbody>\n");
+           "GB/s</th><th data-type=\"num\" title=\"achieved / roofline bound at the "
+           "kernel's arithmetic intensity, from the peaks `kevo calibrate` measured\">"
+           "% of roof</th><th data-type=\"num\">tokens</th></tr></thead>\n<tbody>\n");
+    kevo_peaks peaks;
+    bool have_peaks = kevo_peaks_load(&peaks) == 0;
     for (size_t k = 0; k < v->m->ntasks; k++) {
         const task_view *t = &v->tasks[k];
         const kevo_task_metrics *tm = t->tm;
@@ -1130,6 +1135,15 @@ static void write_table(kevo_writer *w, const run_view *v, size_t r, size_t n)
         td_num(w, gf, gf > 0 && isfinite(gf), text);
         snprintf(text, sizeof(text), "%.2f", gb);
         td_num(w, gb, gb > 0 && isfinite(gb), text);
+        /* roofline: the bound at this intensity is min(fp32 peak, AI x bandwidth) */
+        double roof = 0, frac = 0;
+        if (have_peaks && gb > 0 && t->bytes > 0) {
+            double ai = t->flops / t->bytes;
+            roof = ai * peaks.mem_gbs < peaks.fp32_gflops ? ai * peaks.mem_gbs : peaks.fp32_gflops;
+            frac = t->flops > 0 && roof > 0 ? gf / roof : gb / peaks.mem_gbs;
+        }
+        snprintf(text, sizeof(text), "%.0f%%", 100 * frac);
+        td_num(w, frac, frac > 0 && isfinite(frac), text);
         double tok = (double)(tm->tokens_prompt + tm->tokens_completion);
         fmt_count(text, sizeof(text), tok);
         td_num(w, tok, true, text);
@@ -1569,8 +1583,10 @@ int kevo_report_html(kevo_buf *out, kevo_memory *mem, kevo_run_metrics *const *r
     kevo_writer_puts(&w, "</div>\n");
     kevo_writer_puts(&w, "<h2 id=\"tasks\">Tasks</h2>\n<p class=\"muted\">Click a header to "
                          "sort. GFLOP/s and GB/s are achieved at the best latency from the "
-                         "task's flops/bytes (n/a when its task.json is not reachable); no "
-                         "machine peaks are known, so there is no roofline fraction.</p>\n");
+                         "task's flops/bytes (n/a when its task.json is not reachable); % of "
+                         "roof compares them with the roofline bound at the kernel's "
+                         "arithmetic intensity, from the peaks `kevo calibrate` measured "
+                         "(n/a before calibration).</p>\n");
     for (size_t r = 0; r < n; r++)
         write_table(&w, &views[r], r, n);
     if ((error = write_memory(&w, mem, views, n)) < 0)
