@@ -21,7 +21,7 @@ echo "== NumPy cross-check of every reference"
 /usr/bin/python3 tests/crosscheck/crosscheck.py suites/c
 if [ "${FULL:-0}" = 1 ]; then
   echo "== kevo tasks check suites/c"
-  ./build/kevo tasks check suites/c
+  ./build/kevo tasks check suites/c --jobs 2
 fi
 if [ -f .ci/fuzz.sh ]; then
   echo "== fuzzing (${FUZZ_SECONDS:-60} s per target)"

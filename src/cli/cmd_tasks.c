@@ -9,6 +9,7 @@
 #include "kevo/util.h"
 #include "kevo/verify.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kevo tasks list DIR...\n"
-               "       kevo tasks check DIR... [--timing]\n"
+               "       kevo tasks check DIR... [--timing] [--jobs N]\n"
                "\n"
                "list   one line per task: name, level, category, description\n"
                "check  validate each task: task.json, reference builds and runs on every size\n"
@@ -31,6 +32,10 @@ static int collect(char ***dirs, size_t *n, int argc, char **argv, int first)
     *dirs = NULL;
     *n = 0;
     for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], "--jobs")) {
+            i++; /* its value is not a directory */
+            continue;
+        }
         if (argv[i][0] == '-')
             continue;
         char **found = NULL;
@@ -75,71 +80,112 @@ static int list(int argc, char **argv)
     return bad ? KEVO_EXIT_NEGATIVE : KEVO_EXIT_OK;
 }
 
+typedef struct {
+    char **dirs;
+    size_t n;
+    bool timing;
+    pthread_mutex_t lock;
+    size_t next, done;
+    int failed;
+} check_shared;
+
+static void check_one(check_shared *cs, size_t i)
+{
+    kevo_task *t = NULL;
+    kevo_evaluator *ev = NULL;
+    kevo_reference_report rep = {0};
+    bool ok = true;
+    kevo_buf why = {0};
+    kevo_eval_options o;
+    kevo_eval_options_default(&o);
+    if (kevo_task_load(&t, cs->dirs[i]) < 0) {
+        ok = false;
+        kevo_buf_puts(&why, kevo_error_last());
+    } else if (kevo_evaluator_new(&ev, t, &o) < 0) {
+        ok = false;
+        kevo_buf_puts(&why, kevo_error_last());
+    } else {
+        kevo_evaluator_reference_report(&rep, ev);
+        if (rep.problems.len) {
+            ok = false;
+            kevo_buf_puts(&why, rep.problems.ptr);
+        }
+        if (cs->timing && (rep.timed_ms < 5 || rep.timed_ms > 200)) {
+            ok = false;
+            kevo_buf_printf(&why, "timed reference call takes %.1f ms, outside 5..200 ms",
+                            rep.timed_ms);
+        }
+    }
+    while (why.len && why.ptr[why.len - 1] == '\n')
+        why.ptr[--why.len] = '\0';
+    pthread_mutex_lock(&cs->lock);
+    cs->done++;
+    printf("[%3zu/%zu] %-4s %-40s", cs->done, cs->n, ok ? "ok" : "FAIL", cs->dirs[i]);
+    if (ev)
+        printf(" ref %7.1f ms", rep.timed_ms);
+    if (!ok)
+        printf("\n          %s", why.ptr);
+    printf("\n");
+    fflush(stdout);
+    cs->failed += !ok;
+    pthread_mutex_unlock(&cs->lock);
+    kevo_buf_free(&why);
+    kevo_buf_free(&rep.problems);
+    kevo_evaluator_free(ev);
+    kevo_task_free(t);
+}
+
+static void *check_worker(void *arg)
+{
+    check_shared *cs = arg;
+    for (;;) {
+        pthread_mutex_lock(&cs->lock);
+        size_t i = cs->next++;
+        pthread_mutex_unlock(&cs->lock);
+        if (i >= cs->n)
+            return NULL;
+        check_one(cs, i);
+    }
+}
+
 static int check(int argc, char **argv)
 {
     bool timing = false;
-    for (int i = 2; i < argc; i++)
-        if (!strcmp(argv[i], "--timing"))
+    int jobs = 1;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--timing")) {
             timing = true;
-        else if (argv[i][0] == '-') {
+        } else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+            jobs = atoi(argv[++i]);
+            if (jobs < 1 || jobs > 64) {
+                fprintf(stderr, "kevo tasks check: --jobs takes 1..64\n");
+                return KEVO_EXIT_USAGE;
+            }
+        } else if (argv[i][0] == '-') {
             fprintf(stderr, "kevo tasks check: unknown option '%s'\n", argv[i]);
             return KEVO_EXIT_USAGE;
         }
-    char **dirs;
-    size_t n;
-    if (collect(&dirs, &n, argc, argv, 2) < 0)
+    }
+    check_shared cs = {.timing = timing};
+    if (collect(&cs.dirs, &cs.n, argc, argv, 2) < 0)
         return KEVO_EXIT_USAGE;
-    if (n == 0) {
-        kevo_task_dirs_free(dirs, n);
+    if (cs.n == 0) {
+        kevo_task_dirs_free(cs.dirs, cs.n);
         return KEVO_EXIT_USAGE;
     }
-    int failed = 0;
     double start = kevo_now_s();
-    kevo_eval_options o;
-    kevo_eval_options_default(&o);
-    for (size_t i = 0; i < n; i++) {
-        kevo_task *t = NULL;
-        kevo_evaluator *ev = NULL;
-        kevo_reference_report rep = {0};
-        bool ok = true;
-        kevo_buf why = {0};
-        if (kevo_task_load(&t, dirs[i]) < 0) {
-            ok = false;
-            kevo_buf_puts(&why, kevo_error_last());
-        } else if (kevo_evaluator_new(&ev, t, &o) < 0) {
-            ok = false;
-            kevo_buf_puts(&why, kevo_error_last());
-        } else {
-            kevo_evaluator_reference_report(&rep, ev);
-            if (rep.problems.len) {
-                ok = false;
-                kevo_buf_puts(&why, rep.problems.ptr);
-            }
-            if (timing && (rep.timed_ms < 5 || rep.timed_ms > 200)) {
-                ok = false;
-                kevo_buf_printf(&why, "timed reference call takes %.1f ms, outside 5..200 ms",
-                                rep.timed_ms);
-            }
-        }
-        while (why.len && why.ptr[why.len - 1] == '\n')
-            why.ptr[--why.len] = '\0';
-        printf("[%3zu/%zu] %-4s %-40s", i + 1, n, ok ? "ok" : "FAIL", dirs[i]);
-        if (ev)
-            printf(" ref %7.1f ms", rep.timed_ms);
-        if (!ok)
-            printf("\n          %s", why.ptr);
-        printf("\n");
-        fflush(stdout);
-        failed += !ok;
-        kevo_buf_free(&why);
-        kevo_buf_free(&rep.problems);
-        kevo_evaluator_free(ev);
-        kevo_task_free(t);
-    }
-    printf("tasks check: %zu passed, %d failed (%.0f s)\n", n - (size_t)failed, failed,
+    pthread_mutex_init(&cs.lock, NULL);
+    pthread_t th[64];
+    for (int j = 1; j < jobs; j++)
+        pthread_create(&th[j], NULL, check_worker, &cs);
+    check_worker(&cs);
+    for (int j = 1; j < jobs; j++)
+        pthread_join(th[j], NULL);
+    pthread_mutex_destroy(&cs.lock);
+    printf("tasks check: %zu passed, %d failed (%.0f s)\n", cs.n - (size_t)cs.failed, cs.failed,
            kevo_now_s() - start);
-    kevo_task_dirs_free(dirs, n);
-    return failed ? KEVO_EXIT_NEGATIVE : KEVO_EXIT_OK;
+    kevo_task_dirs_free(cs.dirs, cs.n);
+    return cs.failed ? KEVO_EXIT_NEGATIVE : KEVO_EXIT_OK;
 }
 
 int kevo_cmd_tasks(int argc, char **argv)
