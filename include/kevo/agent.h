@@ -46,6 +46,8 @@ typedef struct kevo_run_config {
     double q_init;           /* optimistic initial Q, default 0.5 */
     int max_tasks;           /* 0 = all */
     int jobs;                /* tasks in flight (default 1) */
+    bool audit;              /* LLM runs: the model-based anti-hacking auditor */
+    bool reflect;            /* LLM runs: an LLM reflection per attempt, stored as experience */
     double refine_with_builtin; /* LLM runs: share of refine iterations given to the
                                    zero-token built-in recipes (0 = none) */
     bool quick_timing;       /* shorter latency gate (demo, tests) */

@@ -338,6 +338,10 @@ typedef struct kevo_item_filter {
 } kevo_item_filter;
 
 int kevo_memory_item_add(kevo_memory *mem, const kevo_item *item, int64_t *out_id);
+/* Add an item with a distilled_from edge to `attempt_id` (e.g. an LLM's
+ * reflection on that attempt), in one transaction. attempt_id 0: none. */
+int kevo_memory_item_add_distilled(kevo_memory *mem, const kevo_item *item, int64_t attempt_id,
+                                   int64_t *out_id);
 int kevo_memory_item_get(kevo_item **out, kevo_memory *mem, int64_t id);
 int kevo_memory_item_list(kevo_item_list **out, kevo_memory *mem, const kevo_item_filter *f);
 /* Full-text search (FTS5, BM25) of `query` (free text: the memory picks

@@ -40,6 +40,17 @@ int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
                      const char *last_feedback, const kevo_run_config *cfg, kevo_rng *rng,
                      int iteration);
 
+/* The model-based auditor (EvoKernel): *out_invalid set with the reason
+ * when the model answers `invalid`. Tokens are added to *tokens. */
+int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
+                   const kevo_agent_task *at, const char *candidate, const kevo_run_config *cfg,
+                   int64_t tokens[2]);
+/* An LLM reflection on an attempt (a short lesson); *out NULL when the
+ * reply is unusable. */
+int kevo_llm_reflect(char **out, kevo_provider *prov, const kevo_agent_task *at,
+                     const char *candidate, const char *verdict, const char *feedback,
+                     const kevo_run_config *cfg, int64_t tokens[2]);
+
 /* Render prompts/<backend>/<name>.md with {{key}} -> value. */
 int kevo_prompt_render(char **out, const char *backend, const char *name,
                        const char *const *keys, const char *const *values, size_t n);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
                      const kevo_agent_task *at, kevo_stage stage, int64_t start_id,
@@ -120,4 +121,75 @@ done:
     free(user);
     free(proto);
     return error;
+}
+
+/* One single-message exchange with a template; *out is the reply or NULL. */
+static int ask(char **out, kevo_provider *prov, const kevo_run_config *cfg, const char *tmpl,
+               const char *const *keys, const char *const *vals, size_t n, const char *tag,
+               int64_t tokens[2])
+{
+    *out = NULL;
+    char *text = NULL;
+    int error = kevo_prompt_render(&text, cfg->backend, tmpl, keys, vals, n);
+    if (error < 0)
+        return error;
+    kevo_llm_message msg = {KEVO_LLM_USER, text};
+    kevo_llm_request req;
+    kevo_llm_request_init(&req);
+    req.messages = &msg;
+    req.n_messages = 1;
+    req.tag = tag;
+    kevo_llm_response resp = {0};
+    error = kevo_llm_complete(prov, &req, &resp);
+    if (error == 0) {
+        tokens[0] += resp.tokens_prompt;
+        tokens[1] += resp.tokens_completion;
+        if (resp.content && !resp.failure)
+            *out = strdup(resp.content);
+    }
+    kevo_llm_response_clear(&resp);
+    free(text);
+    return error;
+}
+
+int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
+                   const kevo_agent_task *at, const char *candidate, const kevo_run_config *cfg,
+                   int64_t tokens[2])
+{
+    *out_invalid = false;
+    *out_reason = NULL;
+    char *proto = NULL, *reply = NULL, tag[160];
+    kevo_task_prototype(&proto, at->task);
+    const char *keys[] = {"name", "description", "prototype", "reference", "candidate"};
+    const char *vals[] = {at->task->name, at->task->description, proto, at->reference, candidate};
+    snprintf(tag, sizeof(tag), "task=%s audit", at->task->name);
+    int error = ask(&reply, prov, cfg, "audit", keys, vals, 5, tag, tokens);
+    if (error == 0 && reply) {
+        const char *p = reply;
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '`' || *p == '*')
+            p++;
+        if (!strncasecmp(p, "invalid", 7)) {
+            *out_invalid = true;
+            p += 7;
+            while (*p == ':' || *p == ' ')
+                p++;
+            const char *eol = strchr(p, '\n');
+            *out_reason = strndup(p, eol ? (size_t)(eol - p) : strlen(p));
+        }
+    }
+    free(reply);
+    free(proto);
+    return error;
+}
+
+int kevo_llm_reflect(char **out, kevo_provider *prov, const kevo_agent_task *at,
+                     const char *candidate, const char *verdict, const char *feedback,
+                     const kevo_run_config *cfg, int64_t tokens[2])
+{
+    char tag[160];
+    const char *keys[] = {"name", "description", "verdict", "feedback", "candidate"};
+    const char *vals[] = {at->task->name, at->task->description, verdict,
+                          feedback ? feedback : "", candidate ? candidate : ""};
+    snprintf(tag, sizeof(tag), "task=%s reflect", at->task->name);
+    return ask(out, prov, cfg, "reflect", keys, vals, 5, tag, tokens);
 }

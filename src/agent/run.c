@@ -73,6 +73,8 @@ static char *config_json(const kevo_run_config *c, char **dirs, size_t ndirs)
     cJSON_AddNumberToObject(o, "q_init", c->q_init);
     cJSON_AddBoolToObject(o, "quick_timing", c->quick_timing);
     cJSON_AddNumberToObject(o, "refine_with_builtin", c->refine_with_builtin);
+    cJSON_AddBoolToObject(o, "audit", c->audit);
+    cJSON_AddBoolToObject(o, "reflect", c->reflect);
     if (c->memory_from)
         cJSON_AddStringToObject(o, "memory_from", c->memory_from);
     char *s = cJSON_PrintUnformatted(o);
@@ -114,6 +116,10 @@ static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJS
         c->alpha = v->valuedouble;
     if ((v = cJSON_GetObjectItem(root, "q_init")) && cJSON_IsNumber(v))
         c->q_init = v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "audit")))
+        c->audit = cJSON_IsTrue(v);
+    if ((v = cJSON_GetObjectItem(root, "reflect")))
+        c->reflect = cJSON_IsTrue(v);
     if ((v = cJSON_GetObjectItem(root, "refine_with_builtin")) && cJSON_IsNumber(v))
         c->refine_with_builtin = v->valuedouble;
     if ((v = cJSON_GetObjectItem(root, "quick_timing")))
@@ -349,11 +355,80 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
             }
         }
         a.recipes_json = prop.recipes_json;
-        a.tokens_prompt = prop.tokens_prompt;
-        a.tokens_completion = prop.tokens_completion;
+        int64_t extra[2] = {0, 0}; /* auditor and reflection tokens */
+        char *audit_reason = NULL, *audit_feedback = NULL, *audit_gates = NULL;
+        char *lesson = NULL;
+        bool compiled = !strcmp(a.verdict, "correct") || !strcmp(a.verdict, "incorrect") ||
+                        !strcmp(a.verdict, "timeout") || !strcmp(a.verdict, "crash");
+        if (prov && cfg->audit && compiled && prop.source) {
+            /* EvoKernel's model-based auditor, after the static gate */
+            bool invalid = false;
+            if ((error = kevo_llm_audit(&invalid, &audit_reason, prov, &at, prop.source, cfg,
+                                        extra)) < 0) {
+                kevo_eval_result_clear(&r);
+                free(gates);
+                kevo_proposal_clear(&prop);
+                kevo_attempt_free(start);
+                goto done;
+            }
+            if (invalid) {
+                kevo_buf b = {0};
+                kevo_buf_printf(&b, "Rejected by the model-based auditor: %s",
+                                audit_reason ? audit_reason : "(no reason given)");
+                audit_feedback = kevo_buf_detach(&b);
+                cJSON *g = cJSON_Parse(gates ? gates : "[]");
+                cJSON *j = cJSON_CreateObject();
+                cJSON_AddStringToObject(j, "name", "audit");
+                cJSON_AddBoolToObject(j, "ok", false);
+                cJSON *msgs = cJSON_AddArrayToObject(j, "messages");
+                cJSON_AddItemToArray(msgs, cJSON_CreateString(audit_reason ? audit_reason : ""));
+                if (g)
+                    cJSON_AddItemToArray(g, j);
+                else
+                    cJSON_Delete(j);
+                audit_gates = g ? cJSON_PrintUnformatted(g) : NULL;
+                cJSON_Delete(g);
+                a.verdict = "rejected";
+                a.feedback = audit_feedback;
+                a.gates_json = audit_gates;
+                a.candidate_us = a.reference_us = a.speedup = 0;
+            }
+        }
+        if (prov && cfg->reflect && prop.source &&
+            (error = kevo_llm_reflect(&lesson, prov, &at, prop.source, a.verdict, a.feedback, cfg,
+                                      extra)) < 0) {
+            free(audit_reason);
+            free(audit_feedback);
+            free(audit_gates);
+            kevo_eval_result_clear(&r);
+            free(gates);
+            kevo_proposal_clear(&prop);
+            kevo_attempt_free(start);
+            goto done;
+        }
+        a.tokens_prompt = prop.tokens_prompt + extra[0];
+        a.tokens_completion = prop.tokens_completion + extra[1];
         a.tokens_estimated = prop.tokens_estimated;
         int64_t id = 0;
         error = kevo_memory_attempt_record(mem, &a, prop.used, prop.nused, &lc, &id);
+        if (error == 0 && lesson) {
+            char title[160];
+            snprintf(title, sizeof(title), "reflection on %s, iteration %d (%s)", at.task->name,
+                     it + 1, a.verdict);
+            kevo_item item = {0};
+            item.kind = KEVO_ITEM_EXPERIENCE;
+            item.title = title;
+            item.body = lesson;
+            item.category = at.task->category;
+            item.task = at.task->name;
+            item.backend = cfg->backend;
+            item.tags = "reflection";
+            error = kevo_memory_item_add_distilled(mem, &item, id, NULL);
+        }
+        free(lesson);
+        free(audit_reason);
+        free(audit_feedback);
+        free(audit_gates);
         if (a.speedup > best)
             best = a.speedup;
         if (error == 0 && !cfg->quiet)

@@ -33,6 +33,9 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --generator NAME   builtin (offline recipes; default) | openai | replay\n"
+            "  --audit            LLM runs: the model-based anti-hacking auditor after the\n"
+            "                     static gate (prompts/c/audit.md); `invalid` = rejected\n"
+            "  --reflect          LLM runs: store an LLM reflection on every attempt\n"
             "  --refine-with builtin[:SHARE]  LLM runs: give SHARE (default 0.3) of the\n"
             "                     refine iterations to zero-token built-in recipes\n"
             "  --strategy NAME    evo (default) | refine (iterative-refinement baseline) |\n"
@@ -88,6 +91,10 @@ int kevo_cmd_run(int argc, char **argv)
             cfg.quick_timing = true;
         } else if (!strcmp(a, "--quiet")) {
             cfg.quiet = true;
+        } else if (!strcmp(a, "--audit")) {
+            cfg.audit = true;
+        } else if (!strcmp(a, "--reflect")) {
+            cfg.reflect = true;
         } else if (a[0] == '-' && !v) {
             fprintf(stderr, "kevo run: %s needs a value (see kevo run --help)\n", a);
             rc = KEVO_EXIT_USAGE;
@@ -201,6 +208,11 @@ int kevo_cmd_run(int argc, char **argv)
     if (strcmp(cfg.generator, "builtin") && strcmp(cfg.generator, "openai") &&
         strcmp(cfg.generator, "replay")) {
         fprintf(stderr, "kevo run: --generator must be builtin, openai or replay\n");
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    if ((cfg.audit || cfg.reflect) && !strcmp(cfg.generator, "builtin")) {
+        fprintf(stderr, "kevo run: --audit and --reflect need an LLM generator\n");
         rc = KEVO_EXIT_USAGE;
         goto done;
     }

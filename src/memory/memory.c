@@ -755,6 +755,12 @@ void kevo_attempt_list_free(kevo_attempt_list *list)
 
 int kevo_memory_item_add(kevo_memory *mem, const kevo_item *item, int64_t *out_id)
 {
+    return kevo_memory_item_add_distilled(mem, item, 0, out_id);
+}
+
+int kevo_memory_item_add_distilled(kevo_memory *mem, const kevo_item *item, int64_t attempt_id,
+                                   int64_t *out_id)
+{
     if (!item)
         return kevo_error_set(KEVO_EINVAL, "item: none given");
     if (item->kind < 1 || item->kind > KEVO_ITEM_KIND_MAX)
@@ -776,7 +782,12 @@ int kevo_memory_item_add(kevo_memory *mem, const kevo_item *item, int64_t *out_i
     int error = mem->store->tx_begin(mem->store);
     if (error < 0)
         return error;
-    error = mem->store->item_insert(mem->store, &copy, out_id);
+    int64_t id = 0;
+    error = mem->store->item_insert(mem->store, &copy, &id);
+    if (error == 0 && attempt_id > 0)
+        error = mem->store->distilled_insert(mem->store, id, attempt_id);
+    if (out_id)
+        *out_id = id;
     return kevo_memory_tx_end(mem, error);
 }
 

@@ -110,5 +110,32 @@ check "refine-with run exits 0" "[ $? -eq 0 ]"
 "$KEVO" report --db "$tmp/c.db" --format json > "$tmp/report3.json"
 check "one LLM request, two built-in refinements, tokens saved reported" \
   "python3 -c \"import json,sys; r=json.load(open('$tmp/report3.json')); n=sum(1 for _ in open('$tmp/requests2.jsonl')); sys.exit(0 if n==1 and r['builtin_attempts']==2 and r['tokens_saved_estimate']==2*760 else 1)\""
+kill "$spid" 2>/dev/null; spid=
+# --audit: an `invalid` answer makes the verdict rejected; --reflect stores the lesson
+python3 - "$tmp/script3.jsonl" <<'PY'
+import json, sys
+good = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
+steps = [{"content": good}, {"content": "invalid: it returns results cached from an earlier call"},
+         {"content": "Lesson: the auditor flags kernels that look cached; keep kernels stateless."}]
+open(sys.argv[1], "w").write("".join(json.dumps(s) + "\n" for s in steps))
+PY
+"$SERVER" --script "$tmp/script3.jsonl" --log "$tmp/requests3.jsonl" --lifetime 300 > "$tmp/port3" &
+spid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/port3" ] && break; sleep 0.1; done
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$(head -1 "$tmp/port3")/v1" \
+  --model fake --iterations 1 --quick --db "$tmp/d.db" --audit --reflect > "$tmp/run4.txt" 2>&1
+check "audit run exits 0" "[ $? -eq 0 ]"
+python3 - "$tmp/d.db" <<'PY' || fails=$((fails+1))
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+v, fb = db.execute("SELECT verdict, feedback FROM attempts").fetchone()
+refl = db.execute("SELECT count(*) FROM items WHERE tags LIKE '%reflection%' AND body LIKE 'Lesson:%'").fetchone()[0]
+edge = db.execute("SELECT count(*) FROM distilled_from d JOIN items i ON i.id = d.item_id WHERE i.tags LIKE '%reflection%'").fetchone()[0]
+ok1 = v == "rejected" and "auditor" in fb and "cached" in fb
+ok2 = refl == 1 and edge == 1
+print(("ok   " if ok1 else "FAIL ") + f"the auditor's `invalid` makes the verdict rejected ({v}: {fb[:80]})")
+print(("ok   " if ok2 else "FAIL ") + "the reflection is stored as experience, distilled from the attempt")
+sys.exit(0 if ok1 and ok2 else 1)
+PY
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
