@@ -200,6 +200,21 @@ static void **alloc_outputs(const kevo_task *t, const kevo_call_data *d)
     return o;
 }
 
+/* Compare every out/inout buffer of one call; mismatch descriptions go to
+ * *mism (empty when all match). */
+static void compare_outputs(kevo_buf *mism, const kevo_task *t, const kevo_call_data *d,
+                            void *const *expected, void *const *actual)
+{
+    for (size_t p = 0; p < t->nparams; p++) {
+        kevo_role role = t->params[p].role;
+        if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
+            continue;
+        kevo_compare_stats st;
+        kevo_compare_output(&st, mism, t->params[p].name, t->params[p].type, &d->dims[p * 8],
+                            d->ndim[p], expected[p], actual[p], d->count[p], t->atol, t->rtol);
+    }
+}
+
 /* How the runner process failed, as a verdict + message. */
 static kevo_verdict runner_failure(kevo_buf *msg, kevo_child *c, int error)
 {
@@ -572,24 +587,17 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             goto done;
         }
         if (rep.status == KEVO_RUNNER_OVERRUN) {
-            kevo_buf_printf(&g->messages, "%s: wrote past the end of '%s'\n", where.ptr,
+            kevo_buf_printf(&g->messages, "%s: wrote outside '%s'\n", where.ptr,
                             t->params[rep.bad_param].name);
-            kevo_buf_printf(&fb, "Crashed on %s: the kernel wrote outside output '%s' (before its start or past its end) "
-                            "(out-of-bounds write).", where.ptr, t->params[rep.bad_param].name);
+            kevo_buf_printf(&fb, "Crashed on %s: the kernel wrote outside output '%s' (before "
+                            "its start or past its end).", where.ptr,
+                            t->params[rep.bad_param].name);
             kevo_buf_free(&where);
             finish(r, KEVO_VERDICT_CRASH, &fb);
             goto done;
         }
         kevo_buf mism = {0};
-        for (size_t p = 0; p < t->nparams; p++) {
-            kevo_role role = t->params[p].role;
-            if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
-                continue;
-            kevo_compare_stats st;
-            kevo_compare_output(&st, &mism, t->params[p].name, t->params[p].type,
-                                &d->dims[p * 8], d->ndim[p], ev->expected[id][p], outputs[p],
-                                d->count[p], t->atol, t->rtol);
-        }
+        compare_outputs(&mism, t, d, ev->expected[id], outputs);
         free_outputs(outputs, t->nparams);
         outputs = NULL;
         if (mism.len) {
@@ -690,15 +698,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             goto done;
         }
         kevo_buf mism = {0};
-        for (size_t p = 0; p < t->nparams; p++) {
-            kevo_role role = t->params[p].role;
-            if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
-                continue;
-            kevo_compare_stats st;
-            kevo_compare_output(&st, &mism, t->params[p].name, t->params[p].type, &d->dims[p * 8],
-                                d->ndim[p], ev->expected[k][p], outputs[p], d->count[p], t->atol,
-                                t->rtol);
-        }
+        compare_outputs(&mism, t, d, ev->expected[k], outputs);
         free_outputs(outputs, t->nparams);
         outputs = NULL;
         if (mism.len) {
