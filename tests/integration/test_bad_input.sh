@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Bad input to the CLI: one clear line naming the file, field and problem,
+# exit status 2, and nothing recorded is lost.
+set -uo pipefail
+KEVO=${KEVO:-build/kevo}
+SRC=${KEVO_SRC:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+relu="$SRC/suites/c/level1/001_relu"
+printf '#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0; }\n' > "$tmp/ok.c"
+: > "$tmp/empty.c"
+mk() { cp -r "$relu" "$tmp/$1"; python3 - "$tmp/$1/task.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d, open(sys.argv[1], "w"))
+PY
+}
+mk missing_field 'del d["flops"]'
+mk wrong_type 'd["level"] = "one"'
+mk bad_dtype 'd["params"][0]["type"] = "f16"'
+mk unknown_field 'd["tolerence"] = {"atol": 1}'
+mk bad_expr 'd["params"][0]["shape"] = ["N +"]'
+expect() { # name, expected substring, command...
+  local name=$1 want=$2; shift 2
+  out=$("$@" 2>&1 >/dev/null); rc=$?
+  lines=$(printf '%s\n' "$out" | grep -c .)
+  if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && printf '%s' "$out" | grep -qF -- "$want"; then
+    echo "ok   $name: $out"; pass=$((pass+1))
+  else
+    echo "FAIL $name (exit $rc, $lines lines): $out"; fail=$((fail+1))
+  fi
+}
+expect "missing field" "task.json: field 'flops': missing" "$KEVO" eval "$tmp/missing_field" "$tmp/ok.c"
+expect "wrong type" "field 'level': must be an integer" "$KEVO" eval "$tmp/wrong_type" "$tmp/ok.c"
+expect "unknown dtype" "unknown type 'f16'" "$KEVO" eval "$tmp/bad_dtype" "$tmp/ok.c"
+expect "unknown field" "field 'tolerence': unknown field" "$KEVO" eval "$tmp/unknown_field" "$tmp/ok.c"
+expect "bad expression" "params[0].shape" "$KEVO" eval "$tmp/bad_expr" "$tmp/ok.c"
+expect "candidate missing" "$tmp/nope.c: cannot open" "$KEVO" eval "$relu" "$tmp/nope.c"
+expect "empty candidate" "the candidate file is empty" "$KEVO" eval "$relu" "$tmp/empty.c"
+expect "no task folder" "no such task folder" "$KEVO" eval "$tmp/none" "$tmp/ok.c"
+expect "unknown option" "unknown option '--fast'" "$KEVO" eval "$relu" "$tmp/ok.c" --fast
+expect "run: bad task in the list" "task.json: field 'flops': missing" "$KEVO" run "$tmp/missing_field" --db "$tmp/r.db"
+expect "run: bad --iterations" "--iterations needs a non-negative integer" "$KEVO" run "$relu" --iterations x
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
