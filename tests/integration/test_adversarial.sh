@@ -13,6 +13,10 @@
 #   ONLY       extended regex: run only cases whose name matches
 #   CASE_TIMEOUT  seconds before one `kevo eval` is abandoned (default 900)
 #   PYTHON     python3 used to read the JSON (default python3)
+#   QUIET=1    no progress lines on stderr
+#
+# Cost: every evaluation builds and runs the reference, so expect 5-15 s per
+# case (about 110 cases: 10-20 minutes with JOBS=1 on a 2-core machine).
 #
 # Prints one line per case, `ok|FAIL <case> expected X got Y`, then
 # `N passed, M failed`; exits 1 on any failure, 2 when it cannot run at all.
@@ -110,6 +114,7 @@ run_case() { # index
     end=$(date +%s.%N)
     echo "$rc" >"$WORK/$i.rc"
     echo "$start $end" | awk '{printf "%.1f\n", $2 - $1}' >"$WORK/$i.secs"
+    [ "${QUIET:-0}" = 1 ] || echo "  ... [$((i + 1))/$n] ${NAMES[$i]} (exit $rc, $(cat "$WORK/$i.secs")s)" >&2
 }
 
 n=${#NAMES[@]}
