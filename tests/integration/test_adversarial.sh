@@ -178,7 +178,8 @@ if isinstance(obj, dict):
             for k in ("candidate_us", "reference_us"):
                 if not isinstance(lat.get(k), (int, float)) or not lat.get(k) > 0:
                     problems.append("correct but latency.%s is not > 0" % k)
-if mode == "normal" and "root:x:0:0" in raw:
+# Candidates try to make the compiler or assembler quote /etc/passwd.
+if mode == "normal" and any(m in raw for m in ("root:x:0:0", "nologin", "/bin/bash")):
     problems.append("output leaks the contents of /etc/passwd")
 print("\x1f".join([verdict, speedup, "; ".join(problems), feedback]))
 PYEOF
