@@ -8,15 +8,16 @@
 # Environment:
 #   KEVO       the kevo binary (default: build/kevo under KEVO_SRC)
 #   KEVO_SRC   the source root (default: two folders above this script)
-#   JOBS       evaluations run at once (default 1; more is faster but makes
-#              the latency figures noisier)
+#   JOBS       evaluations run at once (default 2; cases judged on their
+#              speedup always run alone)
 #   ONLY       extended regex: run only cases whose name matches
 #   CASE_TIMEOUT  seconds before one `kevo eval` is abandoned (default 900)
 #   PYTHON     python3 used to read the JSON (default python3)
 #   QUIET=1    no progress lines on stderr
 #
 # Cost: every evaluation builds and runs the reference, so expect 5-15 s per
-# case (about 110 cases: 10-20 minutes with JOBS=1 on a 2-core machine).
+# case (about 115 cases: 10-20 minutes on a 2-core machine; ctest allows
+# integration tests 1200 s).
 #
 # Prints one line per case, `ok|FAIL <case> expected X got Y`, then
 # `N passed, M failed`; exits 1 on any failure, 2 when it cannot run at all.
@@ -26,7 +27,7 @@ set -uo pipefail
 
 KEVO_SRC=${KEVO_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KEVO=${KEVO:-$KEVO_SRC/build/kevo}
-JOBS=${JOBS:-1}
+JOBS=${JOBS:-2}
 ONLY=${ONLY:-}
 CASE_TIMEOUT=${CASE_TIMEOUT:-900}
 PY=${PYTHON:-python3}
