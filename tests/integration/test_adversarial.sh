@@ -231,6 +231,11 @@ for ((i = 0; i < n; i++)); do
     rc=$(cat "$WORK/$i.rc" 2>/dev/null || echo '?')
     secs=$(cat "$WORK/$i.secs" 2>/dev/null || echo '?')
     IFS=$'\x1f' read -r verdict speedup problems feedback < <(parse "$WORK/$i.out" "${MODES[$i]}")
+    # kevo refuses some inputs outright (exit status 2, a message, no JSON)
+    if [ "$verdict" = no-json ] && [ "$rc" = 2 ]; then
+        verdict=bad-input
+        feedback="exit status 2: $(head -c 300 "$WORK/$i.err" | tr '\n' ' ')"
+    fi
     got=$verdict
     [ "$verdict" = correct ] && got="correct (speedup $(printf '%.2f' "$speedup" 2>/dev/null || echo "$speedup"))"
     notes=()
@@ -240,7 +245,8 @@ for ((i = 0; i < n; i++)); do
     ok=1
     matches "${EXPECTS[$i]}" "$verdict" "$speedup" || ok=0
     [ -n "$problems" ] && { ok=0; notes+=("$problems"); }
-    if [ "$verdict" != no-json ] && [ "$verdict" != no-verdict ] && [ "$rc" != "$(expected_rc "$verdict")" ]; then
+    if [ "$verdict" != no-json ] && [ "$verdict" != no-verdict ] && [ "$verdict" != bad-input ] &&
+        [ "$rc" != "$(expected_rc "$verdict")" ]; then
         ok=0
         notes+=("exit status $rc, expected $(expected_rc "$verdict") for $verdict")
     fi
