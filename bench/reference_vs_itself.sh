@@ -41,6 +41,7 @@ for task in "${TASKS[@]}"; do
     for ((r = 1; r <= RUNS; r++)); do
         # shellcheck disable=SC2086
         out=$("$KEVO" eval --json $EVAL_ARGS "$task" "$cand" 2>"$WORK/err")
+        rc=$?
         line=$("$PY" -c '
 import json, sys
 try:
@@ -54,7 +55,7 @@ print(o.get("verdict", "?"), s if isinstance(s, (int, float)) else "none")
         verdict=${line%% *}
         speedup=${line#* }
         if [ "$verdict" != correct ] || [ "$speedup" = none ]; then
-            echo "  run $r: verdict $verdict (expected correct): $(head -c 300 "$WORK/err")"
+            echo "  run $r: verdict $verdict (expected correct), exit status $rc: $(head -c 300 "$WORK/err")"
             ratios+=("-")
             bad=$((bad + 1))
             continue

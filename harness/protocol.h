@@ -11,10 +11,14 @@
  *   parent -> 'C' u32 set    call once on that set, answer
  *             u8 status, u32 bad_param, i64 ns, then the bytes of every
  *             out/inout param (in param order)
- *   parent -> 'T' u32 set u64 rot   call once with every input rotated by
+ *   parent -> 'P' u32 set u64 rot   prepare a timed call: inputs rotated by
  *             (rot * (param + 1)) mod count elements (same values, new places,
- *             so results cached across calls never pay); answer u8 status,
- *             u32 bad_param, i64 ns
+ *             so results cached across calls never pay); answer 'p'
+ *   parent -> 'X' u32 set    call once on the prepared buffers, answer u8 status,
+ *             u32 bad_param, i64 ns. kevo times this round trip itself (minus
+ *             the pipe's, measured with 'N'): the runner's own clock lives in
+ *             the candidate's process and is only a cross-check
+ *   parent -> 'N'            no-op, answer 'n' 
  *   parent -> 'Q'            exit
  * status: 0 ok, 1 the kernel wrote outside an output (before its start or
  * past its end: bad_param).

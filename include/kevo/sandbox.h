@@ -31,6 +31,9 @@ typedef struct kevo_sandbox_opts {
     bool untrusted;           /* drop to uid/gid nobody if root, new network namespace,
                                  seccomp policy (no fork, exec allowed once, no sockets,
                                  no ptrace, no mounts) */
+    unsigned run_as_uid;      /* untrusted children when kevo is root: this uid and gid
+                                 (0 = nobody, 65534); the reference runner gets its own,
+                                 so a candidate cannot signal, renice or trace it */
     bool drop_privileges;     /* run as uid/gid nobody when kevo is root (compilers: so a
                                  candidate cannot make them read root-only files) */
     const char *const *extra_env; /* "K=V" strings added to the scrubbed environment */

@@ -149,7 +149,7 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
     bool ok = true;
     char *diag = NULL;
     {
-        const char *argv[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", hdr, "-c", runner_src,
+        const char *argv[] = {"/usr/bin/gcc", "-O3", "-std=gnu11", hdr, "-c", runner_src,
                               "-o", "runner.o", NULL};
         const char *argv2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", "-c", "call.c", "-o",
                                "call.o", NULL};

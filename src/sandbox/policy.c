@@ -7,7 +7,8 @@
  * networking, ptrace and cross-process memory access, mounts and
  * namespaces, kernel modules, bpf, perf, keyrings, io_uring.
  * Refused with an error: clone3 (ENOSYS, so libc falls back to clone,
- * which we can inspect) and kill (EPERM).
+ * which we can inspect), kill, and changing any process's priority,
+ * scheduler, I/O priority, or another process's affinity or rlimits (EPERM).
  * exec stays allowed here because the sandbox itself must exec the runner;
  * the runner forbids exec and file opening for itself once started
  * (harness/runner.c).
@@ -62,6 +63,21 @@ static void build(void)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 0);
+    /* No reaching other processes' scheduling: a candidate must not slow the
+     * reference runner down (renice, affinity, rlimits, I/O priority). */
+    static const char *const sched[] = {"setpriority", "sched_setscheduler", "sched_setparam",
+                                        "sched_setattr", "ioprio_set", NULL};
+    for (const char *const *n = sched; *n && rc == 0; n++) {
+        int nr = seccomp_syscall_resolve_name(*n);
+        if (nr != __NR_SCMP_ERROR)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setaffinity), 1,
+                              SCMP_A0(SCMP_CMP_NE, 0));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1,
+                              SCMP_A0(SCMP_CMP_NE, 0));
     if (rc != 0) {
         snprintf(program_error, sizeof(program_error), "seccomp_rule_add: %s", strerror(-rc));
         goto done;

@@ -107,8 +107,9 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
     }
     if (o->untrusted) {
         if (geteuid() == 0) {
+            unsigned id = o->run_as_uid ? o->run_as_uid : NOBODY_ID;
             unshare(CLONE_NEWNET);
-            if (setgroups(0, NULL) < 0 || setgid(NOBODY_ID) < 0 || setuid(NOBODY_ID) < 0)
+            if (setgroups(0, NULL) < 0 || setgid(id) < 0 || setuid(id) < 0)
                 _exit(126);
         }
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

@@ -100,14 +100,19 @@ static void describe_sizes(kevo_buf *b, const kevo_sizes *s)
 
 /* ---- runner I/O ---- */
 
+/* The reference runner runs under its own unprivileged uid, apart from
+ * every candidate's (nobody). */
+#define KEVO_REFERENCE_UID 65533
+
 static int runner_start(kevo_child **out, const kevo_evaluator *ev, const char *runner,
-                        const char *dir)
+                        const char *dir, bool is_reference)
 {
     char threads[32];
     snprintf(threads, sizeof(threads), "OMP_NUM_THREADS=%d", kevo_cpu_count());
     const char *env[] = {threads, NULL};
     kevo_sandbox_opts o = {.workdir = dir, .mem_bytes = ev->runner_mem, .cpu_s = 600,
-                           .untrusted = true, .extra_env = env, .file_bytes = 1 << 20};
+                           .untrusted = true, .extra_env = env, .file_bytes = 1 << 20,
+                           .run_as_uid = is_reference ? KEVO_REFERENCE_UID : 0};
     const char *argv[] = {runner, NULL};
     int error = kevo_sandbox_spawn(out, argv, &o);
     if (error < 0)
@@ -155,23 +160,35 @@ static int runner_load(kevo_child *c, const kevo_task *t, uint32_t id, const kev
 typedef struct {
     uint8_t status;
     uint32_t bad_param;
-    int64_t ns;
+    int64_t ns;    /* the runner's own clock (inside the untrusted process) */
+    int64_t rt_ns; /* timed calls: kevo's clock around the 'X' round trip */
 } call_reply;
 
-/* One call; outputs (when non-NULL) receive every out/inout buffer. */
+/* One call. With outputs: prepare, call and send back every out/inout
+ * buffer ('C'). Without: a timed call, prepared first ('P', inputs rotated
+ * by rot) and then timed by kevo around the 'X' round trip. */
 static int runner_call(call_reply *r, kevo_child *c, const kevo_task *t, uint32_t id,
                        const kevo_call_data *d, void **outputs, double timeout_s, uint64_t rot)
 {
     int error;
-    char cmd = outputs ? 'C' : 'T';
+    r->rt_ns = 0;
+    if (!outputs) {
+        char cmd = 'P', ack;
+        if ((error = kevo_child_write(c, &cmd, 1)) < 0 ||
+            (error = kevo_child_write(c, &id, 4)) < 0 ||
+            (error = kevo_child_write(c, &rot, 8)) < 0 ||
+            (error = kevo_child_read(c, &ack, 1, 60)) < 0)
+            return error;
+    }
+    char cmd = outputs ? 'C' : 'X';
+    int64_t t0 = kevo_now_ns();
     if ((error = kevo_child_write(c, &cmd, 1)) < 0 || (error = kevo_child_write(c, &id, 4)) < 0)
-        return error;
-    if (!outputs && (error = kevo_child_write(c, &rot, 8)) < 0)
         return error;
     if ((error = kevo_child_read(c, &r->status, 1, timeout_s)) < 0 ||
         (error = kevo_child_read(c, &r->bad_param, 4, 5)) < 0 ||
         (error = kevo_child_read(c, &r->ns, 8, 5)) < 0)
         return error;
+    r->rt_ns = kevo_now_ns() - t0;
     if (!outputs)
         return 0;
     for (size_t p = 0; p < t->nparams; p++) {
@@ -181,6 +198,24 @@ static int runner_call(call_reply *r, kevo_child *c, const kevo_task *t, uint32_
         if ((error = kevo_child_read(c, outputs[p], d->bytes[p], 60)) < 0)
             return error;
     }
+    return 0;
+}
+
+/* Median round trip of a no-op command: the pipe's share of a timed call. */
+static int pipe_baseline(double *out_ns, kevo_child *c)
+{
+    double s[21];
+    for (int i = 0; i < 21; i++) {
+        char cmd = 'N', ack;
+        int64_t t0 = kevo_now_ns();
+        int error;
+        if ((error = kevo_child_write(c, &cmd, 1)) < 0 || (error = kevo_child_read(c, &ack, 1, 5)) < 0)
+            return error;
+        s[i] = (double)(kevo_now_ns() - t0);
+    }
+    double med, mn, cv;
+    kevo_stats(s, 21, &med, &mn, &cv);
+    *out_ns = med;
     return 0;
 }
 
@@ -383,7 +418,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
                                task->reference_path, build.diagnostics ? build.diagnostics : "");
         goto done;
     }
-    if ((error = runner_start(&ev->ref, ev, build.runner_path, ref_dir)) < 0) {
+    if ((error = runner_start(&ev->ref, ev, build.runner_path, ref_dir, true)) < 0) {
         error = kevo_error_set(KEVO_EINFRA, "cannot start the reference runner: %s",
                                kevo_error_last());
         goto done;
@@ -547,7 +582,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     /* Gate 3: correctness */
     g = gate(r, "correctness");
     g0 = kevo_now_s();
-    if ((error = runner_start(&cand, ev, build.runner_path, dir)) < 0) {
+    if ((error = runner_start(&cand, ev, build.runner_path, dir, false)) < 0) {
         kevo_buf msg = {0};
         kevo_verdict v = cand ? runner_failure(&msg, cand, error) : KEVO_VERDICT_INFRA_ERROR;
         kevo_buf_printf(&g->messages, "the program died before the first call: %s\n",
@@ -631,6 +666,21 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     rs = calloc((size_t)cap, sizeof(double));
     int nc = 0, nr = 0;
     double csum = 0, rsum = 0;
+    double base_ns[2] = {0, 0}; /* [0] reference, [1] candidate */
+    if ((error = pipe_baseline(&base_ns[0], ev->ref)) < 0) {
+        error = kevo_error_set(KEVO_EINFRA, "the reference runner failed during timing");
+        goto infra;
+    }
+    if ((error = pipe_baseline(&base_ns[1], cand)) < 0) {
+        kevo_buf msg = {0};
+        kevo_verdict v = runner_failure(&msg, cand, error);
+        kevo_buf_printf(&fb, "Failed during timing: %s.", msg.ptr);
+        kevo_buf_free(&msg);
+        finish(r, v, &fb);
+        error = 0;
+        goto done;
+    }
+    double own_sum = 0, kevo_sum = 0; /* cross-check of the runner's own clock */
     kevo_rng rot_rng;
     kevo_rng_seed(&rot_rng, (uint64_t)ev->serial * 7919u + 17u);
     for (int i = 0;; i++) {
@@ -665,7 +715,14 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             }
             if (warm)
                 continue;
-            double us = (double)rep.ns * 1e-3;
+            /* kevo's clock around the call, less the pipe's round trip */
+            double us = ((double)rep.rt_ns - base_ns[ref_side ? 0 : 1]) * 1e-3;
+            if (us < 0)
+                us = 0;
+            if (!ref_side) {
+                own_sum += (double)rep.ns * 1e-3;
+                kevo_sum += us;
+            }
             if (ref_side && nr < cap)
                 rs[nr++] = us, rsum += us * 1e-6;
             else if (!ref_side && nc < cap)
@@ -720,6 +777,10 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     r->has_latency = true;
     g->ok = true;
     g->seconds = kevo_now_s() - g0;
+    if (kevo_sum > 0 && own_sum < 0.5 * kevo_sum && kevo_sum - own_sum > 1000.0 * nc)
+        kevo_buf_printf(&g->messages, "note: the candidate process's own clock read %.0f%% of "
+                        "kevo's (the harness's timer or its code may have been tampered with); "
+                        "kevo's measurement is the one reported\n", 100 * own_sum / kevo_sum);
     kevo_buf_printf(&g->messages, "candidate median %.1f us (min %.1f, cv %.1f%%, %d calls); "
                     "reference median %.1f us (min %.1f, cv %.1f%%, %d calls)\n",
                     L->candidate_us, L->candidate_min_us, 100 * L->candidate_cv, nc,

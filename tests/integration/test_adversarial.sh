@@ -8,11 +8,16 @@
 # Environment:
 #   KEVO       the kevo binary (default: build/kevo under KEVO_SRC)
 #   KEVO_SRC   the source root (default: two folders above this script)
-#   JOBS       evaluations run at once (default 1; more is faster but makes
-#              the latency figures noisier)
+#   JOBS       evaluations run at once (default 2; cases judged on their
+#              speedup always run alone)
 #   ONLY       extended regex: run only cases whose name matches
 #   CASE_TIMEOUT  seconds before one `kevo eval` is abandoned (default 900)
 #   PYTHON     python3 used to read the JSON (default python3)
+#   QUIET=1    no progress lines on stderr
+#
+# Cost: every evaluation builds and runs the reference, so expect 5-15 s per
+# case (about 115 cases: 10-20 minutes on a 2-core machine; ctest allows
+# integration tests 1200 s).
 #
 # Prints one line per case, `ok|FAIL <case> expected X got Y`, then
 # `N passed, M failed`; exits 1 on any failure, 2 when it cannot run at all.
@@ -22,7 +27,7 @@ set -uo pipefail
 
 KEVO_SRC=${KEVO_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KEVO=${KEVO:-$KEVO_SRC/build/kevo}
-JOBS=${JOBS:-1}
+JOBS=${JOBS:-2}
 ONLY=${ONLY:-}
 CASE_TIMEOUT=${CASE_TIMEOUT:-900}
 PY=${PYTHON:-python3}
@@ -110,11 +115,20 @@ run_case() { # index
     end=$(date +%s.%N)
     echo "$rc" >"$WORK/$i.rc"
     echo "$start $end" | awk '{printf "%.1f\n", $2 - $1}' >"$WORK/$i.secs"
+    [ "${QUIET:-0}" = 1 ] || echo "  ... [$((i + 1))/$n] ${NAMES[$i]} (exit $rc, $(cat "$WORK/$i.secs")s)" >&2
 }
 
 n=${#NAMES[@]}
 echo "kevo: $KEVO; flags: ${EVAL_FLAGS[*]}; $n evaluations, $JOBS at a time"
+# Cases judged on their speedup (`!correct-fast`) run alone, so that a
+# concurrent evaluation neither disturbs their timing nor gets caught in
+# their attack on timing (renice_hog, cpu_hog).
 for ((i = 0; i < n; i++)); do
+    if [[ ${EXPECTS[$i]} == *'!correct-fast'* ]]; then
+        wait
+        run_case "$i"
+        continue
+    fi
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
         wait -n 2>/dev/null || true
     done
@@ -165,7 +179,8 @@ if isinstance(obj, dict):
             for k in ("candidate_us", "reference_us"):
                 if not isinstance(lat.get(k), (int, float)) or not lat.get(k) > 0:
                     problems.append("correct but latency.%s is not > 0" % k)
-if mode == "normal" and "root:x:0:0" in raw:
+# Candidates try to make the compiler or assembler quote /etc/passwd.
+if mode == "normal" and any(m in raw for m in ("root:x:0:0", "nologin", "/bin/bash")):
     problems.append("output leaks the contents of /etc/passwd")
 print("\x1f".join([verdict, speedup, "; ".join(problems), feedback]))
 PYEOF
@@ -220,6 +235,11 @@ for ((i = 0; i < n; i++)); do
     rc=$(cat "$WORK/$i.rc" 2>/dev/null || echo '?')
     secs=$(cat "$WORK/$i.secs" 2>/dev/null || echo '?')
     IFS=$'\x1f' read -r verdict speedup problems feedback < <(parse "$WORK/$i.out" "${MODES[$i]}")
+    # kevo refuses some inputs outright (exit status 2, a message, no JSON)
+    if [ "$verdict" = no-json ] && [ "$rc" = 2 ]; then
+        verdict=bad-input
+        feedback="exit status 2: $(head -c 300 "$WORK/$i.err" | tr '\n' ' ')"
+    fi
     got=$verdict
     [ "$verdict" = correct ] && got="correct (speedup $(printf '%.2f' "$speedup" 2>/dev/null || echo "$speedup"))"
     notes=()
@@ -229,7 +249,8 @@ for ((i = 0; i < n; i++)); do
     ok=1
     matches "${EXPECTS[$i]}" "$verdict" "$speedup" || ok=0
     [ -n "$problems" ] && { ok=0; notes+=("$problems"); }
-    if [ "$verdict" != no-json ] && [ "$verdict" != no-verdict ] && [ "$rc" != "$(expected_rc "$verdict")" ]; then
+    if [ "$verdict" != no-json ] && [ "$verdict" != no-verdict ] && [ "$verdict" != bad-input ] &&
+        [ "$rc" != "$(expected_rc "$verdict")" ]; then
         ok=0
         notes+=("exit status $rc, expected $(expected_rc "$verdict") for $verdict")
     fi
