@@ -68,6 +68,7 @@ typedef struct kevo_child {
     int to_child;
     int from_child;
     bool exited;
+    bool paused; /* stopped by kevo_child_pause() */
     kevo_proc_status status;
     double started;
 } kevo_child;
@@ -78,6 +79,11 @@ int kevo_child_write(kevo_child *c, const void *data, size_t len);
 /* Read exactly len bytes within timeout_s: KEVO_ETIMEOUT on timeout,
  * KEVO_EIO when the child closed the pipe (it died: see kevo_child_wait). */
 int kevo_child_read(kevo_child *c, void *data, size_t len, double timeout_s);
+/* Freeze (SIGSTOP, waiting until every thread has stopped) or thaw
+ * (SIGCONT) a running child, e.g. so that a candidate's background threads
+ * cannot steal CPU while the reference is timed. */
+int kevo_child_pause(kevo_child *c);
+int kevo_child_resume(kevo_child *c);
 /* Kill the whole process group (SIGKILL) and reap the child. */
 void kevo_child_kill(kevo_child *c);
 /* Reap the child, waiting at most timeout_s, killing it after that. */

@@ -256,6 +256,39 @@ static void reap(kevo_child *c, int wstatus)
     }
 }
 
+int kevo_child_pause(kevo_child *c)
+{
+    if (!c || c->exited || c->paused)
+        return 0; /* a second SIGSTOP would never be reported: waitpid would hang */
+    if (kill(c->pid, SIGSTOP) < 0)
+        return kevo_error_set(KEVO_EIO, "cannot stop the runner: %s", strerror(errno));
+    int ws;
+    for (;;) {
+        pid_t r = waitpid(c->pid, &ws, WUNTRACED);
+        if (r == c->pid && WIFSTOPPED(ws)) {
+            c->paused = true;
+            return 0;
+        }
+        if (r == c->pid) { /* it died meanwhile */
+            reap(c, ws);
+            return 0;
+        }
+        if (r < 0 && errno != EINTR)
+            return kevo_error_set(KEVO_EIO, "waiting for the runner to stop: %s",
+                                  strerror(errno));
+    }
+}
+
+int kevo_child_resume(kevo_child *c)
+{
+    if (!c || c->exited || !c->paused)
+        return 0;
+    c->paused = false;
+    if (kill(c->pid, SIGCONT) < 0)
+        return kevo_error_set(KEVO_EIO, "cannot continue the runner: %s", strerror(errno));
+    return 0;
+}
+
 void kevo_child_kill(kevo_child *c)
 {
     if (!c || c->exited)

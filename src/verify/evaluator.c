@@ -691,6 +691,10 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             bool ref_side = (side == 0) == (i % 2 == 0);
             call_reply rep;
             kevo_child *c = ref_side ? ev->ref : cand;
+            /* only the side being timed may run: a candidate's threads that
+             * outlive its call cannot steal CPU from the reference */
+            kevo_child_resume(c);
+            kevo_child_pause(ref_side ? cand : ev->ref);
             if ((error = runner_call(&rep, c, t, id, ev->data[id], NULL,
                                      ref_side ? t->timeout_s : call_timeout(ev, id), rot)) < 0) {
                 if (ref_side) {
@@ -739,6 +743,8 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         if (enough || capped)
             break;
     }
+    kevo_child_resume(cand);
+    kevo_child_resume(ev->ref);
     /* Re-check outputs after the timed loop, on every timed input set. */
     for (int k = 0; k < ev->seeds; k++) {
         const kevo_call_data *d = ev->data[k];
@@ -795,9 +801,11 @@ infra:
     finish(r, KEVO_VERDICT_INFRA_ERROR, &fb);
     error = 0;
 done:
+    kevo_child_resume(ev->ref); /* the reference runner serves the next candidate */
     if (slot)
         pthread_rwlock_unlock(&timing_slot);
     if (cand) {
+        kevo_child_resume(cand);
         char q = 'Q';
         if (!cand->exited)
             kevo_child_write(cand, &q, 1);
