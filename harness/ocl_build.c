@@ -92,6 +92,27 @@ static char *read_file(const char *path, size_t *len)
     return s;
 }
 
+/* PoCL compiles a temporary copy of the source: name it as the candidate
+ * knows it ("kernel.cl:4:32: error..."). */
+static void print_log(const char *log)
+{
+    const char *p = log;
+    while (*p) {
+        const char *t = strstr(p, "tempfile_");
+        const char *ext = t ? strstr(t, ".cl") : NULL;
+        if (!t || !ext || memchr(t, '\n', (size_t)(ext - t))) {
+            fputs(p, stdout);
+            return;
+        }
+        const char *start = t;
+        while (start > p && !isspace((unsigned char)start[-1]))
+            start--;
+        fwrite(p, 1, (size_t)(start - p), stdout);
+        fputs("kernel.cl", stdout);
+        p = ext + 3;
+    }
+}
+
 static int pick_device(cl_device_id *out, unsigned *pi, unsigned *di, char *desc, size_t desc_len)
 {
     cl_platform_id plats[16];
@@ -329,7 +350,9 @@ int main(int argc, char **argv)
         char *log = calloc(1, n + 1);
         if (log)
             clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log, NULL);
-        printf("clBuildProgram failed (%d) on %s:\n%s\n", (int)e, desc, log ? log : "");
+        printf("clBuildProgram failed (%d) on %s:\n", (int)e, desc);
+        print_log(log ? log : "");
+        putchar('\n');
         return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? 1 : 2;
     }
     char names[4096] = "";

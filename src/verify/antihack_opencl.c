@@ -70,12 +70,20 @@ static bool in_main_file(ctx *c, CXCursor cur, unsigned *line)
     return f && clang_File_isEqual(f, c->main_file);
 }
 
-/* A function declared in the candidate without a body anywhere in it. */
+/* A function declared in the candidate without a body anywhere in it.
+ * Clang's own __builtin_* functions (INFINITY is __builtin_inff()) are
+ * declared implicitly where they are used, so they look like the file's. */
 static bool declared_without_body(ctx *c, CXCursor fn)
 {
     unsigned line;
     if (!in_main_file(c, fn, &line))
         return false; /* an OpenCL built-in */
+    CXString s = clang_getCursorSpelling(fn);
+    bool builtin = !strncmp(clang_getCString(s), "__builtin_", 10) &&
+                   !strstr(clang_getCString(s), "printf");
+    clang_disposeString(s);
+    if (builtin)
+        return false;
     CXCursor def = clang_getCursorDefinition(fn);
     return clang_Cursor_isNull(def);
 }
@@ -101,7 +109,7 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
         if (!clang_Cursor_isNull(ref) && clang_getCursorKind(ref) == CXCursor_FunctionDecl) {
             CXString s = clang_getCursorSpelling(ref);
             const char *name = clang_getCString(s);
-            if (!strcmp(name, "printf"))
+            if (strstr(name, "printf"))
                 report(c, line, "printf", "printf is not allowed in a kernel");
             else if (declared_without_body(c, ref))
                 report(c, line, "extern-function", "calls `%s`, which is neither an OpenCL "
