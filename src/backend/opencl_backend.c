@@ -349,6 +349,21 @@ static int ocl_build(const kevo_backend *be, const kevo_task *task, const char *
             goto done;
         }
     }
+    /* The runner unpacks the binary into files under the sandbox's file-size
+     * limit (1 MiB); a binary below it cannot produce a larger file. */
+    {
+        char *bin = kevo_path_join(dir, "program.bin");
+        struct stat st;
+        bool big = stat(bin, &st) == 0 && st.st_size > (1 << 20);
+        free(bin);
+        if (big) {
+            kevo_buf b = {0};
+            kevo_buf_printf(&b, "the compiled program is %lld bytes; the limit is 1 MiB (less "
+                                "unrolling or fewer kernels)", (long long)st.st_size);
+            out->diagnostics = kevo_buf_detach(&b);
+            goto done;
+        }
+    }
     /* 3. what the compiled kernels reach on the host */
     {
         int found = 0;
