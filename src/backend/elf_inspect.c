@@ -59,11 +59,11 @@ bool kevo_elf_symbol_allowed(const char *name)
 
 int kevo_elf_inspect(kevo_elf_report *out, const char *path, const char *kernel)
 {
-    return kevo_elf_inspect_with(out, path, kernel, NULL);
+    return kevo_elf_inspect_with(out, path, kernel, NULL, false);
 }
 
 int kevo_elf_inspect_with(kevo_elf_report *out, const char *path, const char *kernel,
-                          bool (*also_allowed)(const char *name))
+                          bool (*also_allowed)(const char *name), bool constructors_allowed)
 {
     memset(out, 0, sizeof(*out));
     char *data = NULL;
@@ -87,6 +87,8 @@ int kevo_elf_inspect_with(kevo_elf_report *out, const char *path, const char *ke
         if (sh[i].sh_type == SHT_INIT_ARRAY || sh[i].sh_type == SHT_FINI_ARRAY ||
             sh[i].sh_type == SHT_PREINIT_ARRAY || !strncmp(nm, ".ctors", 6) ||
             !strncmp(nm, ".dtors", 6) || !strcmp(nm, ".init") || !strcmp(nm, ".fini")) {
+            if (constructors_allowed)
+                continue;
             if (!out->has_constructor)
                 kevo_buf_printf(&problems, "the object has a constructor/destructor section "
                                            "(%s): code that runs before or after the kernel "

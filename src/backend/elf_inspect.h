@@ -18,9 +18,11 @@ typedef struct kevo_elf_report {
 
 int kevo_elf_inspect(kevo_elf_report *out, const char *object_path, const char *kernel);
 /* Same, with more undefined symbols allowed (a device toolchain's runtime:
- * the CUDA backend's registration and launch calls). */
+ * the CUDA backend's registration and launch calls) and, when
+ * constructors_allowed, constructor sections not reported (nvcc registers
+ * its kernels from one; the CUDA anti-hack gate judges them in the source). */
 int kevo_elf_inspect_with(kevo_elf_report *out, const char *object_path, const char *kernel,
-                          bool (*also_allowed)(const char *name));
+                          bool (*also_allowed)(const char *name), bool constructors_allowed);
 /* A shared library a device compiler produced from a candidate (PoCL's
  * kernel libraries): its undefined dynamic symbols must be allow-listed
  * and it may have no constructor sections. defines_kernel is not set. */
