@@ -182,8 +182,8 @@ static int read_plan(const char *path, char ***locals, int *nlocals)
         } else if (!strncmp(line, "arg ", 4) && cur) {
             int k = cur->filled;
             char kind[16];
-            if (k >= MAX_ARGS || sscanf(line + 4, "%15s %31s %63s", kind, cur->args[k].type,
-                                        cur->args[k].name) != 3)
+            if (k >= MAX_ARGS ||
+                sscanf(line + 4, "%15s %31s %63s", kind, cur->args[k].type, cur->args[k].name) != 3)
                 return -1;
             cur->args[k].buffer = !strcmp(kind, "buffer");
             cur->filled++;
@@ -234,7 +234,8 @@ static void check_kernel(cl_program prog, cl_device_id dev, int li, const char *
     if ((int)nargs != L->nargs) {
         problem("launch %d: kernel `%s` takes %u argument%s but kevo passes %d: (%s); a kernel "
                 "takes the task's params in order, then the scratch buffers (or what args= "
-                "lists)", li + 1, L->kernel, nargs, nargs == 1 ? "" : "s", L->nargs, expected);
+                "lists)",
+                li + 1, L->kernel, nargs, nargs == 1 ? "" : "s", L->nargs, expected);
         clReleaseKernel(k);
         return;
     }
@@ -251,20 +252,21 @@ static void check_kernel(cl_program prog, cl_device_id dev, int li, const char *
         split_type(tname, base, sizeof(base), &width, &pointer);
         const char *want = L->args[a].type;
         if (L->args[a].buffer) {
-            if (!pointer || (aq != CL_KERNEL_ARG_ADDRESS_GLOBAL &&
-                             aq != CL_KERNEL_ARG_ADDRESS_CONSTANT))
+            if (!pointer ||
+                (aq != CL_KERNEL_ARG_ADDRESS_GLOBAL && aq != CL_KERNEL_ARG_ADDRESS_CONSTANT))
                 problem("launch %d: kernel `%s` argument %d (`%s`) must be a `__global %s *` "
-                        "buffer, found `%s`", li + 1, L->kernel, a + 1, L->args[a].name, want,
-                        tname);
-            else if (strcmp(base, want) || !(width == 1 || width == 2 || width == 3 ||
-                                             width == 4 || width == 8 || width == 16))
+                        "buffer, found `%s`",
+                        li + 1, L->kernel, a + 1, L->args[a].name, want, tname);
+            else if (strcmp(base, want) || !(width == 1 || width == 2 || width == 3 || width == 4 ||
+                                             width == 8 || width == 16))
                 problem("launch %d: kernel `%s` argument %d (`%s`) points to `%s`, but the "
                         "buffer holds `%s` (use `__global %s *` or a vector of it such as "
-                        "`%s4`)", li + 1, L->kernel, a + 1, L->args[a].name, tname, want, want,
-                        want);
+                        "`%s4`)",
+                        li + 1, L->kernel, a + 1, L->args[a].name, tname, want, want, want);
         } else if (pointer || strcmp(base, want) || width != 1) {
             problem("launch %d: kernel `%s` argument %d (`%s`) must be a `%s` scalar, found "
-                    "`%s`", li + 1, L->kernel, a + 1, L->args[a].name, want, tname);
+                    "`%s`",
+                    li + 1, L->kernel, a + 1, L->args[a].name, want, tname);
         }
     }
     size_t wg_max = 0, compile[3] = {0, 0, 0}, dev_items[3] = {0, 0, 0};
@@ -286,11 +288,11 @@ static void check_kernel(cl_program prog, cl_device_id dev, int li, const char *
             continue;
         const char *where = locals[i] + off;
         int given = l[0] != 0;
-        if (compile[0] && (!given || l[0] != compile[0] || l[1] != compile[1] ||
-                           l[2] != compile[2])) {
+        if (compile[0] &&
+            (!given || l[0] != compile[0] || l[1] != compile[1] || l[2] != compile[2])) {
             problem("launch %d: kernel `%s` declares reqd_work_group_size(%zu,%zu,%zu) but the "
-                    "launch uses local=%llu,%llu,%llu on %s", li + 1, L->kernel, compile[0],
-                    compile[1], compile[2], l[0], l[1], l[2], where);
+                    "launch uses local=%llu,%llu,%llu on %s",
+                    li + 1, L->kernel, compile[0], compile[1], compile[2], l[0], l[1], l[2], where);
             break;
         }
         if (!given)
@@ -298,13 +300,15 @@ static void check_kernel(cl_program prog, cl_device_id dev, int li, const char *
         unsigned long long prod = l[0] * l[1] * l[2];
         if (wg_max && prod > wg_max) {
             problem("launch %d: work-group of %llu work-items on %s; kernel `%s` allows at most "
-                    "%zu on this device", li + 1, prod, where, L->kernel, wg_max);
+                    "%zu on this device",
+                    li + 1, prod, where, L->kernel, wg_max);
             break;
         }
         for (int d = 0; d < 3; d++)
             if (dev_items[d] && l[d] > dev_items[d]) {
                 problem("launch %d: local size %llu in dimension %d exceeds the device's "
-                        "maximum %zu", li + 1, l[d], d, dev_items[d]);
+                        "maximum %zu",
+                        li + 1, l[d], d, dev_items[d]);
                 d = 3;
                 i = nlocals;
             }
@@ -366,7 +370,8 @@ int main(int argc, char **argv)
         return 1;
     size_t bin_len = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(bin_len), &bin_len, NULL) !=
-            CL_SUCCESS || bin_len == 0)
+            CL_SUCCESS ||
+        bin_len == 0)
         return infra("ocl_build: the OpenCL implementation gives no program binary");
     unsigned char *bin = malloc(bin_len);
     if (!bin || clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) != CL_SUCCESS)

@@ -108,8 +108,8 @@ static void *ensure(unsigned p)
     dev[p].ptr = NULL;
     cudaError_t e = cudaMalloc(&dev[p].ptr, cur_bytes[p] + REDZONE);
     if (e != cudaSuccess)
-        fail("CUDA: cannot allocate %llu bytes on the device: %s",
-             (unsigned long long)cur_bytes[p], cudaGetErrorString(e));
+        fail("CUDA: cannot allocate %llu bytes on the device: %s", (unsigned long long)cur_bytes[p],
+             cudaGetErrorString(e));
     dev[p].bytes = cur_bytes[p];
     return dev[p].ptr;
 }
@@ -155,8 +155,8 @@ extern "C" void kevo_harness_call(void *const *buffers, const double *scalars)
             cur_bytes[p])
             check(cudaMemcpy(buffers[p], dptr[p], cur_bytes[p], cudaMemcpyDeviceToHost),
                   "copying a result back");
-        check(cudaMemcpy(readback, (char *)dptr[p] + cur_bytes[p], REDZONE,
-                         cudaMemcpyDeviceToHost), "reading a red zone");
+        check(cudaMemcpy(readback, (char *)dptr[p] + cur_bytes[p], REDZONE, cudaMemcpyDeviceToHost),
+              "reading a red zone");
         if (last_bad == UINT32_MAX && memcmp(readback, canary, REDZONE))
             last_bad = p;
     }

@@ -61,25 +61,44 @@ static unsigned char canary[REDZONE], readback[REDZONE];
 static const char *cl_error_name(cl_int e)
 {
     switch (e) {
-    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
-    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-    case CL_INVALID_BINARY: return "CL_INVALID_BINARY";
-    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
-    case CL_INVALID_ARG_INDEX: return "CL_INVALID_ARG_INDEX";
-    case CL_INVALID_ARG_VALUE: return "CL_INVALID_ARG_VALUE";
-    case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
-    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-    case CL_INVALID_WORK_DIMENSION: return "CL_INVALID_WORK_DIMENSION";
-    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
-    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
-    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
-    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: return "a kernel failed";
-    default: return "OpenCL error";
+    case CL_DEVICE_NOT_FOUND:
+        return "CL_DEVICE_NOT_FOUND";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_OUT_OF_RESOURCES:
+        return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY:
+        return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE:
+        return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE:
+        return "CL_INVALID_VALUE";
+    case CL_INVALID_BINARY:
+        return "CL_INVALID_BINARY";
+    case CL_INVALID_KERNEL_NAME:
+        return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_ARG_INDEX:
+        return "CL_INVALID_ARG_INDEX";
+    case CL_INVALID_ARG_VALUE:
+        return "CL_INVALID_ARG_VALUE";
+    case CL_INVALID_ARG_SIZE:
+        return "CL_INVALID_ARG_SIZE";
+    case CL_INVALID_KERNEL_ARGS:
+        return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_DIMENSION:
+        return "CL_INVALID_WORK_DIMENSION";
+    case CL_INVALID_WORK_GROUP_SIZE:
+        return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE:
+        return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE:
+        return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_BUFFER_SIZE:
+        return "CL_INVALID_BUFFER_SIZE";
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+        return "a kernel failed";
+    default:
+        return "OpenCL error";
     }
 }
 
@@ -111,7 +130,8 @@ static int preload(const char *path, const struct stat *sb, int type, struct FTW
     (void)sb;
     (void)f;
     size_t n = strlen(path);
-    if (type == FTW_F && n > 3 && !strcmp(path + n - 3, ".so") && !dlopen(path, RTLD_NOW | RTLD_LOCAL))
+    if (type == FTW_F && n > 3 && !strcmp(path + n - 3, ".so") &&
+        !dlopen(path, RTLD_NOW | RTLD_LOCAL))
         fail("cannot load the kernel library %s: %s", path, dlerror());
     return 0;
 }
@@ -195,8 +215,9 @@ static void poison(cl_mem mem, unsigned char type, uint64_t bytes)
     uint64_t f64 = 0x7ff8000000000000ull;
     uint32_t f32 = 0x7fc00000u;
     unsigned char b = 0x5A;
-    const void *pat = type == KEVO_RT_F32 ? (const void *)&f32
-                      : type == KEVO_RT_F64 ? (const void *)&f64 : (const void *)&b;
+    const void *pat = type == KEVO_RT_F32   ? (const void *)&f32
+                      : type == KEVO_RT_F64 ? (const void *)&f64
+                                            : (const void *)&b;
     size_t n = type == KEVO_RT_F32 ? 4 : type == KEVO_RT_F64 ? 8 : 1;
     if (bytes % n)
         n = 1, pat = &b;
@@ -228,9 +249,11 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
         /* out buffers arrive poisoned from the runner: copying them poisons the device copy */
         if (cur_bytes[p])
             check(clEnqueueWriteBuffer(queue, m, CL_FALSE, 0, cur_bytes[p], buffers[p], 0, NULL,
-                                       NULL), "copying a buffer to the device");
-        check(clEnqueueWriteBuffer(queue, m, CL_FALSE, cur_bytes[p], REDZONE, canary, 0, NULL,
-                                   NULL), "writing a red zone");
+                                       NULL),
+                  "copying a buffer to the device");
+        check(
+            clEnqueueWriteBuffer(queue, m, CL_FALSE, cur_bytes[p], REDZONE, canary, 0, NULL, NULL),
+            "writing a red zone");
     }
     for (unsigned j = 0; j < kevo_ocl_nscratch; j++) {
         int64_t count;
@@ -253,11 +276,12 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
         for (unsigned d = 0; d < L->dims; d++) {
             if (g[d] < 1 || (L->has_local && l[d] < 1))
                 fail("launch %u (%s): work size %lld / local size %lld in dimension %u must be "
-                     ">= 1", i + 1, L->kernel, (long long)g[d], (long long)l[d], d);
+                     ">= 1",
+                     i + 1, L->kernel, (long long)g[d], (long long)l[d], d);
             if (L->has_local && g[d] % l[d])
                 fail("launch %u (%s): global size %lld is not a multiple of local size %lld in "
-                     "dimension %u (OpenCL 1.2 requires it: round up with ROUND_UP)", i + 1,
-                     L->kernel, (long long)g[d], (long long)l[d], d);
+                     "dimension %u (OpenCL 1.2 requires it: round up with ROUND_UP)",
+                     i + 1, L->kernel, (long long)g[d], (long long)l[d], d);
             global[i][d] = (size_t)g[d];
             local[i][d] = (size_t)l[d];
         }
@@ -276,11 +300,21 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
                 cl_long i64 = (cl_long)v;
                 cl_uchar u8 = (cl_uchar)v;
                 switch (kevo_ocl_types[k]) {
-                case KEVO_RT_F32: e = clSetKernelArg(kernels[i], a, sizeof(f32), &f32); break;
-                case KEVO_RT_F64: e = clSetKernelArg(kernels[i], a, sizeof(f64), &f64); break;
-                case KEVO_RT_I32: e = clSetKernelArg(kernels[i], a, sizeof(i32), &i32); break;
-                case KEVO_RT_I64: e = clSetKernelArg(kernels[i], a, sizeof(i64), &i64); break;
-                default: e = clSetKernelArg(kernels[i], a, sizeof(u8), &u8); break;
+                case KEVO_RT_F32:
+                    e = clSetKernelArg(kernels[i], a, sizeof(f32), &f32);
+                    break;
+                case KEVO_RT_F64:
+                    e = clSetKernelArg(kernels[i], a, sizeof(f64), &f64);
+                    break;
+                case KEVO_RT_I32:
+                    e = clSetKernelArg(kernels[i], a, sizeof(i32), &i32);
+                    break;
+                case KEVO_RT_I64:
+                    e = clSetKernelArg(kernels[i], a, sizeof(i64), &i64);
+                    break;
+                default:
+                    e = clSetKernelArg(kernels[i], a, sizeof(u8), &u8);
+                    break;
                 }
             }
             if (e != CL_SUCCESS)
@@ -309,7 +343,8 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
         if ((kevo_ocl_roles[p] == KEVO_RROLE_OUT || kevo_ocl_roles[p] == KEVO_RROLE_INOUT) &&
             cur_bytes[p])
             check(clEnqueueReadBuffer(queue, dev[p].mem, CL_TRUE, 0, cur_bytes[p], buffers[p], 0,
-                                      NULL, NULL), "copying a result back");
+                                      NULL, NULL),
+                  "copying a result back");
     last_bad = UINT32_MAX;
     for (unsigned p = 0; p < np && last_bad == UINT32_MAX; p++)
         if (kevo_ocl_roles[p] != KEVO_RROLE_SCALAR && !redzone_intact(dev[p].mem, cur_bytes[p]))

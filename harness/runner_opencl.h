@@ -14,12 +14,12 @@ typedef struct kevo_ocl_launch_desc {
     unsigned dims;      /* 1..3 */
     unsigned has_local; /* 0: the implementation chooses the work-group size */
     unsigned nargs;
-    const int *args;    /* >= 0: task param index; < 0: scratch buffer -(arg + 1) */
+    const int *args; /* >= 0: task param index; < 0: scratch buffer -(arg + 1) */
 } kevo_ocl_launch_desc;
 
 extern const unsigned kevo_ocl_nparams;
-extern const unsigned char kevo_ocl_roles[];  /* KEVO_RROLE_* */
-extern const unsigned char kevo_ocl_types[];  /* KEVO_RT_* */
+extern const unsigned char kevo_ocl_roles[]; /* KEVO_RROLE_* */
+extern const unsigned char kevo_ocl_types[]; /* KEVO_RT_* */
 extern const char *const kevo_ocl_param_names[];
 extern const unsigned kevo_ocl_nscratch;
 extern const unsigned char kevo_ocl_scratch_types[];
@@ -42,9 +42,15 @@ static inline int64_t kevo_ocl_arith(int op, int64_t a, int64_t b)
 {
     int64_t r = 0;
     switch (op) {
-    case '+': kevo_ocl_expr_error |= __builtin_add_overflow(a, b, &r); break;
-    case '-': kevo_ocl_expr_error |= __builtin_sub_overflow(a, b, &r); break;
-    case '*': kevo_ocl_expr_error |= __builtin_mul_overflow(a, b, &r); break;
+    case '+':
+        kevo_ocl_expr_error |= __builtin_add_overflow(a, b, &r);
+        break;
+    case '-':
+        kevo_ocl_expr_error |= __builtin_sub_overflow(a, b, &r);
+        break;
+    case '*':
+        kevo_ocl_expr_error |= __builtin_mul_overflow(a, b, &r);
+        break;
     case '/':
     case '%':
         if (b == 0 || (a == INT64_MIN && b == -1))
@@ -62,8 +68,12 @@ static inline int64_t kevo_ocl_arith(int op, int64_t a, int64_t b)
         if (op == 'r')
             kevo_ocl_expr_error |= __builtin_mul_overflow(r, b, &r);
         break;
-    case 'm': r = a < b ? a : b; break;
-    case 'M': r = a > b ? a : b; break;
+    case 'm':
+        r = a < b ? a : b;
+        break;
+    case 'M':
+        r = a > b ? a : b;
+        break;
     }
     return r;
 }

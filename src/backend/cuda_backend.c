@@ -35,8 +35,8 @@
 #define NVCC "/usr/local/cuda/bin/nvcc"
 
 static const char *const allowed_nvcc_flags[] = {"-use_fast_math", "--use_fast_math",
-                                                 "-Xptxas=-O3", "--extra-device-vectorization",
-                                                 "-lineinfo", NULL};
+                                                 "-Xptxas=-O3",    "--extra-device-vectorization",
+                                                 "-lineinfo",      NULL};
 
 /* `// kevo: nvcc FLAG...` on the first line; flags from the allow-list
  * above or -maxrregcount=N. */
@@ -60,14 +60,16 @@ static int parse_hint(char ***out, kevo_buf *problem, const char *source)
         goto done;
     }
     while ((tok = strtok_r(NULL, " \t\r", &save)) != NULL) {
-        bool ok = !strncmp(tok, "-maxrregcount=", 14) && strspn(tok + 14, "0123456789") ==
-                                                                 strlen(tok + 14) && tok[14];
+        bool ok = !strncmp(tok, "-maxrregcount=", 14) &&
+                  strspn(tok + 14, "0123456789") == strlen(tok + 14) && tok[14];
         for (const char *const *a = allowed_nvcc_flags; *a && !ok; a++)
             ok = !strcmp(*a, tok);
         if (!ok) {
-            kevo_buf_printf(problem, "nvcc flag '%s' is not on the allow-list (-use_fast_math "
-                                     "-Xptxas=-O3 --extra-device-vectorization -lineinfo "
-                                     "-maxrregcount=N)", tok);
+            kevo_buf_printf(problem,
+                            "nvcc flag '%s' is not on the allow-list (-use_fast_math "
+                            "-Xptxas=-O3 --extra-device-vectorization -lineinfo "
+                            "-maxrregcount=N)",
+                            tok);
             goto done;
         }
         char **v = realloc(*out, (n + 2) * sizeof(char *));
@@ -88,11 +90,26 @@ done:
  * anti-hack gate). */
 static bool cuda_symbol_allowed(const char *name)
 {
-    static const char *const names[] = {
-        "exit", "_Unwind_Resume", "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort",
-        "__gxx_personality_v0", "atexit", "__cxa_atexit", "__dso_handle", "_Znwm", "_Znam",
-        "_ZdlPv", "_ZdlPvm", "_ZdaPv", "__cxa_pure_virtual", "__cxa_begin_catch",
-        "__cxa_end_catch", "__cxa_rethrow", "_ZSt9terminatev", NULL};
+    static const char *const names[] = {"exit",
+                                        "_Unwind_Resume",
+                                        "__cxa_guard_acquire",
+                                        "__cxa_guard_release",
+                                        "__cxa_guard_abort",
+                                        "__gxx_personality_v0",
+                                        "atexit",
+                                        "__cxa_atexit",
+                                        "__dso_handle",
+                                        "_Znwm",
+                                        "_Znam",
+                                        "_ZdlPv",
+                                        "_ZdlPvm",
+                                        "_ZdaPv",
+                                        "__cxa_pure_virtual",
+                                        "__cxa_begin_catch",
+                                        "__cxa_end_catch",
+                                        "__cxa_rethrow",
+                                        "_ZSt9terminatev",
+                                        NULL};
     if (!strncmp(name, "cuda", 4) || !strncmp(name, "__cuda", 6))
         return strcmp(name, "cudaLaunchHostFunc") && strcmp(name, "cudaStreamAddCallback") &&
                strcmp(name, "cudaDeviceReset") && strcmp(name, "cudaSetDevice");
@@ -136,8 +153,8 @@ static int cuda_build(const kevo_backend *be, const kevo_task *task, const char 
         goto done;
     }
     if (access(NVCC, X_OK) != 0) {
-        error = kevo_error_set(KEVO_EINFRA, "%s not found: the CUDA toolkit is not installed",
-                               NVCC);
+        error =
+            kevo_error_set(KEVO_EINFRA, "%s not found: the CUDA toolkit is not installed", NVCC);
         goto done;
     }
     kevo_task_prototype(&proto, task);
@@ -155,8 +172,10 @@ static int cuda_build(const kevo_backend *be, const kevo_task *task, const char 
         kevo_buf_put(&b, stub, (size_t)(at - stub));
         kevo_buf_puts(&b, "void kevo_cuda_call(");
         kevo_buf_puts(&b, at + strlen("void kevo_harness_call("));
-        kevo_buf_printf(&b, "const unsigned kevo_cuda_nparams = %zu;\n"
-                            "const unsigned char kevo_cuda_roles[] = {", task->nparams);
+        kevo_buf_printf(&b,
+                        "const unsigned kevo_cuda_nparams = %zu;\n"
+                        "const unsigned char kevo_cuda_roles[] = {",
+                        task->nparams);
         for (size_t i = 0; i < task->nparams; i++)
             kevo_buf_printf(&b, "%s%d", i ? ", " : "", (int)task->params[i].role);
         kevo_buf_puts(&b, "};\n");
@@ -232,14 +251,14 @@ static int cuda_build(const kevo_backend *be, const kevo_task *task, const char 
     }
     kevo_buf_printf(&inc, "-I%s", kevo_harness_dir());
     {
-        const char *c1[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", inc.ptr, "-c", runner_src, "-o",
-                            "runner.o", NULL};
-        const char *c2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", "-c", "call.c", "-o", "call.o",
-                            NULL};
-        const char *c3[] = {NVCC, "-O2", arch.ptr, inc.ptr, "-c", cuda_src, "-o",
-                            "runner_cuda.o", NULL};
-        const char *ld[] = {NVCC, arch.ptr, "-o", "runner", "runner.o", "runner_cuda.o", "call.o",
-                            "kernel.o", NULL};
+        const char *c1[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", inc.ptr, "-c",
+                            runner_src,     "-o",  "runner.o",   NULL};
+        const char *c2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", "-c",
+                            "call.c",       "-o",  "call.o",     NULL};
+        const char *c3[] = {NVCC,     "-O2", arch.ptr,        inc.ptr, "-c",
+                            cuda_src, "-o",  "runner_cuda.o", NULL};
+        const char *ld[] = {NVCC,     arch.ptr,   "-o", "runner", "runner.o", "runner_cuda.o",
+                            "call.o", "kernel.o", NULL};
         const char *const *steps[] = {c1, c2, c3, ld};
         for (int i = 0; i < 4; i++) {
             if ((error = kevo_tool_run(&ok, &diag, dir, steps[i], NULL)) < 0)

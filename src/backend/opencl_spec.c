@@ -34,16 +34,22 @@ static const char *const fn_c[] = {"KEVO_OCL_ROUND_UP", "KEVO_OCL_CEIL_DIV", "KE
 
 struct kevo_ocl_expr {
     expr_kind kind;
-    int64_t value;  /* E_NUM */
-    size_t param;   /* E_PARAM */
-    expr_fn fn;     /* E_CALL */
+    int64_t value; /* E_NUM */
+    size_t param;  /* E_PARAM */
+    expr_fn fn;    /* E_CALL */
     kevo_ocl_expr *a, *b;
 };
 
-static const char *const allowed_options[] = {
-    "-cl-fast-relaxed-math", "-cl-mad-enable", "-cl-no-signed-zeros",
-    "-cl-unsafe-math-optimizations", "-cl-finite-math-only", "-cl-denorms-are-zero",
-    "-cl-single-precision-constant", "-cl-strict-aliasing", "-cl-opt-disable", NULL};
+static const char *const allowed_options[] = {"-cl-fast-relaxed-math",
+                                              "-cl-mad-enable",
+                                              "-cl-no-signed-zeros",
+                                              "-cl-unsafe-math-optimizations",
+                                              "-cl-finite-math-only",
+                                              "-cl-denorms-are-zero",
+                                              "-cl-single-precision-constant",
+                                              "-cl-strict-aliasing",
+                                              "-cl-opt-disable",
+                                              NULL};
 
 bool kevo_ocl_option_allowed(const char *opt)
 {
@@ -56,11 +62,16 @@ bool kevo_ocl_option_allowed(const char *opt)
 const char *kevo_ocl_type_name(kevo_dtype t)
 {
     switch (t) {
-    case KEVO_DT_F32: return "float";
-    case KEVO_DT_F64: return "double";
-    case KEVO_DT_I32: return "int";
-    case KEVO_DT_I64: return "long";
-    case KEVO_DT_U8: return "uchar";
+    case KEVO_DT_F32:
+        return "float";
+    case KEVO_DT_F64:
+        return "double";
+    case KEVO_DT_I32:
+        return "int";
+    case KEVO_DT_I64:
+        return "long";
+    case KEVO_DT_U8:
+        return "uchar";
     }
     return "?";
 }
@@ -269,8 +280,7 @@ static kevo_ocl_expr *parse_atom(eparser *ps)
         kevo_buf names = {0};
         list_names(&names, ps->task);
         kevo_buf msg = {0};
-        kevo_buf_printf(&msg, "unknown name '%s' (names allowed: %s)", name,
-                        kevo_buf_cstr(&names));
+        kevo_buf_printf(&msg, "unknown name '%s' (names allowed: %s)", name, kevo_buf_cstr(&names));
         efail(ps, "%s", msg.ptr);
         kevo_buf_free(&names);
         kevo_buf_free(&msg);
@@ -322,8 +332,7 @@ static kevo_ocl_expr *parse_sum(eparser *ps)
 }
 
 /* Parse text[0..len) as one expression; NULL with *err set on a problem. */
-static kevo_ocl_expr *parse_expr(kevo_buf *err, const kevo_task *task, const char *text,
-                                 size_t len)
+static kevo_ocl_expr *parse_expr(kevo_buf *err, const kevo_task *task, const char *text, size_t len)
 {
     eparser ps = {text, text + len, task, err, 0, 0};
     kevo_ocl_expr *e = parse_sum(&ps);
@@ -352,7 +361,9 @@ int kevo_ocl_expr_eval(int64_t *out, const kevo_ocl_expr *e, const kevo_task *ta
         return error;
     bool overflow = false;
     switch (e->kind) {
-    case E_NUM: *out = e->value; return 0;
+    case E_NUM:
+        *out = e->value;
+        return 0;
     case E_PARAM: {
         double v;
         if ((error = kevo_task_scalar_value(&v, task, e->param, sizes)) < 0)
@@ -360,10 +371,18 @@ int kevo_ocl_expr_eval(int64_t *out, const kevo_ocl_expr *e, const kevo_task *ta
         *out = (int64_t)v;
         return 0;
     }
-    case E_NEG: overflow = __builtin_sub_overflow((int64_t)0, a, out); break;
-    case E_ADD: overflow = __builtin_add_overflow(a, b, out); break;
-    case E_SUB: overflow = __builtin_sub_overflow(a, b, out); break;
-    case E_MUL: overflow = __builtin_mul_overflow(a, b, out); break;
+    case E_NEG:
+        overflow = __builtin_sub_overflow((int64_t)0, a, out);
+        break;
+    case E_ADD:
+        overflow = __builtin_add_overflow(a, b, out);
+        break;
+    case E_SUB:
+        overflow = __builtin_sub_overflow(a, b, out);
+        break;
+    case E_MUL:
+        overflow = __builtin_mul_overflow(a, b, out);
+        break;
     case E_DIV:
     case E_MOD:
         if (b == 0)
@@ -374,13 +393,16 @@ int kevo_ocl_expr_eval(int64_t *out, const kevo_ocl_expr *e, const kevo_task *ta
         return 0;
     case E_CALL:
         switch (e->fn) {
-        case F_MIN: *out = a < b ? a : b; return 0;
-        case F_MAX: *out = a > b ? a : b; return 0;
+        case F_MIN:
+            *out = a < b ? a : b;
+            return 0;
+        case F_MAX:
+            *out = a > b ? a : b;
+            return 0;
         case F_CEIL_DIV:
         case F_ROUND_UP:
             if (b <= 0)
-                return kevo_error_set(KEVO_EINVAL, "%s with a divisor <= 0",
-                                      fn_names[e->fn]);
+                return kevo_error_set(KEVO_EINVAL, "%s with a divisor <= 0", fn_names[e->fn]);
             if (a < 0)
                 return kevo_error_set(KEVO_EINVAL, "%s of a negative value", fn_names[e->fn]);
             *out = a / b + (a % b != 0);
@@ -398,8 +420,12 @@ int kevo_ocl_expr_eval(int64_t *out, const kevo_ocl_expr *e, const kevo_task *ta
 void kevo_ocl_expr_emit_c(kevo_buf *b, const kevo_ocl_expr *e)
 {
     switch (e->kind) {
-    case E_NUM: kevo_buf_printf(b, "INT64_C(%lld)", (long long)e->value); return;
-    case E_PARAM: kevo_buf_printf(b, "S(%zu)", e->param); return;
+    case E_NUM:
+        kevo_buf_printf(b, "INT64_C(%lld)", (long long)e->value);
+        return;
+    case E_PARAM:
+        kevo_buf_printf(b, "S(%zu)", e->param);
+        return;
     case E_NEG:
         kevo_buf_puts(b, "KEVO_OCL_NEG(");
         kevo_ocl_expr_emit_c(b, e->a);
@@ -408,12 +434,20 @@ void kevo_ocl_expr_emit_c(kevo_buf *b, const kevo_ocl_expr *e)
     case E_ADD:
     case E_SUB:
     case E_MUL:
-        kevo_buf_printf(b, "KEVO_OCL_%s(", e->kind == E_ADD ? "ADD" : e->kind == E_SUB ? "SUB"
-                                                                                     : "MUL");
+        kevo_buf_printf(b, "KEVO_OCL_%s(",
+                        e->kind == E_ADD   ? "ADD"
+                        : e->kind == E_SUB ? "SUB"
+                                           : "MUL");
         break;
-    case E_DIV: kevo_buf_puts(b, "KEVO_OCL_DIV("); break;
-    case E_MOD: kevo_buf_puts(b, "KEVO_OCL_MOD("); break;
-    case E_CALL: kevo_buf_printf(b, "%s(", fn_c[e->fn]); break;
+    case E_DIV:
+        kevo_buf_puts(b, "KEVO_OCL_DIV(");
+        break;
+    case E_MOD:
+        kevo_buf_puts(b, "KEVO_OCL_MOD(");
+        break;
+    case E_CALL:
+        kevo_buf_printf(b, "%s(", fn_c[e->fn]);
+        break;
     }
     kevo_ocl_expr_emit_c(b, e->a);
     kevo_buf_puts(b, ", ");
@@ -424,8 +458,12 @@ void kevo_ocl_expr_emit_c(kevo_buf *b, const kevo_ocl_expr *e)
 void kevo_ocl_expr_print(kevo_buf *b, const kevo_ocl_expr *e, const kevo_task *task)
 {
     switch (e->kind) {
-    case E_NUM: kevo_buf_printf(b, "%lld", (long long)e->value); return;
-    case E_PARAM: kevo_buf_puts(b, task->params[e->param].name); return;
+    case E_NUM:
+        kevo_buf_printf(b, "%lld", (long long)e->value);
+        return;
+    case E_PARAM:
+        kevo_buf_puts(b, task->params[e->param].name);
+        return;
     case E_NEG:
         kevo_buf_puts(b, "-");
         kevo_ocl_expr_print(b, e->a, task);
@@ -437,7 +475,8 @@ void kevo_ocl_expr_print(kevo_buf *b, const kevo_ocl_expr *e, const kevo_task *t
         kevo_ocl_expr_print(b, e->b, task);
         kevo_buf_puts(b, ")");
         return;
-    default: break;
+    default:
+        break;
     }
     static const char *const sym[] = {"", "", "", "+", "-", "*", "/", "%"};
     kevo_buf_puts(b, "(");
@@ -545,13 +584,15 @@ static const char *find_key(const char *s, const char *end, const char **key, si
 static int find_name(dparser *d, kevo_ocl_arg *out, const char *name, size_t len)
 {
     for (size_t i = 0; i < d->task->nparams; i++)
-        if (strlen(d->task->params[i].name) == len && !strncmp(d->task->params[i].name, name, len)) {
+        if (strlen(d->task->params[i].name) == len &&
+            !strncmp(d->task->params[i].name, name, len)) {
             out->scratch = false;
             out->index = i;
             return 0;
         }
     for (size_t i = 0; i < d->spec->nscratch; i++)
-        if (strlen(d->spec->scratch[i].name) == len && !strncmp(d->spec->scratch[i].name, name, len)) {
+        if (strlen(d->spec->scratch[i].name) == len &&
+            !strncmp(d->spec->scratch[i].name, name, len)) {
             out->scratch = true;
             out->index = i;
             return 0;
@@ -637,8 +678,10 @@ static void parse_launch(dparser *d, const char *s, const char *end)
                     return;
                 }
                 if (find_name(d, &L->args[L->nargs], a, (size_t)(b - a)) < 0) {
-                    problem(d, "args=: `%.*s` is neither a param of the task nor a scratch "
-                               "buffer declared above", (int)(b - a), a);
+                    problem(d,
+                            "args=: `%.*s` is neither a param of the task nor a scratch "
+                            "buffer declared above",
+                            (int)(b - a), a);
                     return;
                 }
                 L->nargs++;
@@ -694,8 +737,11 @@ static void parse_scratch(dparser *d, const char *s, const char *end)
     static const struct {
         const char *name;
         kevo_dtype t;
-    } types[] = {{"f32", KEVO_DT_F32}, {"f64", KEVO_DT_F64}, {"i32", KEVO_DT_I32},
-                 {"i64", KEVO_DT_I64}, {"u8", KEVO_DT_U8}};
+    } types[] = {{"f32", KEVO_DT_F32},
+                 {"f64", KEVO_DT_F64},
+                 {"i32", KEVO_DT_I32},
+                 {"i64", KEVO_DT_I64},
+                 {"u8", KEVO_DT_U8}};
     int ti = -1;
     for (int i = 0; i < 5; i++)
         if (strlen(types[i].name) == len[1] && !strncmp(types[i].name, tok[1], len[1]))
@@ -708,8 +754,7 @@ static void parse_scratch(dparser *d, const char *s, const char *end)
     kevo_buf err = {0};
     kevo_ocl_expr *count = parse_expr(&err, d->task, s, (size_t)(end - s));
     if (!count) {
-        problem(d, "scratch `%.*s` element count: %s", (int)len[0], tok[0],
-                kevo_buf_cstr(&err));
+        problem(d, "scratch `%.*s` element count: %s", (int)len[0], tok[0], kevo_buf_cstr(&err));
         kevo_buf_free(&err);
         return;
     }
@@ -735,10 +780,12 @@ static void parse_options(dparser *d, const char *s, const char *end)
             break;
         char *opt = strndup(t, (size_t)(s - t));
         if (!kevo_ocl_option_allowed(opt)) {
-            problem(d, "build option `%s` is not on the allow-list (-cl-fast-relaxed-math "
-                       "-cl-mad-enable -cl-no-signed-zeros -cl-unsafe-math-optimizations "
-                       "-cl-finite-math-only -cl-denorms-are-zero -cl-single-precision-constant "
-                       "-cl-strict-aliasing -cl-opt-disable)", opt);
+            problem(d,
+                    "build option `%s` is not on the allow-list (-cl-fast-relaxed-math "
+                    "-cl-mad-enable -cl-no-signed-zeros -cl-unsafe-math-optimizations "
+                    "-cl-finite-math-only -cl-denorms-are-zero -cl-single-precision-constant "
+                    "-cl-strict-aliasing -cl-opt-disable)",
+                    opt);
             *d->rejected = true;
             free(opt);
             continue;
@@ -800,8 +847,10 @@ int kevo_ocl_spec_parse(kevo_ocl_spec **out, kevo_buf *problems, bool *rejected,
                 else if (wl == 7 && !strncmp(w, "options", 7))
                     parse_options(&d, c, end);
                 else
-                    problem(&d, "unknown directive `// kevo: %.*s` (known: launch, scratch, "
-                                "options)", (int)wl, w);
+                    problem(&d,
+                            "unknown directive `// kevo: %.*s` (known: launch, scratch, "
+                            "options)",
+                            (int)wl, w);
             }
         }
         p = eol ? eol + 1 : end;
@@ -819,8 +868,9 @@ int kevo_ocl_spec_parse(kevo_ocl_spec **out, kevo_buf *problems, bool *rejected,
     }
     if (!spec->nlaunches && !d.count) {
         d.line = 1;
-        problem(&d, "no launch given: start the file with one line per kernel launch, in "
-                    "order, e.g. `// kevo: launch %s global=ROUND_UP(N,256) local=256`",
+        problem(&d,
+                "no launch given: start the file with one line per kernel launch, in "
+                "order, e.g. `// kevo: launch %s global=ROUND_UP(N,256) local=256`",
                 task->name);
     }
     *out = spec;

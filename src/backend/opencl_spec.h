@@ -29,11 +29,11 @@ typedef struct kevo_ocl_arg {
 typedef struct kevo_ocl_launch {
     char *kernel;
     unsigned line;
-    unsigned dims;              /* 1..3 */
+    unsigned dims; /* 1..3 */
     kevo_ocl_expr *global[3];
-    kevo_ocl_expr *local[3];    /* all NULL: the implementation chooses */
+    kevo_ocl_expr *local[3]; /* all NULL: the implementation chooses */
     bool has_local;
-    bool default_args;          /* no args=: every param, then every scratch buffer */
+    bool default_args; /* no args=: every param, then every scratch buffer */
     kevo_ocl_arg args[KEVO_OCL_MAX_ARGS];
     size_t nargs;
 } kevo_ocl_launch;
@@ -42,7 +42,7 @@ typedef struct kevo_ocl_scratch {
     char *name;
     unsigned line;
     kevo_dtype type;
-    kevo_ocl_expr *count;       /* elements */
+    kevo_ocl_expr *count; /* elements */
 } kevo_ocl_scratch;
 
 typedef struct kevo_ocl_spec {
@@ -50,7 +50,7 @@ typedef struct kevo_ocl_spec {
     size_t nlaunches;
     kevo_ocl_scratch scratch[KEVO_OCL_MAX_SCRATCH];
     size_t nscratch;
-    char **options;             /* allow-listed build options, NULL-terminated */
+    char **options; /* allow-listed build options, NULL-terminated */
 } kevo_ocl_spec;
 
 /* Parse the directives of `source` for `task`. Problems of the candidate

@@ -59,8 +59,11 @@ char *kevo_tool_trim(const char *raw, const char *dir)
 static int run(kevo_proc_status *st, char **output, const char *dir, const char *const argv[],
                const char *const *env, double timeout_s)
 {
-    kevo_sandbox_opts o = {.workdir = dir, .wall_timeout_s = timeout_s, .mem_bytes = KEVO_TOOL_MEM,
-                           .cpu_s = timeout_s, .extra_env = env};
+    kevo_sandbox_opts o = {.workdir = dir,
+                           .wall_timeout_s = timeout_s,
+                           .mem_bytes = KEVO_TOOL_MEM,
+                           .cpu_s = timeout_s,
+                           .extra_env = env};
     *output = NULL;
     return kevo_sandbox_run(st, output, 1 << 20, argv, &o);
 }

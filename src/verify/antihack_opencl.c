@@ -29,16 +29,23 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const allowed_extensions[] = {
-    "cl_khr_fp64", "cl_khr_fp16", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
-    "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
-    "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
-    "cl_khr_byte_addressable_store", "cl_khr_3d_image_writes", NULL};
+static const char *const allowed_extensions[] = {"cl_khr_fp64",
+                                                 "cl_khr_fp16",
+                                                 "cl_khr_int64_base_atomics",
+                                                 "cl_khr_int64_extended_atomics",
+                                                 "cl_khr_global_int32_base_atomics",
+                                                 "cl_khr_global_int32_extended_atomics",
+                                                 "cl_khr_local_int32_base_atomics",
+                                                 "cl_khr_local_int32_extended_atomics",
+                                                 "cl_khr_byte_addressable_store",
+                                                 "cl_khr_3d_image_writes",
+                                                 NULL};
 
 static const char *const banned_attributes[] = {
-    "constructor", "destructor", "section", "alias", "ifunc", "weakref", "weak", "visibility",
-    "init_priority", "used", "retain", "__constructor__", "__destructor__", "__section__",
-    "__alias__", "__ifunc__", "__weak__", "__visibility__", "__used__", NULL};
+    "constructor",    "destructor",  "section",       "alias",     "ifunc",    "weakref",
+    "weak",           "visibility",  "init_priority", "used",      "retain",   "__constructor__",
+    "__destructor__", "__section__", "__alias__",     "__ifunc__", "__weak__", "__visibility__",
+    "__used__",       NULL};
 
 typedef struct {
     kevo_buf *findings;
@@ -79,8 +86,8 @@ static bool declared_without_body(ctx *c, CXCursor fn)
     if (!in_main_file(c, fn, &line))
         return false; /* an OpenCL built-in */
     CXString s = clang_getCursorSpelling(fn);
-    bool builtin = !strncmp(clang_getCString(s), "__builtin_", 10) &&
-                   !strstr(clang_getCString(s), "printf");
+    bool builtin =
+        !strncmp(clang_getCString(s), "__builtin_", 10) && !strstr(clang_getCString(s), "printf");
     clang_disposeString(s);
     if (builtin)
         return false;
@@ -100,7 +107,8 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
         return CXChildVisit_Continue;
     if (kind == CXCursor_FunctionDecl && declared_without_body(c, cur)) {
         CXString s = clang_getCursorSpelling(cur);
-        report(c, line, "extern-function", "`%s` is declared but not defined in the file: "
+        report(c, line, "extern-function",
+               "`%s` is declared but not defined in the file: "
                "kernels may call only OpenCL built-ins and functions defined here",
                clang_getCString(s));
         clang_disposeString(s);
@@ -112,8 +120,10 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
             if (strstr(name, "printf"))
                 report(c, line, "printf", "printf is not allowed in a kernel");
             else if (declared_without_body(c, ref))
-                report(c, line, "extern-function", "calls `%s`, which is neither an OpenCL "
-                       "built-in nor defined in the file", name);
+                report(c, line, "extern-function",
+                       "calls `%s`, which is neither an OpenCL "
+                       "built-in nor defined in the file",
+                       name);
             if (!strncmp(name, "kevo_", 5))
                 report(c, line, "reference", "uses `%s`, part of kevo's harness", name);
             clang_disposeString(s);
@@ -157,8 +167,10 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
                         depth--;
                     for (const char *const *b = banned_attributes; *b; b++)
                         if (!strcmp(u, *b))
-                            report(c, line, "constructor", "attribute `%s` is not allowed: no "
-                                   "code may run outside a launch or change linkage", u);
+                            report(c, line, "constructor",
+                                   "attribute `%s` is not allowed: no "
+                                   "code may run outside a launch or change linkage",
+                                   u);
                     clang_disposeString(s2);
                     if (depth <= 0)
                         break;
@@ -168,8 +180,10 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
             } else if (!strcmp(t, "printf")) {
                 report(c, line, "printf", "printf is not allowed in a kernel");
             } else if (strcasestr(t, "reference") || !strncmp(t, "kevo_", 5)) {
-                report(c, line, "reference", "identifier `%s`: a candidate must not use the "
-                       "reference implementation or kevo's harness", t);
+                report(c, line, "reference",
+                       "identifier `%s`: a candidate must not use the "
+                       "reference implementation or kevo's harness",
+                       t);
             }
         } else if (k == CXToken_Literal && t[0] == '"' && strcasestr(t, "reference")) {
             report(c, line, "reference", "string %s mentions the reference implementation", t);
@@ -178,19 +192,23 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
             CXString b = clang_getTokenSpelling(tu, toks[i + 2]);
             const char *d = clang_getCString(a), *w = clang_getCString(b);
             if (!strcmp(d, "include") || !strcmp(d, "include_next") || !strcmp(d, "import")) {
-                report(c, line, "include", "#%s is not allowed: an OpenCL candidate is one "
-                       "self-contained file (the built-ins need no header)", d);
-            } else if (!strcmp(d, "pragma") && (!strcmp(w, "weak") || !strcmp(w, "init") ||
-                                                 !strcmp(w, "fini"))) {
+                report(c, line, "include",
+                       "#%s is not allowed: an OpenCL candidate is one "
+                       "self-contained file (the built-ins need no header)",
+                       d);
+            } else if (!strcmp(d, "pragma") &&
+                       (!strcmp(w, "weak") || !strcmp(w, "init") || !strcmp(w, "fini"))) {
                 report(c, line, "constructor", "#pragma %s is not allowed", w);
             } else if (!strcmp(d, "pragma") && !strcmp(w, "OPENCL") && i + 4 < n) {
                 CXString e = clang_getTokenSpelling(tu, toks[i + 3]);
                 CXString x = clang_getTokenSpelling(tu, toks[i + 4]);
                 if (!strcmp(clang_getCString(e), "EXTENSION") &&
                     !extension_allowed(clang_getCString(x)))
-                    report(c, line, "extension", "extension `%s` is not allowed (allowed: "
+                    report(c, line, "extension",
+                           "extension `%s` is not allowed (allowed: "
                            "cl_khr_fp64, cl_khr_fp16, the cl_khr_*_atomics, "
-                           "cl_khr_byte_addressable_store)", clang_getCString(x));
+                           "cl_khr_byte_addressable_store)",
+                           clang_getCString(x));
                 clang_disposeString(e);
                 clang_disposeString(x);
             }
@@ -213,9 +231,14 @@ int kevo_antihack_opencl(int *violations, kevo_buf *findings, const kevo_task *t
     /* The built-ins from opencl-c.h, a header: clang's default lazy
      * declaration of built-ins would place them at the call site, where
      * they would look like the candidate's own declarations. */
-    const char *args[] = {"-x", "cl", "-cl-std=CL1.2", "-cl-no-stdinc", "-include",
+    const char *args[] = {"-x",
+                          "cl",
+                          "-cl-std=CL1.2",
+                          "-cl-no-stdinc",
+                          "-include",
                           "/usr/lib/llvm-14/lib/clang/14.0.6/include/opencl-c.h",
-                          "-Wno-everything", "-ferror-limit=0"};
+                          "-Wno-everything",
+                          "-ferror-limit=0"};
     struct CXUnsavedFile uf = {"candidate.cl", source, (unsigned long)strlen(source)};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode rc = clang_parseTranslationUnit2(

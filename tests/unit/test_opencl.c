@@ -29,8 +29,7 @@
 static void assert_contains_at(const char *hay, const char *needle, const char *file, int line)
 {
     if (!hay || !strstr(hay, needle)) {
-        print_error("%s:%d: expected \"%s\" in \"%s\"\n", file, line, needle,
-                    hay ? hay : "(null)");
+        print_error("%s:%d: expected \"%s\" in \"%s\"\n", file, line, needle, hay ? hay : "(null)");
         _fail(file, line);
     }
 }
@@ -43,8 +42,7 @@ static kevo_task *load(const char *dir)
 }
 
 /* Parse; returns the spec (or NULL when there were problems, then *problems). */
-static kevo_ocl_spec *parse(const kevo_task *t, const char *src, kevo_buf *problems,
-                            bool *rejected)
+static kevo_ocl_spec *parse(const kevo_task *t, const char *src, kevo_buf *problems, bool *rejected)
 {
     kevo_ocl_spec *spec = NULL;
     assert_int_equal(kevo_ocl_spec_parse(&spec, problems, rejected, t, src), 0);
@@ -114,8 +112,8 @@ static void test_opencl__spec_two_dimensions(void **state)
     assert_int_equal(spec->launches[0].dims, 2);
     int64_t v;
     /* N=67 in the last check set */
-    assert_int_equal(kevo_ocl_expr_eval(&v, spec->launches[0].global[1], t,
-                                        &t->check_sizes[t->ncheck - 1]), 0);
+    assert_int_equal(
+        kevo_ocl_expr_eval(&v, spec->launches[0].global[1], t, &t->check_sizes[t->ncheck - 1]), 0);
     assert_int_equal(v, 80);
     kevo_buf c = {0};
     kevo_ocl_expr_emit_c(&c, spec->launches[0].global[0]);
@@ -132,9 +130,9 @@ static void test_opencl__spec_expressions(void **state)
     static const struct {
         const char *expr;
         int64_t value;
-    } cases[] = {{"CEIL_DIV(C, 3)", 683}, {"MIN(R, C) + MAX(R, C)", 6144},
+    } cases[] = {{"CEIL_DIV(C, 3)", 683},       {"MIN(R, C) + MAX(R, C)", 6144},
                  {"-(R - C) * 2 + 8192", 4096}, {"C % 1000 / 2", 24},
-                 {"ROUND_UP(1, 256)", 256}, {"((R))", 4096}};
+                 {"ROUND_UP(1, 256)", 256},     {"((R))", 4096}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char src[200];
         snprintf(src, sizeof(src), "// kevo: launch k global=%s\n", cases[i].expr);
@@ -153,8 +151,8 @@ static void test_opencl__spec_expressions(void **state)
     /* a division by zero is found when evaluated, not parsed */
     kevo_buf problems = {0};
     bool rejected;
-    kevo_ocl_spec *spec = parse(t, "// kevo: launch k global=R / (C - 2048)\n", &problems,
-                                &rejected);
+    kevo_ocl_spec *spec =
+        parse(t, "// kevo: launch k global=R / (C - 2048)\n", &problems, &rejected);
     assert_non_null(spec);
     int64_t v;
     assert_int_equal(kevo_ocl_expr_eval(&v, spec->launches[0].global[0], t, &t->sizes),
@@ -182,8 +180,7 @@ static void test_opencl__spec_problems(void **state)
         {"// kevo: launch k global=N\n", "unknown name 'N' (names allowed: R, C)", false},
         {"// kevo: launch k global=x\n", "'x' is not an integer scalar param", false},
         {"// kevo: launch k global=POW(R,2)\n", "unknown function 'POW'", false},
-        {"// kevo: launch k global=R,C local=64\n", "local= has 1 sizes but global= has 2",
-         false},
+        {"// kevo: launch k global=R,C local=64\n", "local= has 1 sizes but global= has 2", false},
         {"// kevo: launch k local=64\n", "no global= size", false},
         {"// kevo: launch k global=R+\n", "expression ends too early", false},
         {"// kevo: launch k global=R*1.5\n", "only integer literals", false},
@@ -255,8 +252,7 @@ static void test_opencl__antihack_rejects(void **state)
         {"__kernel void k() { __asm__(\"nop\"); }\n", "asm"},
         {"#pragma OPENCL EXTENSION cl_intel_printf : enable\n__kernel void k() {}\n",
          "extension `cl_intel_printf` is not allowed"},
-        {"__attribute__((constructor)) void init(void) {}\n__kernel void k() {}\n",
-         "constructor"},
+        {"__attribute__((constructor)) void init(void) {}\n__kernel void k() {}\n", "constructor"},
         {"__kernel void k(__global float *reference_out) {}\n", "reference"},
         {"void kevo_harness_call(void) {}\n__kernel void k() { kevo_harness_call(); }\n",
          "reference"},

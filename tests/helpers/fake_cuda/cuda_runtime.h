@@ -17,12 +17,16 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorIllegalAddress = 700 } cudaError_t;
+typedef enum {
+    cudaSuccess = 0,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorIllegalAddress = 700
+} cudaError_t;
 typedef enum { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 } cudaMemcpyKind;
 typedef enum { cudaDevAttrL2CacheSize = 89 } cudaDeviceAttr;
 typedef struct fake_event {
     double t;
-} *cudaEvent_t;
+} * cudaEvent_t;
 
 extern "C" int fake_cuda_fail_next_sync;
 
@@ -32,9 +36,21 @@ static inline double fake_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
-static inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
-static inline cudaError_t cudaSetDevice(int d) { (void)d; return cudaSuccess; }
-static inline cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
+static inline cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaSetDevice(int d)
+{
+    (void)d;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaFree(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d)
 {
     (void)a;
@@ -53,7 +69,11 @@ static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcp
     memcpy(d, s, n);
     return cudaSuccess;
 }
-static inline cudaError_t cudaMemset(void *p, int v, size_t n) { memset(p, v, n); return cudaSuccess; }
+static inline cudaError_t cudaMemset(void *p, int v, size_t n)
+{
+    memset(p, v, n);
+    return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceSynchronize(void)
 {
     if (fake_cuda_fail_next_sync) {
@@ -62,7 +82,10 @@ static inline cudaError_t cudaDeviceSynchronize(void)
     }
     return cudaSuccess;
 }
-static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+static inline cudaError_t cudaGetLastError(void)
+{
+    return cudaSuccess;
+}
 static inline cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
     *e = (cudaEvent_t)calloc(1, sizeof(struct fake_event));
@@ -74,7 +97,11 @@ static inline cudaError_t cudaEventRecord(cudaEvent_t e, int stream)
     e->t = fake_now_ms();
     return cudaSuccess;
 }
-static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) { (void)e; return cudaSuccess; }
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    (void)e;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
     *ms = (float)(b->t - a->t);
