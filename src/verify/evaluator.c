@@ -557,11 +557,10 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     if ((error = runner_start(&cand, ev, ev->be, build.runner_path, dir)) < 0) {
         kevo_buf msg = {0};
         kevo_verdict v = cand ? runner_failure(&msg, cand, error, dir) : KEVO_VERDICT_INFRA_ERROR;
-        /* A device harness that gives up during its setup (no candidate code
-         * has run: the program was built and checked in the compile gate)
-         * failed on the machine's driver, not on the kernel. */
-        if (cand && cand->status.kind == KEVO_EXIT_NORMAL &&
-            cand->status.exit_code == KEVO_RUNNER_EXIT_DEVICE)
+        /* A device runner that dies during its setup (device, context,
+         * prebuilt program; no kernel has run) failed on the machine's
+         * driver or on the sandbox's rules for it, not on the kernel. */
+        if (cand && strcmp(ev->be->name, "c") != 0)
             v = KEVO_VERDICT_INFRA_ERROR;
         kevo_buf_printf(&g->messages, "the program died before the first call: %s\n",
                         cand ? kevo_buf_cstr(&msg) : kevo_error_last());
