@@ -329,7 +329,7 @@ static int cuda_runner_env(const kevo_backend *be, const char *dir, char ***out)
     env[n++] = strdup("CUDA_MODULE_LOADING=EAGER");
     env[n++] = strdup("CUDA_CACHE_DISABLE=1");
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    if (vis && strlen(vis) < 64 && strspn(vis, "0123456789,GPU-abcdef") == strlen(vis)) {
+    if (vis && strlen(vis) < 64 && strspn(vis, "0123456789,GPUMI-abcdef") == strlen(vis)) {
         kevo_buf b = {0};
         kevo_buf_printf(&b, "CUDA_VISIBLE_DEVICES=%s", vis);
         env[n++] = kevo_buf_detach(&b);
