@@ -37,6 +37,10 @@
 #define KEVO_RUNNER_MAX_PARAMS 64
 
 enum { KEVO_RUNNER_OK = 0, KEVO_RUNNER_OVERRUN = 1 };
+/* Exit status of a device harness (runner_opencl.c, runner_cuda.cu) that
+ * gave up on a device error; its last line on stderr (the runner's log)
+ * says why, and kevo shows that line. */
+#define KEVO_RUNNER_EXIT_DEVICE 42
 /* Roles and types use the numbering of kevo_role / kevo_dtype (kevo/task.h). */
 enum { KEVO_RROLE_IN = 0, KEVO_RROLE_OUT = 1, KEVO_RROLE_INOUT = 2, KEVO_RROLE_SCALAR = 3 };
 enum { KEVO_RT_F32 = 0, KEVO_RT_F64 = 1, KEVO_RT_I32 = 2, KEVO_RT_I64 = 3, KEVO_RT_U8 = 4 };

@@ -7,7 +7,10 @@
  * sees the reference's outputs.
  *
  * Before talking to kevo it forbids itself exec and opening files (seccomp),
- * on top of the sandbox's own policy. Buffers sit right before a
+ * on top of the sandbox's own policy. A device harness (runner_opencl.c,
+ * runner_cuda.cu) may define the weak hooks below: its setup (driver,
+ * context, program) runs before that lock-down, which then covers every
+ * thread the driver started. Buffers sit right before a
  * PROT_NONE guard page, with a canary in the slack, so writes past the end
  * of an output are caught; inputs are read-only while the kernel runs.
  */
@@ -28,6 +31,22 @@
 #include <unistd.h>
 
 void kevo_harness_call(void *const *buffers, const double *scalars);
+
+/* Optional hooks of a device harness; weak, so the C runner, which defines
+ * none of them, behaves as if they did not exist.
+ *   kevo_harness_setup     once, before the lock-down (open a device, load
+ *                          a program); it reports its own failures
+ *   kevo_harness_sizes     before each call: the byte size of every buffer
+ *                          param (0 for scalars), since buffers alone do not
+ *                          say how large they are
+ *   kevo_harness_timed_ns  after each call: the nanoseconds of the part the
+ *                          harness timed itself (launches to completion, no
+ *                          transfers), or -1 to keep the whole call's time;
+ *                          *bad = a param whose device copy was written past
+ *                          its end, UINT32_MAX when none */
+void kevo_harness_setup(void) __attribute__((weak));
+void kevo_harness_sizes(const uint64_t *bytes) __attribute__((weak));
+int64_t kevo_harness_timed_ns(uint32_t *bad) __attribute__((weak));
 
 #define CANARY 0xC5
 
@@ -103,7 +122,9 @@ static void write_all(const void *p, size_t n)
     }
 }
 
-static void forbid_exec_and_open(void)
+/* all_threads: a device harness's setup may have started threads (driver
+ * workers); SECCOMP_FILTER_FLAG_TSYNC puts them under the filter too. */
+static void forbid_exec_and_open(int all_threads)
 {
 #if defined(__x86_64__)
 #define KEVO_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -141,8 +162,14 @@ static void forbid_exec_and_open(void)
     };
     struct sock_fprog prog = {(unsigned short)(sizeof(f) / sizeof(f[0])), f};
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+    if (all_threads) {
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
+            die(12);
+    } else if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
         die(12);
+    }
+#else
+    (void)all_threads;
 #endif
 }
 
@@ -230,15 +257,24 @@ static int64_t call(uint32_t s, uint32_t *bad, int snapshot)
     void *buffers[KEVO_RUNNER_MAX_PARAMS];
     for (uint32_t p = 0; p < nparams; p++)
         buffers[p] = roles[p] == KEVO_RROLE_SCALAR ? NULL : work[p].ptr;
+    if (kevo_harness_sizes)
+        kevo_harness_sizes(sets[s].bytes);
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     kevo_harness_call(buffers, sets[s].scalar);
     clock_gettime(CLOCK_MONOTONIC, &b);
+    int64_t ns = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+    uint32_t device_bad = UINT32_MAX;
+    if (kevo_harness_timed_ns) {
+        int64_t t = kevo_harness_timed_ns(&device_bad);
+        if (t >= 0)
+            ns = t;
+    }
     /* Snapshot at once: a thread still writing after return loses the race. */
     for (uint32_t p = 0; snapshot && p < nparams; p++)
         if (roles[p] == KEVO_RROLE_OUT || roles[p] == KEVO_RROLE_INOUT)
             copy_bytes(shadow[p], work[p].ptr, sets[s].bytes[p]);
-    *bad = UINT32_MAX;
+    *bad = device_bad < nparams ? device_bad : UINT32_MAX;
     for (uint32_t p = 0; p < nparams && *bad == UINT32_MAX; p++) {
         if (roles[p] == KEVO_RROLE_SCALAR)
             continue;
@@ -251,12 +287,17 @@ static int64_t call(uint32_t s, uint32_t *bad, int snapshot)
             if (work[p].ptr[-(ptrdiff_t)i - 1] != CANARY)
                 *bad = p;
     }
-    return (int64_t)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+    return ns;
 }
 
 int main(void)
 {
-    forbid_exec_and_open();
+    if (kevo_harness_setup) {
+        kevo_harness_setup();
+        forbid_exec_and_open(1);
+    } else {
+        forbid_exec_and_open(0);
+    }
     write_all(KEVO_RUNNER_HELLO, 8);
     read_all(&nparams, 4);
     if (nparams == 0 || nparams > KEVO_RUNNER_MAX_PARAMS)

@@ -8,6 +8,7 @@
  * (clock_gettime, memcpy...). Compilers run with time and memory limits.
  */
 #include "backend/elf_inspect.h"
+#include "backend/toolchain.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
@@ -15,91 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define COMPILE_TIMEOUT_S 120.0
-#define COMPILE_MEM (4ULL << 30)
-#define DIAG_CAP 4000
-
-/* Keep the most useful compiler output first: error lines (with the two
- * lines after each), then warnings, cut at DIAG_CAP characters. */
-static char *trim_diagnostics(const char *raw, const char *dir)
-{
-    kevo_buf errors = {0}, rest = {0}, out = {0};
-    const char *p = raw;
-    int context = 0;
-    size_t dirlen = strlen(dir);
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        kevo_buf line = {0};
-        /* strip our private directory from paths */
-        for (size_t i = 0; i < len;) {
-            if (i + dirlen + 1 <= len && !strncmp(p + i, dir, dirlen) && p[i + dirlen] == '/') {
-                i += dirlen + 1;
-                continue;
-            }
-            kevo_buf_put(&line, p + i, 1);
-            i++;
-        }
-        const char *l = kevo_buf_cstr(&line);
-        bool is_error = strstr(l, "error") != NULL;
-        if (is_error)
-            context = 3;
-        kevo_buf *dst = context > 0 ? &errors : &rest;
-        if (context > 0)
-            context--;
-        if (strncmp(l, "In file included", 16) && strncmp(l, "compilation terminated", 22)) {
-            kevo_buf_puts(dst, l);
-            kevo_buf_puts(dst, "\n");
-        }
-        kevo_buf_free(&line);
-        p += len + (eol ? 1 : 0);
-    }
-    kevo_buf_puts(&out, kevo_buf_cstr(&errors));
-    kevo_buf_puts(&out, kevo_buf_cstr(&rest));
-    if (out.len > DIAG_CAP) {
-        out.len = DIAG_CAP;
-        out.ptr[out.len] = '\0';
-        kevo_buf_puts(&out, "\n[... compiler output cut at 4000 characters]");
-    }
-    kevo_buf_free(&errors);
-    kevo_buf_free(&rest);
-    return kevo_buf_detach(&out);
-}
-
-/* Run a toolchain command in dir. *ok is false when it failed; then
- * *diag holds its trimmed output. */
-static int tool(bool *ok, char **diag, const char *dir, const char *const argv[])
-{
-    kevo_sandbox_opts o = {.workdir = dir, .wall_timeout_s = COMPILE_TIMEOUT_S,
-                           .mem_bytes = COMPILE_MEM, .cpu_s = COMPILE_TIMEOUT_S,
-                           .drop_privileges = true};
-    kevo_proc_status st;
-    char *output = NULL;
-    int error = kevo_sandbox_run(&st, &output, 1 << 20, argv, &o);
-    if (error < 0)
-        return error;
-    *ok = st.kind == KEVO_EXIT_NORMAL && st.exit_code == 0;
-    if (!*ok) {
-        char *t = trim_diagnostics(output ? output : "", dir);
-        kevo_buf b = {0};
-        if (st.kind != KEVO_EXIT_NORMAL)
-            kevo_buf_printf(&b, "%s: %s\n", argv[0], kevo_proc_status_describe(&st));
-        kevo_buf_puts(&b, t);
-        free(t);
-        *diag = kevo_buf_detach(&b);
-    }
-    free(output);
-    return 0;
-}
-
-static int write_in(const char *dir, const char *name, const char *text)
-{
-    char *path = kevo_path_join(dir, name);
-    int error = kevo_file_write(path, text, strlen(text));
-    free(path);
-    return error;
-}
 
 static int c_build(const kevo_backend *be, const kevo_task *task, const char *source,
                    bool is_reference, const char *dir, kevo_build_result *out)
@@ -122,9 +38,9 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
     kevo_task_prototype(&proto, task);
     kevo_buf_printf(&protoh, "#include <stdint.h>\n%s;\n", proto);
     kevo_backend_call_stub(&stub, task);
-    if ((error = write_in(dir, "kernel.c", source)) < 0 ||
-        (error = write_in(dir, "proto.h", kevo_buf_cstr(&protoh))) < 0 ||
-        (error = write_in(dir, "call.c", stub)) < 0)
+    if ((error = kevo_tool_write(dir, "kernel.c", source)) < 0 ||
+        (error = kevo_tool_write(dir, "proto.h", kevo_buf_cstr(&protoh))) < 0 ||
+        (error = kevo_tool_write(dir, "call.c", stub)) < 0)
         goto done;
     /* The compiler runs as nobody in `dir`: give it the harness there. */
     for (int k = 0; k < 2; k++) {
@@ -137,7 +53,7 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
                                    kevo_error_last());
             goto done;
         }
-        error = write_in(dir, name, text);
+        error = kevo_tool_write(dir, name, text);
         free(text);
         if (error < 0)
             goto done;
@@ -153,8 +69,8 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
                               "-o", "runner.o", NULL};
         const char *argv2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", "-c", "call.c", "-o",
                                "call.o", NULL};
-        if ((error = tool(&ok, &diag, dir, argv)) < 0 || (ok && (error = tool(&ok, &diag, dir,
-                                                                              argv2)) < 0))
+        if ((error = kevo_tool_run(&ok, &diag, dir, argv, NULL)) < 0 ||
+            (ok && (error = kevo_tool_run(&ok, &diag, dir, argv2, NULL)) < 0))
             goto done;
         if (!ok) {
             error = kevo_error_set(KEVO_EINFRA, "cannot build the harness: %s", diag);
@@ -180,7 +96,7 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
     cc[n++] = "-o";
     cc[n++] = "kernel.o";
     cc[n] = NULL;
-    if ((error = tool(&ok, &diag, dir, cc)) < 0)
+    if ((error = kevo_tool_run(&ok, &diag, dir, cc, NULL)) < 0)
         goto done;
     if (!ok) {
         out->diagnostics = diag;
@@ -190,7 +106,7 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
         kevo_buf keep = {0};
         kevo_buf_printf(&keep, "--keep-global-symbol=%s", task->name);
         const char *oc[] = {"/usr/bin/objcopy", keep.ptr, "kernel.o", NULL};
-        error = tool(&ok, &diag, dir, oc);
+        error = kevo_tool_run(&ok, &diag, dir, oc, NULL);
         kevo_buf_free(&keep);
         if (error < 0)
             goto done;
@@ -218,7 +134,7 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
     }
     const char *ld[] = {"/usr/bin/gcc", "-o", "runner", "runner.o", "call.o", "kernel.o",
                         openmp ? "-fopenmp" : "-lm", "-lm", NULL};
-    if ((error = tool(&ok, &diag, dir, ld)) < 0)
+    if ((error = kevo_tool_run(&ok, &diag, dir, ld, NULL)) < 0)
         goto done;
     if (!ok) {
         out->diagnostics = diag;

@@ -1,6 +1,7 @@
 /*
- * backend/common.c - what every backend shares: the registry, the build
- * hint allow-list, the call stub generated per task, the harness path.
+ * backend/common.c - what every backend shares: the registry (c, opencl,
+ * cuda), the build hint allow-list, the call stub generated per task, the
+ * harness path.
  */
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
@@ -9,9 +10,12 @@
 #include <string.h>
 
 extern const kevo_backend kevo_backend_c;
+extern const kevo_backend kevo_backend_opencl;
+extern const kevo_backend kevo_backend_cuda;
 
-static const kevo_backend *const registry[] = {&kevo_backend_c, NULL};
-static const char *const names[] = {"c", NULL};
+static const kevo_backend *const registry[] = {&kevo_backend_c, &kevo_backend_opencl,
+                                               &kevo_backend_cuda, NULL};
+static const char *const names[] = {"c", "opencl", "cuda", NULL};
 
 const kevo_backend *kevo_backend_find(const char *name)
 {

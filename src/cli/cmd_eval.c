@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --json                 print one JSON object (verdict, gates, feedback, latency)\n"
-            "  --backend NAME         c (default)\n"
+            "  --backend NAME         c (default), opencl, cuda (docs/backends/)\n"
             "  --quick                shorter latency measurement (0.3 s, 5 calls per side)\n"
             "  --no-latency           stop after the correctness gate\n"
             "  --min-time S           minimum timed seconds per side (default 1.0)\n"

@@ -1,6 +1,6 @@
 /*
- * verify/antihack_c.c - the static anti-hacking gate for C candidates, on
- * the libclang-14 C API (the AST after preprocessing, so macro tricks are
+ * verify/antihack_c.c - the static anti-hacking gate for C candidates (and,
+ * with a few CUDA rules added, for CUDA candidates), on the libclang-14 C API (the AST after preprocessing, so macro tricks are
  * seen through, plus libclang's tokens for attributes and asm).
  *
  * Rules (each rejection names the rule and the line):
@@ -12,6 +12,11 @@
  *                loading, timer or environment APIs (calls or addresses)
  *   asm-syscall  no inline asm that makes system calls
  *   reference    no mention of the reference implementation or the harness
+ * CUDA candidates (parsed as CUDA host code) also get: headers from a
+ * CUDA allow-list; no host callbacks or device resets (cudaLaunchHostFunc,
+ * cudaStreamAddCallback, cudaDeviceReset, cudaSetDevice...); global-init:
+ * no file-scope object initialised by a call (C++ constructors run before
+ * the harness locks itself down).
  * The runtime defences (seccomp, symbol checks of the object, rlimits)
  * stand behind this gate; it exists to explain a rejection early and in
  * words, not to be the only wall.
@@ -77,11 +82,25 @@ static const char *const banned_attributes[] = {
     "constructor", "destructor", "section", "alias", "ifunc", "weakref", "init_priority",
     "__constructor__", "__destructor__", "__section__", "__alias__", "__ifunc__", NULL};
 
+static const char *const cuda_headers[] = {
+    "cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
+    "cooperative_groups/reduce.h", "mma.h", "math.h", "stdint.h", "stddef.h", "stdbool.h",
+    "float.h", "limits.h", "cstdint", "cmath", "cstddef", "cfloat", "climits", NULL};
+
+static const denied cuda_denied_calls[] = {
+    {"cudaLaunchHostFunc", "host callbacks"}, {"cudaStreamAddCallback", "host callbacks"},
+    {"cudaDeviceReset", "device control"}, {"cudaSetDevice", "device control"},
+    {"cudaSetDeviceFlags", "device control"}, {"cudaDeviceSetLimit", "device control"},
+    {"cudaIpcGetMemHandle", "inter-process memory"}, {"cudaIpcOpenMemHandle", "inter-process memory"},
+    {"cudaProfilerStart", "profiler control"}, {"cudaProfilerStop", "profiler control"},
+    {"cudaEventElapsedTime", "timers"}, {"cudaThreadExit", "device control"}, {NULL, NULL}};
+
 typedef struct {
     const kevo_task *task;
     kevo_buf *findings;
     int violations;
     CXFile main_file;
+    bool cuda;
 } ctx;
 
 static void report(ctx *c, unsigned line, const char *rule, const char *fmt, ...)
@@ -112,8 +131,14 @@ static unsigned cursor_line(CXCursor cur, CXFile *file)
     return line;
 }
 
-static bool header_allowed(const char *name)
+static bool header_allowed(const ctx *c, const char *name)
 {
+    if (c->cuda) {
+        for (const char *const *h = cuda_headers; *h; h++)
+            if (!strcmp(*h, name))
+                return true;
+        return false;
+    }
     for (const char *const *h = allowed_headers; *h; h++)
         if (!strcmp(*h, name))
             return true;
@@ -121,12 +146,28 @@ static bool header_allowed(const char *name)
     return n > 8 && !strcmp(name + n - 8, "intrin.h") && !strchr(name, '/');
 }
 
-static const denied *find_denied(const char *name)
+static const denied *find_denied(const ctx *c, const char *name)
 {
     for (const denied *d = denied_calls; d->name; d++)
         if (!strcmp(d->name, name))
             return d;
+    for (const denied *d = cuda_denied_calls; c->cuda && d->name; d++)
+        if (!strcmp(d->name, name))
+            return d;
     return NULL;
+}
+
+/* CUDA: a file-scope variable whose initialiser calls something (a C++
+ * constructor or function) runs code before main. */
+static enum CXChildVisitResult find_call(CXCursor cur, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    enum CXCursorKind k = clang_getCursorKind(cur);
+    if (k == CXCursor_CallExpr || k == CXCursor_LambdaExpr) {
+        *(bool *)data = true;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
 }
 
 static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData data)
@@ -140,7 +181,11 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
             return CXChildVisit_Continue;
         CXString s = clang_getCursorSpelling(cur);
         const char *name = clang_getCString(s);
-        if (!header_allowed(name))
+        if (!header_allowed(c, name) && c->cuda)
+            report(c, line, "include", "<%s> is not allowed (allowed: cuda_runtime.h, "
+                   "cuda_fp16.h, cuda_bf16.h, cooperative_groups.h, mma.h and the C maths and "
+                   "integer headers)", name);
+        else if (!header_allowed(c, name))
             report(c, line, "include", "<%s> is not allowed (allowed: math.h, stdint.h, "
                    "stddef.h, stdbool.h, string.h, stdlib.h, float.h, limits.h, omp.h, "
                    "*intrin.h)", name);
@@ -159,16 +204,28 @@ static enum CXChildVisitResult visit(CXCursor cur, CXCursor parent, CXClientData
         if (!strcmp(name, "main"))
             report(c, line, "entry-point", "defines `%s`; a candidate defines only the kernel "
                    "(and static helpers)", name);
-        else if (libc || find_denied(name) || kevo_elf_symbol_allowed(name))
+        else if (libc || find_denied(c, name) || kevo_elf_symbol_allowed(name))
             report(c, line, "libc-symbol", "defines `%s`, a C library function; give helpers "
                    "their own names", name);
         clang_disposeString(s);
+    } else if (c->cuda && kind == CXCursor_VarDecl &&
+               (clang_getCursorKind(clang_getCursorSemanticParent(cur)) ==
+                    CXCursor_TranslationUnit ||
+                clang_getCursorKind(clang_getCursorSemanticParent(cur)) == CXCursor_Namespace)) {
+        bool calls = false;
+        clang_visitChildren(cur, find_call, &calls);
+        if (calls) {
+            CXString s = clang_getCursorSpelling(cur);
+            report(c, line, "global-init", "`%s` is initialised by a call at file scope: code "
+                   "that runs before the kernel is not allowed", clang_getCString(s));
+            clang_disposeString(s);
+        }
     } else if (kind == CXCursor_CallExpr || kind == CXCursor_DeclRefExpr) {
         CXCursor ref = clang_getCursorReferenced(cur);
         if (!clang_Cursor_isNull(ref) && clang_getCursorKind(ref) == CXCursor_FunctionDecl) {
             CXString s = clang_getCursorSpelling(ref);
             const char *name = clang_getCString(s);
-            const denied *d = find_denied(name);
+            const denied *d = find_denied(c, name);
             if (d) {
                 kevo_buf b = {0};
                 kevo_buf_printf(&b, "uses `%s` (%s is not allowed in a kernel)", name, d->why);
@@ -279,32 +336,63 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
     clang_disposeTokens(tu, toks, n);
 }
 
-int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task,
-                    const char *source)
+static int analyse(int *violations, kevo_buf *findings, const kevo_task *task,
+                   const char *source, bool cuda)
 {
     *violations = 0;
     CXIndex index = clang_createIndex(0, 0);
     if (!index)
         return kevo_error_set(KEVO_EINFRA, "libclang: cannot create an index");
-    const char *args[] = {"-std=gnu11", "-fopenmp", "-isystem",
-                          "/usr/lib/llvm-14/lib/clang/14.0.6/include", "-isystem",
-                          "/usr/include/x86_64-linux-gnu", "-isystem", "/usr/include",
-                          "-Wno-everything", "-ferror-limit=0"};
-    struct CXUnsavedFile uf = {"candidate.c", source, (unsigned long)strlen(source)};
+    const char *c_args[] = {"-std=gnu11", "-fopenmp", "-isystem",
+                            "/usr/lib/llvm-14/lib/clang/14.0.6/include", "-isystem",
+                            "/usr/include/x86_64-linux-gnu", "-isystem", "/usr/include",
+                            "-Wno-everything", "-ferror-limit=0"};
+    /* clang 14 knows CUDA up to 11.5 and sm_86: parse the host side against
+     * the installed headers; errors in those headers do not matter here */
+    const char *cuda_args[] = {"-x", "cuda", "--cuda-host-only", "--cuda-path=/usr/local/cuda",
+                               "--cuda-gpu-arch=sm_80", "-nocudalib", "-std=c++17",
+                               "-Wno-everything", "-ferror-limit=0", "-Wno-unknown-cuda-version"};
+    const char *const *args = cuda ? cuda_args : c_args;
+    int nargs = cuda ? (int)(sizeof(cuda_args) / sizeof(cuda_args[0]))
+                     : (int)(sizeof(c_args) / sizeof(c_args[0]));
+    const char *name = cuda ? "candidate.cu" : "candidate.c";
+    struct CXUnsavedFile uf = {name, source, (unsigned long)strlen(source)};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode rc = clang_parseTranslationUnit2(
-        index, "candidate.c", args, sizeof(args) / sizeof(args[0]), &uf, 1,
+        index, name, args, nargs, &uf, 1,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &tu);
     if (rc != CXError_Success || !tu) {
         clang_disposeIndex(index);
         return kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",
                               (int)rc);
     }
-    ctx c = {task, findings, 0, clang_getFile(tu, "candidate.c")};
+    ctx c = {task, findings, 0, clang_getFile(tu, name), cuda};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &c);
     scan_tokens(&c, tu);
     *violations = c.violations;
     clang_disposeTranslationUnit(tu);
     clang_disposeIndex(index);
     return 0;
+}
+
+int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task,
+                    const char *source)
+{
+    return analyse(violations, findings, task, source, false);
+}
+
+int kevo_antihack_cuda(int *violations, kevo_buf *findings, const kevo_task *task,
+                       const char *source)
+{
+    return analyse(violations, findings, task, source, true);
+}
+
+int kevo_antihack(const char *backend, int *violations, kevo_buf *findings,
+                  const kevo_task *task, const char *source)
+{
+    if (backend && !strcmp(backend, "opencl"))
+        return kevo_antihack_opencl(violations, findings, task, source);
+    if (backend && !strcmp(backend, "cuda"))
+        return kevo_antihack_cuda(violations, findings, task, source);
+    return kevo_antihack_c(violations, findings, task, source);
 }

@@ -104,17 +104,27 @@ static void describe_sizes(kevo_buf *b, const kevo_sizes *s)
  * every candidate's (nobody). */
 #define KEVO_REFERENCE_UID 65533
 
-static int runner_start(kevo_child **out, const kevo_evaluator *ev, const char *runner,
-                        const char *dir, bool is_reference)
+/* be: the backend whose runner this is (its runner_env applies); NULL for
+ * the reference. */
+static int runner_start(kevo_child **out, const kevo_evaluator *ev, const kevo_backend *be,
+                        const char *runner, const char *dir)
 {
     char threads[32];
+    char **extra = NULL;
+    const char *env[16] = {threads, NULL};
     snprintf(threads, sizeof(threads), "OMP_NUM_THREADS=%d", kevo_cpu_count());
-    const char *env[] = {threads, NULL};
-    kevo_sandbox_opts o = {.workdir = dir, .mem_bytes = ev->runner_mem, .cpu_s = 600,
+    int error = 0;
+    if (be && be->runner_env && (error = be->runner_env(be, dir, &extra)) < 0)
+        return error;
+    for (size_t i = 0, n = 1; extra && extra[i] && n + 1 < sizeof(env) / sizeof(env[0]); i++)
+        env[n++] = extra[i], env[n] = NULL;
+    bool no_as = be && (be->flags & KEVO_BACKEND_NO_AS_LIMIT);
+    kevo_sandbox_opts o = {.workdir = dir, .mem_bytes = no_as ? 0 : ev->runner_mem, .cpu_s = 600,
                            .untrusted = true, .extra_env = env, .file_bytes = 1 << 20,
-                           .run_as_uid = is_reference ? KEVO_REFERENCE_UID : 0};
+                           .run_as_uid = be ? 0 : KEVO_REFERENCE_UID};
     const char *argv[] = {runner, NULL};
-    int error = kevo_sandbox_spawn(out, argv, &o);
+    error = kevo_sandbox_spawn(out, argv, &o);
+    kevo_strv_free(extra);
     if (error < 0)
         return error;
     char hello[8];
@@ -250,8 +260,28 @@ static void compare_outputs(kevo_buf *mism, const kevo_task *t, const kevo_call_
     }
 }
 
-/* How the runner process failed, as a verdict + message. */
-static kevo_verdict runner_failure(kevo_buf *msg, kevo_child *c, int error)
+/* The last non-empty line of dir/child.log (a device harness's reason
+ * for giving up), at most 300 characters; "" when none. */
+static void last_log_line(kevo_buf *out, const char *dir)
+{
+    char *path = kevo_path_join(dir, "child.log"), *text = NULL;
+    size_t len = 0;
+    if (kevo_file_read(&text, &len, path) == 0) {
+        while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+            len--;
+        size_t start = len;
+        while (start && text[start - 1] != '\n')
+            start--;
+        size_t n = len - start > 300 ? 300 : len - start;
+        kevo_buf_put(out, text + start, n);
+    }
+    free(text);
+    free(path);
+}
+
+/* How the runner process failed, as a verdict + message. dir: the runner's
+ * directory (for a device harness's reason), may be NULL. */
+static kevo_verdict runner_failure(kevo_buf *msg, kevo_child *c, int error, const char *dir)
 {
     if (error == KEVO_ETIMEOUT) {
         kevo_child_kill(c);
@@ -259,7 +289,14 @@ static kevo_verdict runner_failure(kevo_buf *msg, kevo_child *c, int error)
         return KEVO_VERDICT_TIMEOUT;
     }
     kevo_child_wait(c, 2.0);
-    if (c->status.kind == KEVO_EXIT_NORMAL && c->status.exit_code == 13)
+    if (dir && c->status.kind == KEVO_EXIT_NORMAL &&
+        c->status.exit_code == KEVO_RUNNER_EXIT_DEVICE) {
+        kevo_buf why = {0};
+        last_log_line(&why, dir);
+        kevo_buf_printf(msg, "the device harness gave up: %s",
+                        why.len ? why.ptr : "(no reason given)");
+        kevo_buf_free(&why);
+    } else if (c->status.kind == KEVO_EXIT_NORMAL && c->status.exit_code == 13)
         kevo_buf_puts(msg, "the runner could not allocate the task's buffers (memory limit)");
     else if (c->status.kind == KEVO_EXIT_NORMAL)
         kevo_buf_printf(msg, "the process exited during the call (status %d): a kernel must "
@@ -418,7 +455,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
                                task->reference_path, build.diagnostics ? build.diagnostics : "");
         goto done;
     }
-    if ((error = runner_start(&ev->ref, ev, build.runner_path, ref_dir, true)) < 0) {
+    if ((error = runner_start(&ev->ref, ev, NULL, build.runner_path, ref_dir)) < 0) {
         error = kevo_error_set(KEVO_EINFRA, "cannot start the reference runner: %s",
                                kevo_error_last());
         goto done;
@@ -444,7 +481,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     goto done;
 ref_failed: {
     kevo_buf msg = {0};
-    kevo_verdict v = runner_failure(&msg, ev->ref, error);
+    kevo_verdict v = runner_failure(&msg, ev->ref, error, NULL);
     error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
                            "%s: the reference failed to run: %s", task->reference_path,
                            kevo_buf_cstr(&msg));
@@ -526,7 +563,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         g->ok = true;
     } else {
         int violations = 0;
-        if ((error = kevo_antihack_c(&violations, &g->messages, t, source)) < 0) {
+        if ((error = kevo_antihack(ev->be->name, &violations, &g->messages, t, source)) < 0) {
             kevo_buf_printf(&fb, "kevo could not analyse the candidate: %s", kevo_error_last());
             finish(r, KEVO_VERDICT_INFRA_ERROR, &fb);
             error = 0;
@@ -568,6 +605,8 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     }
     g->ok = true;
     kevo_buf_printf(&g->messages, "built in %.2f s\n", build.seconds);
+    if (build.diagnostics && *build.diagnostics)
+        kevo_buf_printf(&g->messages, "%s\n", build.diagnostics);
     const char *why = NULL;
     if (ev->be->can_run && !ev->be->can_run(ev->be, &why)) {
         g = gate(r, "correctness");
@@ -582,9 +621,14 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     /* Gate 3: correctness */
     g = gate(r, "correctness");
     g0 = kevo_now_s();
-    if ((error = runner_start(&cand, ev, build.runner_path, dir, false)) < 0) {
+    if ((error = runner_start(&cand, ev, ev->be, build.runner_path, dir)) < 0) {
         kevo_buf msg = {0};
-        kevo_verdict v = cand ? runner_failure(&msg, cand, error) : KEVO_VERDICT_INFRA_ERROR;
+        kevo_verdict v = cand ? runner_failure(&msg, cand, error, dir) : KEVO_VERDICT_INFRA_ERROR;
+        /* A device runner that dies during its setup (device, context,
+         * prebuilt program; no kernel has run) failed on the machine's
+         * driver or on the sandbox's rules for it, not on the kernel. */
+        if (cand && strcmp(ev->be->name, "c") != 0)
+            v = KEVO_VERDICT_INFRA_ERROR;
         kevo_buf_printf(&g->messages, "the program died before the first call: %s\n",
                         cand ? kevo_buf_cstr(&msg) : kevo_error_last());
         kevo_buf_printf(&fb, "The program died before the kernel was called: %s",
@@ -607,7 +651,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             (error = runner_call(&rep, cand, t, (uint32_t)id, d, outputs, call_timeout(ev, id),
                                  0)) < 0) {
             kevo_buf msg = {0};
-            kevo_verdict v = runner_failure(&msg, cand, error);
+            kevo_verdict v = runner_failure(&msg, cand, error, dir);
             kevo_buf_printf(&g->messages, "%s: %s\n", where.ptr, msg.ptr);
             if (v == KEVO_VERDICT_TIMEOUT)
                 kevo_buf_printf(&fb, "Timed out on %s: the call did not return within %.1f s "
@@ -673,7 +717,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     }
     if ((error = pipe_baseline(&base_ns[1], cand)) < 0) {
         kevo_buf msg = {0};
-        kevo_verdict v = runner_failure(&msg, cand, error);
+        kevo_verdict v = runner_failure(&msg, cand, error, dir);
         kevo_buf_printf(&fb, "Failed during timing: %s.", msg.ptr);
         kevo_buf_free(&msg);
         finish(r, v, &fb);
@@ -703,7 +747,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
                     goto infra;
                 }
                 kevo_buf msg = {0};
-                kevo_verdict v = runner_failure(&msg, cand, error);
+                kevo_verdict v = runner_failure(&msg, cand, error, dir);
                 kevo_buf_printf(&g->messages, "timed call: %s\n", msg.ptr);
                 kevo_buf_printf(&fb, "Failed during timing (repeated calls): %s.", msg.ptr);
                 kevo_buf_free(&msg);
@@ -753,7 +797,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         if ((error = runner_call(&rep, cand, t, (uint32_t)k, d, outputs, call_timeout(ev, k), 0)) <
             0) {
             kevo_buf msg = {0};
-            kevo_verdict v = runner_failure(&msg, cand, error);
+            kevo_verdict v = runner_failure(&msg, cand, error, dir);
             kevo_buf_printf(&fb, "Failed when outputs were re-checked after timing: %s.", msg.ptr);
             kevo_buf_free(&msg);
             finish(r, v, &fb);

@@ -49,10 +49,20 @@ typedef struct kevo_backend {
      * not, *why says so ("no CUDA device") and the correctness and latency
      * gates end in infra_error. */
     bool (*can_run)(const struct kevo_backend *be, const char **why);
-    /* Optional: extra "K=V" environment for runners (NULL-terminated). */
-    const char *const *(*runner_env)(const struct kevo_backend *be);
+    /* Optional: prepare the private directory `dir` a runner of this
+     * backend is about to run in, and give extra "K=V" environment strings
+     * for it (*out: NULL-terminated, the caller's, kevo_strv_free; NULL for
+     * none). The OpenCL backend gives each run its own POCL_CACHE_DIR
+     * there. Called for candidate runners only (the reference is C). */
+    int (*runner_env)(const struct kevo_backend *be, const char *dir, char ***out);
     void *ctx;
+    unsigned flags; /* KEVO_BACKEND_* below */
 } kevo_backend;
+
+/* flags: runners get no address-space limit (RLIMIT_AS), because the
+ * device driver reserves more virtual memory than any sensible limit (the
+ * CUDA driver reserves terabytes); the other limits stay. */
+#define KEVO_BACKEND_NO_AS_LIMIT 1u
 
 /* Registry: the built-in backends by name. Borrowed, static. */
 const kevo_backend *kevo_backend_find(const char *name);
