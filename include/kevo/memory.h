@@ -259,6 +259,7 @@ typedef struct kevo_attempt_filter {
     const char *task;
     const char *backend;
     int64_t parent_id; /* children of this attempt */
+    int64_t used_item; /* attempts that used this item (e.g. a recipe item) */
     int correct_only;  /* only verdict "correct" */
     kevo_stage stage;  /* 0 = both */
     size_t limit;      /* 0 = no limit */

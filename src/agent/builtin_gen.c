@@ -7,6 +7,9 @@
  * to new categories (Level 1 -> Level 2). Selection is epsilon-greedy over
  * the refine-stage Q among the recipes whose precondition holds on the
  * start point; `random` retrieval picks uniformly (the ablation baseline).
+ * Parameters start from those of the fastest correct attempt that applied
+ * the same recipe on a task of the same category (kept or mutated), else
+ * from the recipe's defaults, mutated.
  * It never copies anything but the task's own reference.
  */
 #include "agent/internal.h"
@@ -65,6 +68,40 @@ static double recipe_score(kevo_memory *mem, int64_t general, int64_t specific, 
     if (general && kevo_memory_q_get(&q, &n, mem, general, KEVO_STAGE_REFINE) == 0 && n > 0)
         return q;
     return q_init;
+}
+
+/* The parameters of `recipe` in the fastest correct attempt that applied it
+ * as its last step through the category item `cat_item` (so: on a task of
+ * the same category). Returns 1 and fills best[0..np) when there is one, 0
+ * when there is none, or an error. */
+static int best_params(long *best, kevo_memory *mem, int64_t cat_item, const char *recipe,
+                       size_t np)
+{
+    kevo_attempt_filter f = {0};
+    f.used_item = cat_item;
+    f.correct_only = 1;
+    f.best_first = 1;
+    f.no_source = 1;
+    f.limit = 8;
+    kevo_attempt_list *list = NULL;
+    int error = kevo_memory_attempt_list(&list, mem, &f);
+    if (error < 0)
+        return error == KEVO_ENOTFOUND ? 0 : error;
+    int found = 0;
+    for (size_t i = 0; i < list->n && !found; i++) {
+        kevo_recipe_step *steps = NULL;
+        size_t n = 0;
+        if (!list->attempts[i].recipes_json ||
+            kevo_recipe_chain_from_json(&steps, &n, list->attempts[i].recipes_json) < 0)
+            continue;
+        if (n > 0 && !strcmp(steps[n - 1].recipe, recipe) && steps[n - 1].n_params >= np) {
+            memcpy(best, steps[n - 1].params, np * sizeof(long));
+            found = 1;
+        }
+        kevo_recipe_chain_free(steps);
+    }
+    kevo_attempt_list_free(list);
+    return found;
 }
 
 int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
@@ -136,14 +173,37 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     size_t np = 0;
     if ((error = kevo_recipe_params_default(params, &np, name)) < 0)
         goto done;
-    bool changed = false;
-    if (np > 0)
-        kevo_recipe_params_mutate(&changed, params, rng, name, start_source, at->task->name);
     char *src = NULL;
-    if ((error = kevo_recipe_apply(&src, name, params, np, start_source, at->task->name)) < 0) {
-        /* the precondition held but the rewrite failed: count it as a failed attempt */
-        out->failure = strdup(kevo_error_last());
-        error = 0;
+    bool inherited = false;
+    if (np > 0 && cfg->memory && strcmp(cfg->retrieval, "random") != 0) {
+        long best[KEVO_RECIPE_MAX_PARAMS];
+        if ((error = best_params(best, mem, cat_ids[pick], name, np)) < 0)
+            goto done;
+        /* the best parameters seen in this category, kept as they are half
+         * of the time (exploit) and mutated otherwise (explore around them);
+         * they may not fit this kernel (a loop index it lacks): then defaults */
+        if (error == 1) {
+            error = 0;
+            bool changed = false;
+            if (kevo_rng_uniform(rng) < 0.5)
+                kevo_recipe_params_mutate(&changed, best, rng, name, start_source,
+                                          at->task->name);
+            if (kevo_recipe_apply(&src, name, best, np, start_source, at->task->name) == 0) {
+                memcpy(params, best, sizeof(best));
+                inherited = true;
+            }
+        }
+    }
+    if (!inherited) {
+        bool changed = false;
+        if (np > 0)
+            kevo_recipe_params_mutate(&changed, params, rng, name, start_source, at->task->name);
+        if ((error = kevo_recipe_apply(&src, name, params, np, start_source, at->task->name)) <
+            0) {
+            /* the precondition held but the rewrite failed: count it as a failed attempt */
+            out->failure = strdup(kevo_error_last());
+            error = 0;
+        }
     }
     out->source = src;
     if (start_recipes_json && *start_recipes_json)

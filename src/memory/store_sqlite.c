@@ -705,6 +705,9 @@ static int sq_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
             error = kevo_buf_puts(&sql, " AND a.backend = ?4");
         if (!error && f->parent_id)
             error = kevo_buf_puts(&sql, " AND a.parent_id = ?5");
+        if (!error && f->used_item)
+            error = kevo_buf_puts(
+                &sql, " AND a.id IN (SELECT attempt_id FROM used WHERE item_id = ?8)");
         if (!error && f->stage)
             error = kevo_buf_puts(&sql, " AND a.stage = ?6");
         if (!error && f->correct_only)
@@ -736,6 +739,8 @@ static int sq_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
             sqlite3_bind_int(st.st, 6, (int)f->stage);
         if (f->limit)
             sqlite3_bind_int64(st.st, 7, (int64_t)f->limit);
+        if (f->used_item)
+            sqlite3_bind_int64(st.st, 8, f->used_item);
     }
     int rc;
     while ((rc = sqlite3_step(st.st)) == SQLITE_ROW) {

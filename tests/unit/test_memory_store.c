@@ -417,6 +417,19 @@ static void test_memory__record_draft_and_refine(void **state)
     assert_int_equal(got->id, d1);
     kevo_attempt_free(got);
     assert_int_equal(kevo_memory_attempt_best(&got, f->mem, "gelu", 0, NULL), KEVO_ENOTFOUND);
+    /* the attempts that used item i2 (d1 in its draft, r1 and r3 refining),
+     * fastest correct first: what the built-in generator inherits from */
+    kevo_attempt_filter uf = {.used_item = i2, .correct_only = 1, .best_first = 1};
+    assert_int_equal(kevo_memory_attempt_list(&al, f->mem, &uf), 0);
+    assert_int_equal(al->n, 2);
+    assert_int_equal(al->attempts[0].id, r1);
+    assert_int_equal(al->attempts[1].id, d1);
+    kevo_attempt_list_free(al);
+    uf.correct_only = 0;
+    uf.best_first = 0;
+    assert_int_equal(kevo_memory_attempt_list(&al, f->mem, &uf), 0);
+    assert_int_equal(al->n, 3);
+    kevo_attempt_list_free(al);
     /* the refine that beat d1 left a second trace */
     kevo_item_filter trf = {.task = "relu", .kinds = KEVO_ITEM_BIT(KEVO_ITEM_TRACE)};
     assert_int_equal(kevo_memory_item_list(&l, f->mem, &trf), 0);
