@@ -27,6 +27,40 @@
 #endif
 
 #define CANDIDATE_NAME "kevo_candidate.c"
+#define OPENCL_PRELUDE_NAME "kevo_opencl_prelude.h"
+
+/* An OpenCL C source is modelled as C: the recipes need its structure
+ * (loops, variables, tokens), not OpenCL semantics, and clang's OpenCL mode
+ * would need the 17k-line opencl-c.h on every parse. The prelude maps the
+ * address-space and function qualifiers to nothing and declares the
+ * work-item functions and scalar types kevo's ports use. */
+static const char opencl_prelude[] =
+    "#include <math.h>\n#include <float.h>\n"
+    "#define __kernel\n#define kernel\n#define __global\n#define __local\n"
+    "#define __constant const\n#define __private\n"
+    "#define CLK_LOCAL_MEM_FENCE 1\n#define CLK_GLOBAL_MEM_FENCE 2\n"
+    "typedef unsigned char uchar; typedef unsigned short ushort; typedef unsigned int uint;\n"
+    "typedef unsigned long ulong; typedef unsigned long size_t;\n"
+    "size_t get_global_id(uint); size_t get_local_id(uint); size_t get_group_id(uint);\n"
+    "size_t get_global_size(uint); size_t get_local_size(uint); size_t get_num_groups(uint);\n"
+    "void barrier(int);\n";
+
+bool kevo_recipe_is_opencl(const char *source)
+{
+    /* an OpenCL candidate says what the host launches in its first lines */
+    for (const char *p = source; p && *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!strncmp(p, "// kevo: launch ", 16))
+            return true;
+        if (*p != '\n' && strncmp(p, "//", 2) != 0)
+            return false;
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return false;
+}
 
 /* ---- token helpers ------------------------------------------------------ */
 
@@ -919,9 +953,17 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
         "-idirafter",
         "/usr/include",
     };
-    struct CXUnsavedFile unsaved = {CANDIDATE_NAME, source, (unsigned long)m->len};
+    const char *ocl_args[sizeof(args) / sizeof(args[0]) + 2];
+    memcpy(ocl_args, args, sizeof(args));
+    ocl_args[sizeof(args) / sizeof(args[0])] = "-include";
+    ocl_args[sizeof(args) / sizeof(args[0]) + 1] = OPENCL_PRELUDE_NAME;
+    bool opencl = kevo_recipe_is_opencl(source);
+    struct CXUnsavedFile unsaved[2] = {
+        {CANDIDATE_NAME, source, (unsigned long)m->len},
+        {OPENCL_PRELUDE_NAME, opencl_prelude, sizeof(opencl_prelude) - 1}};
     enum CXErrorCode rc = clang_parseTranslationUnit2(
-        index, CANDIDATE_NAME, args, (int)(sizeof(args) / sizeof(args[0])), &unsaved, 1,
+        index, CANDIDATE_NAME, opencl ? ocl_args : args,
+        (int)(sizeof(args) / sizeof(args[0])) + (opencl ? 2 : 0), unsaved, opencl ? 2 : 1,
         CXTranslationUnit_KeepGoing, &tu);
     if (rc != CXError_Success || !tu) {
         error = kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",

@@ -126,6 +126,8 @@ typedef struct kevo_recipe_model {
  * kernel's definition; KEVO_EINFRA when libclang fails. */
 int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const char *kernel_name);
 void kevo_recipe_model_free(kevo_recipe_model *m);
+/* OpenCL sources (kevo_recipe_is_opencl) are parsed as C with a prelude that
+ * erases the OpenCL qualifiers and declares the work-item functions. */
 
 /* Token helpers. */
 bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text);
