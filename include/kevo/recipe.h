@@ -62,6 +62,7 @@ typedef struct kevo_recipe_desc {
     const char *precondition; /* when it applies, in one sentence */
     const kevo_recipe_param_desc *params;
     size_t n_params;
+    const char *backend; /* the candidates it rewrites: "c" or "opencl" */
 } kevo_recipe_desc;
 
 /* The registry, in a fixed order. Borrowed, static; *out_n gets the count. */

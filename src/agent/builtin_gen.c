@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const char *category)
+static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const char *category,
+                       const char *backend)
 {
     kevo_item_filter f = {0};
     f.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
@@ -50,7 +51,7 @@ static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const
     it.title = recipe;
     it.body = kevo_buf_cstr(&body);
     it.category = category;
-    it.backend = "c";
+    it.backend = backend;
     it.tags = "builtin";
     error = kevo_memory_item_add(mem, &it, out);
     kevo_buf_free(&body);
@@ -125,6 +126,8 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     for (size_t i = 0; i < nr; i++) {
         bool ok = false;
         char *reason = NULL;
+        if (strcmp(all[i].backend, cfg->backend) != 0)
+            continue; /* recipes are per backend */
         if (kevo_recipe_check(&ok, &reason, all[i].name, start_source, at->task->name) == 0 && ok) {
             applicable[i] = 1;
             napp++;
@@ -138,8 +141,9 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     for (size_t i = 0; i < nr; i++) {
         if (!applicable[i])
             continue;
-        if ((error = recipe_item(&gen_ids[i], mem, all[i].name, NULL)) < 0 ||
-            (error = recipe_item(&cat_ids[i], mem, all[i].name, at->task->category)) < 0)
+        if ((error = recipe_item(&gen_ids[i], mem, all[i].name, NULL, all[i].backend)) < 0 ||
+            (error = recipe_item(&cat_ids[i], mem, all[i].name, at->task->category,
+                                 all[i].backend)) < 0)
             goto done;
         score[i] = cfg->memory ? recipe_score(mem, gen_ids[i], cat_ids[i], cfg->q_init)
                                : cfg->q_init;

@@ -8,6 +8,7 @@
  */
 #include "agent/internal.h"
 #include "kevo/llm.h"
+#include "kevo/recipe.h"
 #include "kevo/sys/backend.h"
 #include "kevo/verify.h"
 
@@ -307,10 +308,22 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
                 goto done;
             }
         } else if (!start) {
-            /* drafting: the built-in generator's first draft is the task's own reference */
+            /* drafting: the built-in generator's first draft is the task's own
+             * reference (on OpenCL: ported as is, one work-item) */
             a.stage = KEVO_STAGE_DRAFT;
-            prop.source = strdup(at.reference);
-            snprintf(prop.summary, sizeof(prop.summary), "draft from the reference");
+            if (!strcmp(cfg->backend, "opencl")) {
+                if (kevo_recipe_port_opencl(&prop.source, at.reference, at.task->name) < 0) {
+                    prop.failure = strdup(kevo_error_last());
+                    kevo_error_clear();
+                }
+                snprintf(prop.summary, sizeof(prop.summary), "reference ported to OpenCL");
+            } else if (!strcmp(cfg->backend, "c")) {
+                prop.source = strdup(at.reference);
+                snprintf(prop.summary, sizeof(prop.summary), "draft from the reference");
+            } else {
+                prop.failure = strdup("the built-in generator has no draft for this backend "
+                                      "(it writes C and OpenCL; use an LLM generator)");
+            }
         } else {
             a.stage = KEVO_STAGE_REFINE;
             a.parent_id = start->id;

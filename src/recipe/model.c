@@ -27,7 +27,7 @@
 #endif
 
 #define CANDIDATE_NAME "kevo_candidate.c"
-#define OPENCL_PRELUDE_NAME "kevo_opencl_prelude.h"
+#define OPENCL_PRELUDE_NAME "/kevo-unsaved/opencl_prelude.h"
 
 /* An OpenCL C source is modelled as C: the recipes need its structure
  * (loops, variables, tokens), not OpenCL semantics, and clang's OpenCL mode

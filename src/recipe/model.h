@@ -235,6 +235,8 @@ void kevo_recipe_edits_free(kevo_recipe_edits *e);
 typedef struct kevo_recipe_out {
     kevo_recipe_edits edits;
     const char *cflags; /* static string or NULL */
+    char *whole;        /* malloc'd: the whole new file, instead of edits (OpenCL
+                           recipes, which add kernels and change launch lines) */
 } kevo_recipe_out;
 
 /* One recipe's implementation: fill `out` or decline with
@@ -257,6 +259,13 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
                                   const char *source, const long *params);
 int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
+
+int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                  const char *source, const long *params);
+int kevo_recipe_ocl_work_group_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                     const char *source, const long *params);
+int kevo_recipe_ocl_coarsen_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                  const char *source, const long *params);
 
 /* The flag sets of the `flags` recipe, indexed by its `set` parameter. */
 extern const char *const kevo_recipe_flag_sets[];

@@ -47,43 +47,74 @@ static const kevo_recipe_param_desc tile_params[] = {
 static const kevo_recipe_param_desc unroll_params[] = {
     {"factor", "unroll factor", 4, 2, 64, CHOICES(2, 4, 8, 16)},
 };
+static const kevo_recipe_param_desc ocl_ndrange_params[] = {
+    {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
+     CHOICES(1, 2)},
+};
+static const kevo_recipe_param_desc ocl_work_group_params[] = {
+    {"size0", "work-group size in dimension 0", 128, 1, 1024, CHOICES(16, 32, 64, 128, 256)},
+    {"size1", "work-group size in dimension 1 (2-D launches)", 4, 1, 64, CHOICES(1, 2, 4, 8, 16)},
+};
+static const kevo_recipe_param_desc ocl_coarsen_params[] = {
+    {"items", "indices per work-item", 4, 2, 64, CHOICES(2, 4, 8, 16)},
+    {"strided", "0: consecutive indices, 1: indices a grid apart (coalesced on GPUs)", 0, 0, 1,
+     CHOICES(0, 1)},
+};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static const kevo_recipe_desc descs[] = {
     {"flags", "add allow-listed build flags to the `// kevo: cflags` line",
-     "the flags are not all on the cflags line already", flags_params, N_OF(flags_params)},
+     "the flags are not all on the cflags line already", flags_params, N_OF(flags_params), "c"},
     {"restrict", "qualify the kernel's pointer parameters with restrict",
-     "some pointer parameter, declared as `T *name`, is not restrict yet", NULL, 0},
+     "some pointer parameter, declared as `T *name`, is not restrict yet", NULL, 0, "c"},
     {"omp_parallel",
      "#pragma omp parallel for [collapse(n)] [private(...)] [reduction(...)] on the outermost "
      "loop of the first (or every) top-level nest, and -fopenmp",
      "the nest's outer loop is `for (T i = a; i < b; i++)`, scalars written in it are "
      "reductions or private, and every store is indexed by the parallel loop variables",
-     omp_parallel_params, N_OF(omp_parallel_params)},
+     omp_parallel_params, N_OF(omp_parallel_params), "c"},
     {"omp_simd", "#pragma omp simd [reduction(op:acc)] on innermost loops, and -fopenmp-simd",
      "some innermost loop is in OpenMP canonical form, its scalars are reductions or private, "
      "its stores are indexed by its variable, and it carries no other pragma",
-     NULL, 0},
+     NULL, 0, "c"},
     {"interchange", "swap a loop with the loop that is its whole body",
      "the two loops are perfectly nested, canonical, carry no pragma, and neither header uses "
      "the other's variable",
-     interchange_params, N_OF(interchange_params)},
+     interchange_params, N_OF(interchange_params), "c"},
     {"tile",
      "tile a perfect nest of 2-3 loops: tile loops stepping by the sizes, point loops bounded "
      "by min(tile end, bound)",
      "a perfect nest of at least 2 loops `for (T i = a; i < b; i++)` with rectangular, "
      "loop-invariant bounds and no pragmas",
-     tile_params, N_OF(tile_params)},
+     tile_params, N_OF(tile_params), "c"},
     {"unroll", "#pragma GCC unroll F on innermost loops",
      "some innermost loop carries no OpenMP pragma and is not already unrolled by F", unroll_params,
-     N_OF(unroll_params)},
+     N_OF(unroll_params), "c"},
+    {"ocl_ndrange",
+     "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
+     "perfect pair), one kernel and launch per nest",
+     "a kernel run by one work-item whose body is declarations and loop nests `for (T i = a; i "
+     "< b; i++)` with integer-parameter bounds, no reductions, stores indexed by the loop "
+     "variables",
+     ocl_ndrange_params, N_OF(ocl_ndrange_params), "opencl"},
+    {"ocl_work_group",
+     "OpenCL: change the work-group size of launches `global=ROUND_UP(E,L) local=L`",
+     "a launch of that form whose kernel uses no work-group functions, local memory or barriers",
+     ocl_work_group_params, N_OF(ocl_work_group_params), "opencl"},
+    {"ocl_coarsen",
+     "OpenCL: each work-item handles W indices of a 1-D launch (consecutive or a grid apart), "
+     "a W-times smaller grid",
+     "a 1-D launch `global=ROUND_UP(E,L)` of a kernel whose only work-item index is `const T i = "
+     "(a) + (T)get_global_id(0);` opening a block",
+     ocl_coarsen_params, N_OF(ocl_coarsen_params), "opencl"},
 };
 
 static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_flags_apply,    kevo_recipe_restrict_apply,    kevo_recipe_omp_parallel_apply,
     kevo_recipe_omp_simd_apply, kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
-    kevo_recipe_unroll_apply,
+    kevo_recipe_unroll_apply,   kevo_recipe_ocl_ndrange_apply, kevo_recipe_ocl_work_group_apply,
+    kevo_recipe_ocl_coarsen_apply,
 };
 
 _Static_assert(N_OF(descs) == N_OF(impls), "one implementation per recipe");
@@ -158,15 +189,22 @@ int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
         return kevo_error_set(KEVO_EINVAL, "%s: no source or kernel name given", d->name);
     if ((error = resolve_params(p, d, params, n_params)) < 0)
         return error;
+    if (strcmp(d->backend, kevo_recipe_is_opencl(source) ? "opencl" : "c") != 0)
+        return kevo_error_set(KEVO_EINVAL, "%s: rewrites %s candidates, this is %s", d->name,
+                              d->backend, kevo_recipe_is_opencl(source) ? "OpenCL" : "C");
     size_t idx = (size_t)(d - descs);
     bool needs_model = impls[idx] != kevo_recipe_flags_apply;
     if (needs_model && (error = kevo_recipe_model_parse(&m, source, kernel_name)) < 0)
         goto done;
     if ((error = impls[idx](&ro, m, source, p)) < 0)
         goto done;
-    if ((error = kevo_recipe_edits_apply(&text, &ro.edits, source, strlen(source),
-                                         m ? m->fn_start : 0, m ? m->fn_end : 0)) < 0)
+    if (ro.whole) {
+        text = ro.whole;
+        ro.whole = NULL;
+    } else if ((error = kevo_recipe_edits_apply(&text, &ro.edits, source, strlen(source),
+                                                m ? m->fn_start : 0, m ? m->fn_end : 0)) < 0) {
         goto done;
+    }
     if (ro.cflags) {
         if ((error = kevo_recipe_cflags_add(&final, NULL, text, ro.cflags)) < 0)
             goto done;
@@ -191,6 +229,7 @@ done:
     kevo_recipe_model_free(m);
     kevo_recipe_model_free(check);
     kevo_recipe_edits_free(&ro.edits);
+    free(ro.whole);
     free(text);
     free(final);
     return error;

@@ -1,0 +1,612 @@
+/*
+ * recipe/recipe_opencl.c - the OpenCL recipes, applied to OpenCL candidates
+ * (kevo_recipe_is_opencl) and above all to kevo's own port of the reference
+ * (port_opencl.c):
+ *   ocl_ndrange     one work-item per iteration of each top-level loop nest
+ *                   (1-D, or 2-D over a perfect pair), one kernel and launch
+ *                   per nest, grid rounded up to the work-group size;
+ *   ocl_work_group  change the work-group size of launches whose kernels do
+ *                   not depend on it;
+ *   ocl_coarsen     each work-item handles W indices of a 1-D launch
+ *                   (consecutive, or strided by the grid), a W-times smaller
+ *                   grid: the vector-width knob of a device that vectorises
+ *                   across work-items;
+ *   ocl_local_tile  local-memory tiling of a 2-D matrix-product kernel: each
+ *                   work-group stages TxT tiles of both operands in __local
+ *                   memory between barriers.
+ * Unlike the C recipes, these rewrite the whole file (kernels are added,
+ * split and renamed, and the `// kevo: launch` lines change with them), so
+ * they return the new source in kevo_recipe_out.whole.
+ *
+ * Must not: run a compiler; judge the result (the gates do).
+ */
+#include "recipe/model.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LAUNCHES 16
+
+typedef struct ocl_launch {
+    char kernel[160];
+    char global[3][256];
+    char local[3][32];
+    int ng, nl;
+    char rest[256]; /* anything after local= (args=...) */
+} ocl_launch;
+
+/* The `// kevo: launch` lines of the leading comment block. */
+static int launches_parse(ocl_launch *v, size_t *n, const char *src)
+{
+    *n = 0;
+    for (const char *p = src; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != '\n' && *q && strncmp(q, "//", 2) != 0)
+            break;
+        if (!strncmp(q, "// kevo: launch ", 16)) {
+            if (*n == MAX_LAUNCHES)
+                return kevo_error_set(KEVO_EINVAL, "more than %d launches", MAX_LAUNCHES);
+            ocl_launch *L = &v[(*n)++];
+            memset(L, 0, sizeof(*L));
+            char line[1024];
+            snprintf(line, sizeof(line), "%.*s", (int)(len - (size_t)(q - p) - 16), q + 16);
+            char *save = NULL;
+            for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
+                char (*dst)[256] = NULL;
+                if (!L->kernel[0]) {
+                    snprintf(L->kernel, sizeof(L->kernel), "%s", w);
+                } else if (!strncmp(w, "global=", 7) || !strncmp(w, "local=", 6)) {
+                    bool g = w[0] == 'g';
+                    char *list = strchr(w, '=') + 1;
+                    /* split at top-level commas */
+                    int depth = 0, k = 0;
+                    char *start = list;
+                    for (char *c = list;; c++) {
+                        if (*c == '(')
+                            depth++;
+                        else if (*c == ')')
+                            depth--;
+                        if ((*c == ',' && depth == 0) || !*c) {
+                            if (k == 3)
+                                return kevo_error_set(KEVO_EINVAL, "more than 3 dimensions");
+                            if (g)
+                                snprintf(L->global[k], sizeof(L->global[k]), "%.*s",
+                                         (int)(c - start), start);
+                            else
+                                snprintf(L->local[k], sizeof(L->local[k]), "%.*s",
+                                         (int)(c - start), start);
+                            k++;
+                            start = c + 1;
+                            if (!*c)
+                                break;
+                        }
+                    }
+                    if (g)
+                        L->ng = k;
+                    else
+                        L->nl = k;
+                } else {
+                    size_t used = strlen(L->rest);
+                    snprintf(L->rest + used, sizeof(L->rest) - used, " %s", w);
+                }
+                (void)dst;
+            }
+        }
+        p = e ? e + 1 : NULL;
+    }
+    if (*n == 0)
+        return kevo_error_set(KEVO_EINVAL, "not an OpenCL candidate (no `// kevo: launch` line)");
+    return 0;
+}
+
+static void launch_format(kevo_buf *b, const ocl_launch *L)
+{
+    kevo_buf_printf(b, "// kevo: launch %s global=", L->kernel);
+    for (int k = 0; k < L->ng; k++)
+        kevo_buf_printf(b, "%s%s", k ? "," : "", L->global[k]);
+    if (L->nl) {
+        kevo_buf_puts(b, " local=");
+        for (int k = 0; k < L->nl; k++)
+            kevo_buf_printf(b, "%s%s", k ? "," : "", L->local[k]);
+    }
+    kevo_buf_printf(b, "%s\n", L->rest);
+}
+
+/* `src` with its launch lines replaced by those of v[0..n) (at the place of
+ * the first). */
+static int launches_replace(char **out, const char *src, const ocl_launch *v, size_t n)
+{
+    kevo_buf b = {0};
+    bool done = false, header = true;
+    for (const char *p = src; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) + 1 : strlen(p);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (header && *q != '\n' && *q && strncmp(q, "//", 2) != 0)
+            header = false;
+        if (header && !strncmp(q, "// kevo: launch ", 16)) {
+            for (size_t i = 0; i < n && !done; i++)
+                launch_format(&b, &v[i]);
+            done = true;
+        } else {
+            kevo_buf_put(&b, p, len);
+        }
+        p = e ? e + 1 : NULL;
+    }
+    *out = kevo_buf_detach(&b);
+    return *out ? 0 : kevo_error_set(KEVO_ENOMEM, "out of memory");
+}
+
+/* Parse `ROUND_UP(E,L)` into E (caller's buffer) and L. */
+static bool round_up_parts(const char *g, char *e, size_t esize, long *l)
+{
+    size_t n = strlen(g);
+    if (strncmp(g, "ROUND_UP(", 9) != 0 || n < 12 || g[n - 1] != ')')
+        return false;
+    const char *comma = g + n - 2;
+    while (comma > g + 9 && *comma != ',')
+        comma--;
+    if (*comma != ',')
+        return false;
+    char *end;
+    *l = strtol(comma + 1, &end, 10);
+    if (end != g + n - 1 || *l <= 0)
+        return false;
+    snprintf(e, esize, "%.*s", (int)(comma - (g + 9)), g + 9);
+    return true;
+}
+
+/* Whether the kernel's tokens name any of the work-group functions or
+ * memories: such a kernel depends on its work-group size. */
+static bool uses_work_group(const kevo_recipe_model *m)
+{
+    static const char *const words[] = {"get_local_id",   "get_local_size", "get_group_id",
+                                        "get_num_groups", "barrier",        "__local",
+                                        "local",          "reqd_work_group_size"};
+    for (size_t t = 0; t < m->n_tok; t++)
+        for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+            if (kevo_rtok_is(m, t, words[w]))
+                return true;
+    return false;
+}
+
+static int count_word(const kevo_recipe_model *m, const char *w)
+{
+    int n = 0;
+    for (size_t t = 0; t < m->n_tok; t++)
+        n += kevo_rtok_is(m, t, w);
+    return n;
+}
+
+/* Text of tokens [t0,t1) with single spaces where the source had space. */
+static void tokens_text(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                        bool compact)
+{
+    for (unsigned t = t0; t < t1; t++) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, t, &n);
+        if (m->tok[t].kind == 4) /* comments would swallow what follows on the line */
+            continue;
+        if (!compact && t > t0 && m->tok[t].start > m->tok[t - 1].end)
+            kevo_buf_puts(b, " ");
+        kevo_buf_put(b, p, n);
+    }
+}
+
+/* Whether tokens [t0,t1) are a size expression kevo's launch language can
+ * evaluate: integer literals, integer scalar parameters, + - * / % ( ). */
+static bool size_expr_ok(const kevo_recipe_model *m, unsigned t0, unsigned t1, char *why,
+                         size_t why_len)
+{
+    if (t0 >= t1)
+        return false;
+    for (unsigned t = t0; t < t1; t++) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, t, &n);
+        if (m->tok[t].kind == 3) {
+            for (size_t i = 0; i < n; i++)
+                if (!isdigit((unsigned char)p[i])) {
+                    snprintf(why, why_len, "bound `%.*s` is not a plain integer", (int)n, p);
+                    return false;
+                }
+            continue;
+        }
+        if (m->tok[t].kind == 2) {
+            int v = m->tok[t].var;
+            if (v < 0 || !m->var[v].is_param || m->var[v].vtype != KEVO_VTYPE_INT) {
+                snprintf(why, why_len, "bound uses `%.*s`, not an integer parameter", (int)n, p);
+                return false;
+            }
+            continue;
+        }
+        if (!(n == 1 && strchr("+-*/%()", p[0]))) {
+            snprintf(why, why_len, "bound uses `%.*s`", (int)n, p);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* --- ocl_ndrange ------------------------------------------------------------ */
+
+typedef struct nest_plan {
+    int loop;  /* top-level loop */
+    int dims;  /* 1 or 2 */
+    int lp[2]; /* the loops mapped to work-item dimensions, outer first */
+} nest_plan;
+
+int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                  const char *source, const long *params)
+{
+    ocl_launch lv[MAX_LAUNCHES];
+    size_t nl = 0;
+    int error;
+    char why[400] = "";
+    nest_plan plan[MAX_LAUNCHES];
+    size_t np = 0;
+    kevo_buf b = {0}, decls = {0};
+    char *text = NULL;
+    size_t nlen;
+    const char *kname = NULL;
+
+    if ((error = launches_parse(lv, &nl, source)) < 0)
+        return error;
+    if (nl != 1 || lv[0].ng != 1 || strcmp(lv[0].global[0], "1") != 0)
+        return kevo_error_set(KEVO_EINVAL,
+                              "applies to a kernel run by one work-item (`global=1`), the form "
+                              "of kevo's port of the reference");
+    /* the kernel's name token and parameter list */
+    unsigned t_name = 0, t_lp = 0, t_rp = 0;
+    for (unsigned t = 0; t < m->t_fbody; t++)
+        if (kevo_rtok_is(m, t, "(") && t > 0 && m->tok[t - 1].kind == 2) {
+            t_name = t - 1;
+            t_lp = t;
+            t_rp = kevo_rtok_match(m, t);
+            break;
+        }
+    if (!t_lp || t_rp == (unsigned)-1)
+        return kevo_error_set(KEVO_EINVAL, "cannot find the kernel's parameter list");
+    kname = kevo_rtok_text(m, t_name, &nlen);
+    unsigned t_close = kevo_rtok_match(m, m->t_fbody);
+    if (t_close == (unsigned)-1)
+        return kevo_error_set(KEVO_EINVAL, "cannot find the end of the kernel");
+
+    /* the body: side-effect-free statements and top-level loop nests */
+    for (unsigned t = m->t_fbody + 1; t < t_close;) {
+        if (m->tok[t].kind == 4) { /* a comment */
+            t++;
+            continue;
+        }
+        int l = -1;
+        for (size_t k = 0; k < m->n_loop; k++)
+            if (m->loop[k].t_for == t && m->loop[k].parent < 0)
+                l = (int)k;
+        if (l >= 0) {
+            if (np == MAX_LAUNCHES)
+                return kevo_error_set(KEVO_EINVAL, "more than %d loop nests", MAX_LAUNCHES);
+            plan[np].loop = l;
+            np++;
+            t = m->loop[l].t_end;
+            continue;
+        }
+        static const char *const ctl[] = {"if", "while", "do", "switch", "return", "{",
+                                          "goto", "break", "continue"};
+        for (size_t c = 0; c < sizeof(ctl) / sizeof(ctl[0]); c++)
+            if (kevo_rtok_is(m, t, ctl[c]))
+                return kevo_error_set(KEVO_EINVAL,
+                                      "line %u: `%s` at the top of the kernel; it applies to a "
+                                      "body of declarations and loop nests",
+                                      kevo_recipe_line(m, m->tok[t].start), ctl[c]);
+        unsigned s = t;
+        int depth = 0;
+        while (t < t_close && !(depth == 0 && kevo_rtok_is(m, t, ";"))) {
+            if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "{") || kevo_rtok_is(m, t, "["))
+                depth++;
+            if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "}") || kevo_rtok_is(m, t, "]"))
+                depth--;
+            t++;
+        }
+        t++;
+        kevo_rwrite *w = NULL;
+        size_t nw = 0;
+        if ((error = kevo_recipe_writes(&w, &nw, m, s, t)) < 0)
+            return error;
+        free(w);
+        if (nw > 0)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "line %u: a statement outside the loop nests writes; each nest "
+                                  "becomes its own kernel, so only declarations may stand "
+                                  "outside them",
+                                  kevo_recipe_line(m, m->tok[s].start));
+        tokens_text(&decls, m, s, t, false);
+        kevo_buf_puts(&decls, "\n");
+    }
+    if (np == 0)
+        return kevo_error_set(KEVO_EINVAL, "the kernel has no loop nest");
+
+    /* each nest: parallel over its outer (1-D) or outer two (2-D) loops */
+    for (size_t i = 0; i < np; i++) {
+        const kevo_rloop *L = &m->loop[plan[i].loop];
+        if (!L->simple)
+            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, L->why);
+        if (L->early_exit)
+            return kevo_error_set(KEVO_EINVAL, "loop at line %u can leave early", L->line);
+        kevo_rscalars sc;
+        if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0)
+            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
+        if (sc.n_red > 0)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "loop at line %u accumulates into `%s` across iterations "
+                                  "(a reduction needs a work-group design, not one work-item "
+                                  "per iteration)",
+                                  L->line, m->var[sc.red_var[0]].name);
+        if (kevo_recipe_same_index(m, L->t_body, L->t_end) < 0)
+            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
+        int want = params[0] >= 2 ? 2 : 1;
+        int band = kevo_recipe_band(m, plan[i].loop, want, false, why, sizeof(why));
+        int d = band < want ? band : want;
+        if (d < 1)
+            d = 1;
+        for (; d >= 1; d--) {
+            int vars[2];
+            for (int k = 0; k < d; k++)
+                vars[k] = m->loop[kevo_recipe_nest_loop(m, plan[i].loop, k)].var;
+            if (kevo_recipe_stores_indexed(m, L->t_body, L->t_end, vars, (size_t)d) == 0)
+                break;
+        }
+        if (d < 1)
+            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
+        plan[i].dims = d;
+        for (int k = 0; k < d; k++) {
+            plan[i].lp[k] = kevo_recipe_nest_loop(m, plan[i].loop, k);
+            const kevo_rloop *K = &m->loop[plan[i].lp[k]];
+            if (!K->simple || !K->declared)
+                return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", K->line, K->why);
+            if (!size_expr_ok(m, K->t_lb0, K->t_lb1, why, sizeof(why)) ||
+                !size_expr_ok(m, K->t_ub0, K->t_ub1, why, sizeof(why)))
+                return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", K->line, why);
+        }
+    }
+
+    /* the new file: what precedes the kernel, one kernel per nest, the rest */
+    unsigned fn0 = m->fn_start;
+    size_t pre = fn0;
+    static const char kw[] = "__kernel";
+    /* the kernel's extent may start after its `__kernel` (an empty macro here) */
+    size_t k0 = pre;
+    while (k0 > 0 && isspace((unsigned char)source[k0 - 1]))
+        k0--;
+    if (k0 >= sizeof(kw) - 1 && !memcmp(source + k0 - (sizeof(kw) - 1), kw, sizeof(kw) - 1))
+        pre = k0 - (sizeof(kw) - 1);
+    kevo_buf_put(&b, source, pre);
+    ocl_launch nv[MAX_LAUNCHES];
+    for (size_t i = 0; i < np; i++) {
+        char name[150];
+        int kl = nlen > 128 ? 128 : (int)nlen;
+        if (i == 0)
+            snprintf(name, sizeof(name), "%.*s", kl, kname);
+        else
+            snprintf(name, sizeof(name), "%.*s_%zu", kl, kname, i + 1);
+        kevo_buf_printf(&b, "%s__kernel void %s", i ? "\n" : "", name);
+        tokens_text(&b, m, t_lp, t_rp + 1, false);
+        kevo_buf_puts(&b, "\n{\n");
+        if (decls.len)
+            kevo_buf_printf(&b, "%s", kevo_buf_cstr(&decls));
+        kevo_buf_puts(&b, "    {\n");
+        ocl_launch *L = &nv[i];
+        memset(L, 0, sizeof(*L));
+        snprintf(L->kernel, sizeof(L->kernel), "%s", name);
+        L->ng = L->nl = plan[i].dims;
+        kevo_buf guard = {0};
+        for (int k = 0; k < plan[i].dims; k++) {
+            const kevo_rloop *K = &m->loop[plan[i].lp[k]];
+            int dim = plan[i].dims - 1 - k; /* innermost loop on dimension 0 */
+            kevo_buf ty = {0}, lb = {0}, ub = {0}, cnt = {0};
+            tokens_text(&ty, m, K->t_type0, K->t_type1, false);
+            tokens_text(&lb, m, K->t_lb0, K->t_lb1, true);
+            tokens_text(&ub, m, K->t_ub0, K->t_ub1, true);
+            const char *iv = m->var[K->var].name;
+            kevo_buf_printf(&b, "        const %s %s = (%s) + (%s)get_global_id(%d);\n",
+                            kevo_buf_cstr(&ty), iv, kevo_buf_cstr(&lb), kevo_buf_cstr(&ty), dim);
+            kevo_buf_printf(&guard, "%s!(%s %s (%s))", k ? " || " : "", iv,
+                            K->cond_op == KEVO_COND_LE ? "<=" : "<", kevo_buf_cstr(&ub));
+            bool lb0 = !strcmp(kevo_buf_cstr(&lb), "0");
+            if (lb0 && K->cond_op == KEVO_COND_LT)
+                kevo_buf_printf(&cnt, "%s", kevo_buf_cstr(&ub));
+            else
+                kevo_buf_printf(&cnt, "(%s)-(%s)%s", kevo_buf_cstr(&ub), kevo_buf_cstr(&lb),
+                                K->cond_op == KEVO_COND_LE ? "+1" : "");
+            long ls = plan[i].dims == 1 ? 64 : 16;
+            snprintf(L->global[dim], sizeof(L->global[dim]), "ROUND_UP(%s,%ld)",
+                     kevo_buf_cstr(&cnt), ls);
+            snprintf(L->local[dim], sizeof(L->local[dim]), "%ld", ls);
+            kevo_buf_free(&ty);
+            kevo_buf_free(&lb);
+            kevo_buf_free(&ub);
+            kevo_buf_free(&cnt);
+        }
+        kevo_buf_printf(&b, "        if (%s)\n            return;\n", kevo_buf_cstr(&guard));
+        kevo_buf_free(&guard);
+        const kevo_rloop *In = &m->loop[plan[i].lp[plan[i].dims - 1]];
+        size_t il;
+        const char *ind = kevo_recipe_indent(m, m->tok[In->t_body].start, &il);
+        kevo_buf_printf(&b, "%.*s", (int)il, ind);
+        kevo_buf_put(&b, source + m->tok[In->t_body].start,
+                     m->tok[In->t_end - 1].end - m->tok[In->t_body].start);
+        kevo_buf_puts(&b, "\n    }\n}\n");
+    }
+    kevo_buf_puts(&b, source + m->tok[t_close].end);
+    if ((error = launches_replace(&text, kevo_buf_cstr(&b), nv, np)) < 0)
+        goto done;
+    out->whole = text;
+    text = NULL;
+done:
+    kevo_buf_free(&b);
+    kevo_buf_free(&decls);
+    free(text);
+    return error;
+}
+
+/* --- ocl_work_group ---------------------------------------------------------- */
+
+int kevo_recipe_ocl_work_group_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                     const char *source, const long *params)
+{
+    (void)m;
+    ocl_launch lv[MAX_LAUNCHES];
+    size_t nl = 0;
+    int error;
+    bool changed = false;
+    char why[600] = "no launch has `global=ROUND_UP(E,L)` with `local=L` in every dimension";
+    if ((error = launches_parse(lv, &nl, source)) < 0)
+        return error;
+    for (size_t i = 0; i < nl; i++) {
+        ocl_launch *L = &lv[i];
+        if (L->ng != L->nl || L->ng < 1 || L->ng > 2)
+            continue;
+        char e[3][256];
+        long l[3];
+        bool ok = true;
+        for (int k = 0; k < L->ng && ok; k++)
+            ok = round_up_parts(L->global[k], e[k], sizeof(e[k]), &l[k]) &&
+                 strtol(L->local[k], NULL, 10) == l[k];
+        if (!ok)
+            continue;
+        kevo_recipe_model *km = NULL;
+        if (kevo_recipe_model_parse(&km, source, L->kernel) < 0) {
+            snprintf(why, sizeof(why), "kernel `%.150s`: %.400s", L->kernel, kevo_error_last());
+            kevo_error_clear();
+            continue;
+        }
+        bool dep = uses_work_group(km);
+        kevo_recipe_model_free(km);
+        if (dep) {
+            snprintf(why, sizeof(why),
+                     "kernel `%.150s` uses work-group functions, local memory or barriers: its "
+                     "work-group size is part of its design",
+                     L->kernel);
+            continue;
+        }
+        long want[2] = {params[0], params[1]};
+        if (L->ng == 1)
+            want[0] = params[0];
+        for (int k = 0; k < L->ng; k++) {
+            if (l[k] == want[k])
+                continue;
+            snprintf(L->global[k], sizeof(L->global[k]), "ROUND_UP(%s,%ld)", e[k], want[k]);
+            snprintf(L->local[k], sizeof(L->local[k]), "%ld", want[k]);
+            changed = true;
+        }
+        if (!changed)
+            snprintf(why, sizeof(why), "the work-group size is %ld%s already", want[0],
+                     L->ng == 2 ? "x.." : "");
+    }
+    if (!changed)
+        return kevo_error_set(KEVO_EINVAL, "%s", why);
+    return launches_replace(&out->whole, source, lv, nl);
+}
+
+/* --- ocl_coarsen ------------------------------------------------------------- */
+
+int kevo_recipe_ocl_coarsen_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                  const char *source, const long *params)
+{
+    (void)m;
+    ocl_launch lv[MAX_LAUNCHES];
+    size_t nl = 0;
+    int error;
+    char why[300] = "no 1-D launch `global=ROUND_UP(E,L)` of a kernel with one "
+                    "`get_global_id(0)` and no work-group functions";
+    kevo_recipe_edits e = {0};
+    char *text = NULL, *body = NULL;
+    long w = params[0];
+    bool strided = params[1] != 0;
+    bool any = false;
+    if ((error = launches_parse(lv, &nl, source)) < 0)
+        return error;
+    char *cur = strdup(source);
+    if (!cur)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nl; i++) {
+        ocl_launch *L = &lv[i];
+        char ex[256];
+        long l;
+        if (L->ng != 1 || !round_up_parts(L->global[0], ex, sizeof(ex), &l))
+            continue;
+        kevo_recipe_model *km = NULL;
+        if (kevo_recipe_model_parse(&km, cur, L->kernel) < 0) {
+            kevo_error_clear();
+            continue;
+        }
+        /* `const T v = (lb) + (T)get_global_id(0);` as the first statement of a block */
+        unsigned tg = 0;
+        for (unsigned t = 0; t + 4 < km->n_tok; t++)
+            if (kevo_rtok_is(km, t, "get_global_id") && kevo_rtok_is(km, t + 1, "(") &&
+                kevo_rtok_is(km, t + 2, "0") && kevo_rtok_is(km, t + 3, ")") &&
+                kevo_rtok_is(km, t + 4, ";"))
+                tg = t;
+        unsigned s = tg;
+        while (s > 0 && !kevo_rtok_is(km, s - 1, ";") && !kevo_rtok_is(km, s - 1, "{"))
+            s--;
+        bool ok = tg && count_word(km, "get_global_id") == 1 && !uses_work_group(km) &&
+                  count_word(km, "get_global_size") == 0 && s > 0 &&
+                  kevo_rtok_is(km, s - 1, "{") && kevo_rtok_is(km, s, "const") &&
+                  kevo_rtok_is(km, tg - 1, ")") && kevo_rtok_is(km, tg - 3, "(") &&
+                  kevo_rtok_is(km, tg - 4, "+");
+        unsigned close = ok ? kevo_rtok_match(km, s - 1) : (unsigned)-1;
+        if (!ok || close == (unsigned)-1) {
+            kevo_recipe_model_free(km);
+            continue;
+        }
+        char cv[64];
+        kevo_recipe_fresh_name(cv, sizeof(cv), km, "kv", "_c", NULL, 0);
+        size_t tl;
+        const char *ty = kevo_rtok_text(km, tg - 2, &tl);
+        unsigned at = km->tok[s].start;
+        kevo_recipe_edits_free(&e);
+        error = kevo_recipe_edits_add(&e, at, at, "for (int %s = 0; %s < %ld; %s++) {\n", cv, cv,
+                                      w, cv);
+        if (!error && strided)
+            error = kevo_recipe_edits_add(&e, km->tok[tg + 3].end, km->tok[tg + 3].end,
+                                          " + (%.*s)%s * (%.*s)get_global_size(0)", (int)tl, ty,
+                                          cv, (int)tl, ty);
+        else if (!error)
+            error = kevo_recipe_edits_add(&e, km->tok[tg + 3].end, km->tok[tg + 3].end,
+                                          " * %ld + %s", w, cv);
+        if (!error)
+            error = kevo_recipe_edits_add(&e, km->tok[close].start, km->tok[close].start, "}\n");
+        if (!error)
+            error = kevo_recipe_edits_apply(&body, &e, cur, strlen(cur), 0, (unsigned)strlen(cur));
+        kevo_recipe_model_free(km);
+        if (error < 0)
+            goto done;
+        free(cur);
+        cur = body;
+        body = NULL;
+        snprintf(L->global[0], sizeof(L->global[0]), "ROUND_UP(CEIL_DIV(%.200s,%ld),%ld)", ex, w,
+                 l);
+        any = true;
+    }
+    if (!any) {
+        error = kevo_error_set(KEVO_EINVAL, "%s", why);
+        goto done;
+    }
+    if ((error = launches_replace(&text, cur, lv, nl)) < 0)
+        goto done;
+    out->whole = text;
+    text = NULL;
+done:
+    kevo_recipe_edits_free(&e);
+    free(cur);
+    free(body);
+    free(text);
+    return error;
+}
