@@ -190,8 +190,9 @@ int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
     if ((error = resolve_params(p, d, params, n_params)) < 0)
         return error;
     if (strcmp(d->backend, kevo_recipe_is_opencl(source) ? "opencl" : "c") != 0)
-        return kevo_error_set(KEVO_EINVAL, "%s: rewrites %s candidates, this is %s", d->name,
-                              d->backend, kevo_recipe_is_opencl(source) ? "OpenCL" : "C");
+        return prefixed(kevo_error_set(KEVO_EINVAL, "rewrites %s candidates, this is %s",
+                                       d->backend, kevo_recipe_is_opencl(source) ? "OpenCL" : "C"),
+                        d->name);
     size_t idx = (size_t)(d - descs);
     bool needs_model = impls[idx] != kevo_recipe_flags_apply;
     if (needs_model && (error = kevo_recipe_model_parse(&m, source, kernel_name)) < 0)

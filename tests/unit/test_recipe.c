@@ -311,11 +311,14 @@ static void test_recipe__registry_lists_recipes(void **state)
     (void)state;
     size_t n = 0;
     const kevo_recipe_desc *d = kevo_recipe_list(&n);
-    static const char *const want[] = {"flags",       "restrict", "omp_parallel", "omp_simd",
-                                       "interchange", "tile",     "unroll"};
-    assert_int_equal(n, 7);
-    for (size_t i = 0; i < 7; i++) {
+    static const char *const want[] = {"flags",       "restrict",       "omp_parallel",
+                                       "omp_simd",    "interchange",    "tile",
+                                       "unroll",      "ocl_ndrange",    "ocl_work_group",
+                                       "ocl_coarsen"};
+    assert_int_equal(n, 10);
+    for (size_t i = 0; i < n; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
+        assert_string_equal(d[i].backend, i < 7 ? "c" : "opencl");
         assert_non_null(d[i].description);
         assert_non_null(d[i].precondition);
         assert_true(d[i].n_params <= KEVO_RECIPE_MAX_PARAMS);
