@@ -1,15 +1,17 @@
 /*
  * agent/builtin_gen.c - the built-in offline generator: a candidate is a
  * start point plus one more recipe (src/recipe) with parameters. Recipes
- * are memory items of kind `recipe`, one general item per recipe and one
- * per (recipe, operator category), so the Q-values learn which recipes pay
- * off for which kinds of kernels, and general items carry what was learned
- * to new categories (Level 1 -> Level 2). Selection is epsilon-greedy over
- * the refine-stage Q among the recipes whose precondition holds on the
- * start point; `random` retrieval picks uniformly (the ablation baseline).
- * Parameters start from those of the fastest correct attempt that applied
- * the same recipe on a task of the same category (kept or mutated), else
- * from the recipe's defaults, mutated.
+ * are memory items of kind `recipe`, one general item per arm and one per
+ * (arm, operator category), so the Q-values learn which recipes pay off for
+ * which kinds of kernels, and general items carry what was learned to new
+ * categories (Level 1 -> Level 2). An arm is a recipe, or for a recipe whose
+ * parameter selects between different transformations (`flags`: which flag
+ * set) one value of that parameter. Selection is epsilon-greedy over the
+ * refine-stage Q of the arms that apply to the start point; `random`
+ * retrieval picks a recipe uniformly (the ablation baseline). When
+ * exploiting, tuning parameters start from those of the fastest correct
+ * attempt that applied the same recipe on a task of the same category
+ * (kept or mutated); when exploring, from the defaults, mutated.
  * It never copies anything but the task's own reference.
  */
 #include "agent/internal.h"
@@ -21,8 +23,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const char *category,
-                       const char *backend)
+/* Recipes whose parameter picks between different transformations rather
+ * than tuning one: each value is its own arm with its own Q-values
+ * ("flags set=2" is -ffast-math, which pays on transcendental maths and
+ * breaks tight tolerances; averaging it with "-funroll-loops" would teach
+ * nothing). */
+static const struct {
+    const char *recipe;
+    size_t param;
+} variant_params[] = {{"flags", 0}};
+
+static int variant_param(const char *recipe)
+{
+    for (size_t i = 0; i < sizeof(variant_params) / sizeof(variant_params[0]); i++)
+        if (!strcmp(variant_params[i].recipe, recipe))
+            return (int)variant_params[i].param;
+    return -1;
+}
+
+/* The title of an arm: the recipe's name, plus "NAME=V" for a variant. */
+static void arm_title(char *buf, size_t size, const kevo_recipe_desc *d, long variant)
+{
+    int vp = variant_param(d->name);
+    if (vp < 0)
+        snprintf(buf, size, "%s", d->name);
+    else
+        snprintf(buf, size, "%s %s=%ld", d->name, d->params[vp].name, variant);
+}
+
+static int recipe_item(int64_t *out, kevo_memory *mem, const char *title, const char *recipe,
+                       const char *category, const char *backend)
 {
     kevo_item_filter f = {0};
     f.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
@@ -35,7 +65,7 @@ static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const
         return error;
     *out = 0;
     for (size_t i = 0; i < list->n; i++)
-        if (!strcmp(list->items[i].title, recipe) &&
+        if (!strcmp(list->items[i].title, title) &&
             ((category && list->items[i].category && !strcmp(list->items[i].category, category)) ||
              (!category && !list->items[i].category)))
             *out = list->items[i].id;
@@ -46,15 +76,30 @@ static int recipe_item(int64_t *out, kevo_memory *mem, const char *recipe, const
     kevo_buf body = {0};
     kevo_buf_printf(&body, "%s. Applies when: %s", d ? d->description : recipe,
                     d ? d->precondition : "?");
+    int vp = d ? variant_param(recipe) : -1;
+    if (vp >= 0)
+        kevo_buf_printf(&body, ". This arm: %s (%s)", title, d->params[vp].description);
     kevo_item it = {0};
     it.kind = KEVO_ITEM_RECIPE;
-    it.title = recipe;
+    it.title = title;
     it.body = kevo_buf_cstr(&body);
     it.category = category;
     it.backend = backend;
     it.tags = "builtin";
     error = kevo_memory_item_add(mem, &it, out);
     kevo_buf_free(&body);
+    return error;
+}
+
+/* The general and category items of an arm. */
+static int arm_items(int64_t *gen, int64_t *cat, kevo_memory *mem, const kevo_recipe_desc *d,
+                     long variant, const char *category)
+{
+    char title[160];
+    arm_title(title, sizeof(title), d, variant);
+    int error = recipe_item(gen, mem, title, d->name, NULL, d->backend);
+    if (error == 0)
+        error = recipe_item(cat, mem, title, d->name, category, d->backend);
     return error;
 }
 
@@ -114,11 +159,9 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     const kevo_recipe_desc *all = kevo_recipe_list(&nr);
     int error = 0;
     int *applicable = calloc(nr, sizeof(int));
-    double *score = calloc(nr, sizeof(double));
-    int64_t *gen_ids = calloc(nr, sizeof(int64_t)), *cat_ids = calloc(nr, sizeof(int64_t));
     kevo_recipe_step *chain = NULL;
     size_t nchain = 0;
-    if (!applicable || !score || !gen_ids || !cat_ids) {
+    if (!applicable) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
@@ -138,18 +181,10 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         out->exhausted = true;
         goto done;
     }
-    for (size_t i = 0; i < nr; i++) {
-        if (!applicable[i])
-            continue;
-        if ((error = recipe_item(&gen_ids[i], mem, all[i].name, NULL, all[i].backend)) < 0 ||
-            (error = recipe_item(&cat_ids[i], mem, all[i].name, at->task->category,
-                                 all[i].backend)) < 0)
-            goto done;
-        score[i] = cfg->memory ? recipe_score(mem, gen_ids[i], cat_ids[i], cfg->q_init)
-                               : cfg->q_init;
-    }
-    /* epsilon-greedy (or uniform for the random baseline); ties broken at random */
+    /* epsilon-greedy over the arms (or uniform over the recipes for the
+     * random baseline); ties broken at random */
     size_t pick = nr;
+    long pick_variant = -1;
     bool explore = !strcmp(cfg->retrieval, "random") || !cfg->memory ||
                    kevo_rng_uniform(rng) < cfg->epsilon;
     if (explore) {
@@ -163,13 +198,43 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         for (size_t i = 0; i < nr; i++) {
             if (!applicable[i])
                 continue;
-            if (score[i] > best + 1e-12) {
-                best = score[i];
-                pick = i;
-                ties = 1;
-            } else if (fabs(score[i] - best) <= 1e-12 && kevo_rng_uniform(rng) * ++ties < 1.0) {
-                pick = i;
+            int vp = variant_param(all[i].name);
+            size_t nv = vp < 0 ? 1 : all[i].params[vp].n_choices;
+            for (size_t c = 0; c < nv; c++) {
+                long v = vp < 0 ? -1 : all[i].params[vp].choices[c];
+                if (vp >= 0) {
+                    /* this variant must apply on its own */
+                    long p[KEVO_RECIPE_MAX_PARAMS];
+                    size_t np0 = 0;
+                    char *tmp = NULL;
+                    kevo_recipe_params_default(p, &np0, all[i].name);
+                    p[vp] = v;
+                    int rc = kevo_recipe_apply(&tmp, all[i].name, p, np0, start_source,
+                                               at->task->name);
+                    free(tmp);
+                    if (rc < 0) {
+                        kevo_error_clear();
+                        continue;
+                    }
+                }
+                int64_t g = 0, k = 0;
+                if ((error = arm_items(&g, &k, mem, &all[i], v, at->task->category)) < 0)
+                    goto done;
+                double sc = recipe_score(mem, g, k, cfg->q_init);
+                if (sc > best + 1e-12) {
+                    best = sc;
+                    pick = i;
+                    pick_variant = v;
+                    ties = 1;
+                } else if (fabs(sc - best) <= 1e-12 && kevo_rng_uniform(rng) * ++ties < 1.0) {
+                    pick = i;
+                    pick_variant = v;
+                }
             }
+        }
+        if (pick == nr) { /* no variant applied on its own */
+            out->exhausted = true;
+            goto done;
         }
     }
     const char *name = all[pick].name;
@@ -179,9 +244,21 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         goto done;
     char *src = NULL;
     bool inherited = false;
-    if (np > 0 && cfg->memory && strcmp(cfg->retrieval, "random") != 0) {
+    int vp = variant_param(name);
+    if (vp >= 0 && pick_variant >= 0) {
+        /* the arm fixes the variant: no tuning */
+        params[vp] = pick_variant;
+        if (kevo_recipe_apply(&src, name, params, np, start_source, at->task->name) < 0) {
+            out->failure = strdup(kevo_error_last());
+            kevo_error_clear();
+        }
+        inherited = true;
+    } else if (!explore && np > 0) {
+        /* exploiting: tune around the best seen (exploring: fresh values) */
         long best[KEVO_RECIPE_MAX_PARAMS];
-        if ((error = best_params(best, mem, cat_ids[pick], name, np)) < 0)
+        int64_t g = 0, k = 0;
+        if ((error = arm_items(&g, &k, mem, &all[pick], -1, at->task->category)) < 0 ||
+            (error = best_params(best, mem, k, name, np)) < 0)
             goto done;
         /* the best parameters seen in this category, kept as they are half
          * of the time (exploit) and mutated otherwise (explore around them);
@@ -225,17 +302,19 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     kevo_recipe_chain_to_json(&out->recipes_json, chain, nchain + 1);
     chain[nchain].recipe = NULL; /* borrowed from the registry, not ours to free */
     nchain++;
-    out->used[out->nused++] = (kevo_used_item){gen_ids[pick], KEVO_STAGE_REFINE, 1, 0};
-    out->used[out->nused++] = (kevo_used_item){cat_ids[pick], KEVO_STAGE_REFINE, 2, 0};
-    snprintf(out->summary, sizeof(out->summary), "%s", name);
+    /* the Q-values learn from the arm that was actually tried */
+    int64_t used_gen = 0, used_cat = 0;
+    if ((error = arm_items(&used_gen, &used_cat, mem, &all[pick], vp >= 0 ? params[vp] : -1,
+                           at->task->category)) < 0)
+        goto done;
+    out->used[out->nused++] = (kevo_used_item){used_gen, KEVO_STAGE_REFINE, 1, 0};
+    out->used[out->nused++] = (kevo_used_item){used_cat, KEVO_STAGE_REFINE, 2, 0};
+    arm_title(out->summary, sizeof(out->summary), &all[pick], vp >= 0 ? params[vp] : -1);
 done:
     if (chain) {
         /* recipe names from from_json are owned by the chain */
         kevo_recipe_chain_free(chain);
     }
     free(applicable);
-    free(score);
-    free(gen_ids);
-    free(cat_ids);
     return error;
 }
