@@ -600,8 +600,9 @@ static int pack_task(builder *b)
     }
     if (q->reference && *q->reference) {
         kevo_buf_clear(&part);
-        if ((error = kevo_buf_printf(&part, "Reference implementation:\n```%s\n%s\n```\n\n",
-                                     b->fence, q->reference)) < 0)
+        /* the reference is C whatever the backend */
+        if ((error = kevo_buf_printf(&part, "Reference implementation:\n```c\n%s\n```\n\n",
+                                     q->reference)) < 0)
             goto done;
         t = kevo_pack_add(&b->pack, s, part.ptr, part.len, 1, 1);
         if (t < 0)
@@ -847,7 +848,7 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
     b.q = q;
     b.cfg = cfg;
     b.rng = rng_or_default(rng, cfg, &local);
-    b.fence = q->backend && !strcmp(q->backend, "cuda") ? "cuda" : "c";
+    b.fence = q->backend && !strcmp(q->backend, "cuda") ? "cuda" : "c"; /* for candidates */
     b.pack = (kevo_pack){.budget = cfg->token_budget,
                          .bpt_code = cfg->bytes_per_token_code,
                          .bpt_prose = cfg->bytes_per_token_prose,

@@ -81,21 +81,63 @@ static const seed seeds[] = {
      "at the end; for max use reduction(max:m). Floating-point results change order: fine "
      "within tolerance."},
     /* ---- opencl ---- */
+    /* ---- opencl: bundle (docs/backends/opencl-api.md in brief) ---- */
     {KEVO_ITEM_API_DOC, "opencl", NULL, "bundle", "kevo opencl candidate",
-     "An OpenCL C 1.2 __kernel with the task's parameters as __global pointers; kevo chooses "
-     "the global size from the outputs unless the candidate states it. No OpenCL 2.0 features "
-     "(no work_group_reduce)."},
-    {KEVO_ITEM_API_DOC, "opencl", NULL, "bundle", "get_global_id",
-     "size_t get_global_id(uint dim): this work-item's index in the NDRange; guard with "
-     "`if (i < n)` when the global size is rounded up."},
+     "One OpenCL C 1.2 file, kernels only, no #include. Its first lines say what the host "
+     "launches, in order: `// kevo: launch KERNEL global=ROUND_UP(N,256) local=256` (1-3 "
+     "dimensions; sizes are integer expressions of the task's integer params with ROUND_UP, "
+     "CEIL_DIV, MIN, MAX), optional `// kevo: scratch NAME f32 COUNT` device buffers and "
+     "`// kevo: options -cl-fast-relaxed-math` (allow-listed). Every launched kernel takes the "
+     "task's params in order (buffers as __global T *, i64 as long), then the scratch buffers. "
+     "Launches run one after another; only the launches are timed."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "bundle", "OpenCL execution model",
+     "global work-items in work-groups of local; each global size must be a multiple of its "
+     "local size, so round up and guard `if (i < N)`. Work-items of a group share __local "
+     "memory and meet at barrier(); groups cannot synchronise within a launch (use a second "
+     "launch). get_global_id/get_local_id/get_group_id(d) return size_t; dimension 0 should "
+     "index neighbouring addresses."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "bundle", "OpenCL address spaces",
+     "__global: buffers; __local: per work-group, declared at kernel scope with constant size "
+     "(`__local float t[16][17];`); __constant: read-only; __private: the default for locals. "
+     "A pointer variable into a buffer must say __global (`__global const float *row = x + "
+     "r * C;`); pointers to different address spaces do not convert."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "bundle", "OpenCL types and maths",
+     "long is 64-bit (kevo's i64), int 32; double needs `#pragma OPENCL EXTENSION cl_khr_fp64 : "
+     "enable`. Maths functions are overloaded generics: exp, log, sqrt, fabs, fmax, tanh, erf "
+     "(not expf, fabsf). Vectors float2/4/8/16 with vloadN/vstoreN; no malloc, printf, "
+     "recursion or C library."},
     {KEVO_ITEM_API_DOC, "opencl", NULL, "bundle", "barrier",
      "barrier(CLK_LOCAL_MEM_FENCE): every work-item of the group waits here; required between "
-     "writing and reading __local memory. Never inside divergent control flow."},
+     "writing and reading __local memory. Never inside control flow that differs between "
+     "work-items of a group."},
+    /* ---- opencl: exact-name lookups ---- */
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "workitem", "get_global_id",
+     "size_t get_global_id(uint dim): this work-item's index in the NDRange; guard with "
+     "`if (i < n)` when the global size is rounded up."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "workitem", "get_local_id",
+     "size_t get_local_id(uint dim): index within the work-group, 0 .. local size - 1."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "workitem", "get_group_id",
+     "size_t get_group_id(uint dim): the work-group's index; with `global=R*128 local=128` one "
+     "group per row r = get_group_id(0)."},
     {KEVO_ITEM_API_DOC, "opencl", NULL, "vector", "vload4",
      "float4 vload4(size_t offset, const __global float *p): load p[4*offset .. 4*offset+3]; "
-     "vstore4 writes back. Wider loads cut instruction count on memory-bound kernels."},
+     "vstore4(v, offset, p) writes back. Wider loads cut instruction count on memory-bound "
+     "kernels."},
     {KEVO_ITEM_API_DOC, "opencl", NULL, "math", "native_exp",
-     "float native_exp(float x): fast, lower-precision exp; usually within 1e-2 tolerance."},
+     "float native_exp(float x): fast, lower-precision exp (also native_log, native_sqrt, "
+     "native_recip, native_divide); check the task's tolerance."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "math", "mad",
+     "mad(a, b, c): a*b+c, possibly less precise and faster; fma(a, b, c) is exact."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "memory", "async_work_group_copy",
+     "event_t async_work_group_copy(__local T *dst, const __global T *src, size_t n, event_t e): "
+     "the whole group copies n elements; then wait_group_events(1, &ev) before reading dst."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "atomic", "atomic_add",
+     "int atomic_add(volatile __global int *p, int v) (also __local, uint; atomic_min/max/xchg/"
+     "cmpxchg). No float atomic add in OpenCL 1.2: reduce in __local memory, or loop on "
+     "atomic_cmpxchg with as_uint/as_float."},
+    {KEVO_ITEM_API_DOC, "opencl", NULL, "attribute", "reqd_work_group_size",
+     "__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void k(...): the launch must use "
+     "exactly local=16,16; lets the compiler size __local arrays and unroll."},
     /* ---- cuda ---- */
     {KEVO_ITEM_API_DOC, "cuda", NULL, "bundle", "kevo cuda candidate",
      "A .cu file with a __global__ kernel and the task's host entry point launching it; "
