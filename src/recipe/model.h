@@ -266,6 +266,8 @@ int kevo_recipe_ocl_work_group_apply(kevo_recipe_out *out, const kevo_recipe_mod
                                      const char *source, const long *params);
 int kevo_recipe_ocl_coarsen_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                                   const char *source, const long *params);
+int kevo_recipe_ocl_local_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                     const char *source, const long *params);
 
 /* The flag sets of the `flags` recipe, indexed by its `set` parameter. */
 extern const char *const kevo_recipe_flag_sets[];

@@ -55,6 +55,10 @@ static const kevo_recipe_param_desc ocl_work_group_params[] = {
     {"size0", "work-group size in dimension 0", 128, 1, 1024, CHOICES(16, 32, 64, 128, 256)},
     {"size1", "work-group size in dimension 1 (2-D launches)", 4, 1, 64, CHOICES(1, 2, 4, 8, 16)},
 };
+static const kevo_recipe_param_desc ocl_local_tile_params[] = {
+    {"tile", "tile edge T: TxT work-groups, TxT tiles of each operand in local memory", 16, 2, 32,
+     CHOICES(4, 8, 16, 32)},
+};
 static const kevo_recipe_param_desc ocl_coarsen_params[] = {
     {"items", "indices per work-item", 4, 2, 64, CHOICES(2, 4, 8, 16)},
     {"strided", "0: consecutive indices, 1: indices a grid apart (coalesced on GPUs)", 0, 0, 1,
@@ -108,13 +112,19 @@ static const kevo_recipe_desc descs[] = {
      "a 1-D launch `global=ROUND_UP(E,L)` of a kernel whose only work-item index is `const T i = "
      "(a) + (T)get_global_id(0);` opening a block",
      ocl_coarsen_params, N_OF(ocl_coarsen_params), "opencl"},
+    {"ocl_local_tile",
+     "OpenCL: local-memory tiling of a 2-D matrix-product kernel: each TxT work-group stages a "
+     "TxT tile of both operands in __local memory per step along k, between barriers",
+     "a 2-D kernel from ocl_ndrange whose body is declarations, one loop `for (T k = a; k < b; "
+     "k++)` reading one operand indexed by (i, k) and one by (k, j), then the stores",
+     ocl_local_tile_params, N_OF(ocl_local_tile_params), "opencl"},
 };
 
 static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_flags_apply,    kevo_recipe_restrict_apply,    kevo_recipe_omp_parallel_apply,
     kevo_recipe_omp_simd_apply, kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
     kevo_recipe_unroll_apply,   kevo_recipe_ocl_ndrange_apply, kevo_recipe_ocl_work_group_apply,
-    kevo_recipe_ocl_coarsen_apply,
+    kevo_recipe_ocl_coarsen_apply, kevo_recipe_ocl_local_tile_apply,
 };
 
 _Static_assert(N_OF(descs) == N_OF(impls), "one implementation per recipe");

@@ -610,3 +610,360 @@ done:
     free(text);
     return error;
 }
+
+/* --- ocl_local_tile ------------------------------------------------------------ */
+
+/* Statement [s, e] (e: its `;`) holding the token `get_global_id ( d ) ;`
+ * in the form `const T v = (lb) + (T)get_global_id(d);`: fills the var, the
+ * type tokens [ty0, ty1), the init tokens [in0, in1) and the lb tokens
+ * [lb0, lb1). */
+typedef struct gid_decl {
+    unsigned s, e, ty0, ty1, in0, in1, lb0, lb1;
+    int var;
+} gid_decl;
+
+static bool find_gid_decl(gid_decl *g, const kevo_recipe_model *m, int dim)
+{
+    char d[4];
+    snprintf(d, sizeof(d), "%d", dim);
+    for (unsigned t = 0; t + 4 < m->n_tok; t++) {
+        if (!(kevo_rtok_is(m, t, "get_global_id") && kevo_rtok_is(m, t + 1, "(") &&
+              kevo_rtok_is(m, t + 2, d) && kevo_rtok_is(m, t + 3, ")") &&
+              kevo_rtok_is(m, t + 4, ";")))
+            continue;
+        unsigned s = t;
+        while (s > 0 && !kevo_rtok_is(m, s - 1, ";") && !kevo_rtok_is(m, s - 1, "{"))
+            s--;
+        unsigned eq = s;
+        while (eq < t && !kevo_rtok_is(m, eq, "="))
+            eq++;
+        if (!kevo_rtok_is(m, s, "const") || eq < s + 3 || eq >= t || !kevo_rtok_is(m, eq + 1, "("))
+            return false;
+        unsigned rp = kevo_rtok_match(m, eq + 1);
+        if (rp == (unsigned)-1 || !kevo_rtok_is(m, rp + 1, "+"))
+            return false;
+        g->s = s;
+        g->e = t + 4;
+        g->ty0 = s + 1;
+        g->ty1 = eq - 1;
+        g->var = m->tok[eq - 1].var;
+        g->in0 = eq + 1;
+        g->in1 = t + 4;
+        g->lb0 = eq + 2;
+        g->lb1 = rp;
+        return g->var >= 0;
+    }
+    return false;
+}
+
+/* Write tokens [t0,t1) with variable `from` spelled `to`. */
+static void tokens_renamed(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                           int from, const char *to, int from2, const char *to2)
+{
+    for (unsigned t = t0; t < t1; t++) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, t, &n);
+        if (m->tok[t].kind == 4)
+            continue;
+        if (t > t0 && m->tok[t].start > m->tok[t - 1].end)
+            kevo_buf_puts(b, " ");
+        if (m->tok[t].var >= 0 && m->tok[t].var == from)
+            kevo_buf_puts(b, to);
+        else if (m->tok[t].var >= 0 && m->tok[t].var == from2)
+            kevo_buf_puts(b, to2);
+        else
+            kevo_buf_put(b, p, n);
+    }
+}
+
+/* The element type word of pointer parameter `var` ("float", "double"), or NULL. */
+static const char *pointee(const kevo_recipe_model *m, int var)
+{
+    for (unsigned t = 1; t < m->n_tok; t++) {
+        if (!m->tok[t].is_decl || m->tok[t].var != var)
+            continue;
+        for (unsigned b = t; b-- > 0;) {
+            if (kevo_rtok_is(m, b, "float"))
+                return "float";
+            if (kevo_rtok_is(m, b, "double"))
+                return "double";
+            if (kevo_rtok_is(m, b, ",") || kevo_rtok_is(m, b, "("))
+                return NULL;
+        }
+    }
+    return NULL;
+}
+
+typedef struct operand_read {
+    unsigned t0, t1; /* P [ ... ] */
+    int var;
+} operand_read;
+
+int kevo_recipe_ocl_local_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                     const char *source, const long *params)
+{
+    ocl_launch lv[MAX_LAUNCHES];
+    size_t nl = 0;
+    int error;
+    long ts = params[0];
+    kevo_recipe_edits e = {0};
+    kevo_buf b = {0}, body = {0};
+    char *text = NULL;
+    if ((error = launches_parse(lv, &nl, source)) < 0)
+        return error;
+    /* the launch of this kernel: 2-D, rounded up to its local size */
+    size_t li = nl;
+    char ex[2][256];
+    long l[2];
+    size_t kl;
+    const char *kname = NULL;
+    for (unsigned t = 0; t + 1 < m->t_fbody && !kname; t++)
+        if (m->tok[t].kind == 2 && kevo_rtok_is(m, t + 1, "("))
+            kname = kevo_rtok_text(m, t, &kl);
+    for (size_t i = 0; i < nl && kname; i++)
+        if (strlen(lv[i].kernel) == kl && !memcmp(lv[i].kernel, kname, kl) && lv[i].ng == 2 &&
+            lv[i].nl == 2 && round_up_parts(lv[i].global[0], ex[0], sizeof(ex[0]), &l[0]) &&
+            round_up_parts(lv[i].global[1], ex[1], sizeof(ex[1]), &l[1]))
+            li = i;
+    if (li == nl)
+        return kevo_error_set(KEVO_EINVAL, "no 2-D launch `global=ROUND_UP(E,L),ROUND_UP(E,L)` "
+                                           "of this kernel (apply ocl_ndrange with dims=2 first)");
+    if (uses_work_group(m))
+        return kevo_error_set(KEVO_EINVAL, "the kernel uses work-group functions already");
+    gid_decl gi, gj;
+    if (!find_gid_decl(&gi, m, 1) || !find_gid_decl(&gj, m, 0) || gj.s != gi.e + 1 ||
+        count_word(m, "get_global_id") != 2)
+        return kevo_error_set(KEVO_EINVAL, "the kernel does not open with `const T i = (a) + "
+                                           "(T)get_global_id(1); const T j = (b) + "
+                                           "(T)get_global_id(0);` (the form of ocl_ndrange)");
+    unsigned tif = gj.e + 1;
+    unsigned glp = tif + 1, grp = kevo_rtok_match(m, glp);
+    if (!kevo_rtok_is(m, tif, "if") || grp == (unsigned)-1 || !kevo_rtok_is(m, grp + 1, "return") ||
+        !kevo_rtok_is(m, grp + 2, ";"))
+        return kevo_error_set(KEVO_EINVAL, "no `if (...) return;` guard after the work-item "
+                                           "indices");
+    /* the guard's two halves, `!(i < (M))` and `!(j < (N))`, in either order */
+    unsigned part[2][2] = {{0, 0}, {0, 0}};
+    {
+        unsigned a0 = glp + 1, depth = 0, halves = 0;
+        unsigned h[2][2];
+        for (unsigned t = glp + 1; t <= grp; t++) {
+            if (kevo_rtok_is(m, t, "(") && ++depth)
+                continue;
+            if (kevo_rtok_is(m, t, ")") && t < grp && depth--)
+                continue;
+            if ((t == grp || (depth == 0 && kevo_rtok_is(m, t, "||"))) && halves < 2) {
+                h[halves][0] = a0;
+                h[halves][1] = t;
+                halves++;
+                a0 = t + 1;
+            } else if (t == grp || (depth == 0 && kevo_rtok_is(m, t, "||"))) {
+                halves = 3;
+            }
+        }
+        for (unsigned k = 0; k < 2 && halves == 2; k++) {
+            bool ui = kevo_recipe_uses_var(m, h[k][0], h[k][1], gi.var);
+            bool uj = kevo_recipe_uses_var(m, h[k][0], h[k][1], gj.var);
+            if (ui != uj)
+                memcpy(part[ui ? 0 : 1], h[k], sizeof(h[k]));
+        }
+        if (halves != 2 || !part[0][1] || !part[1][1])
+            return kevo_error_set(KEVO_EINVAL, "the guard is not `if (!(i < a) || !(j < b)) "
+                                               "return;` (the form of ocl_ndrange)");
+    }
+    unsigned blk = gi.s - 1, blk_end = kevo_rtok_match(m, blk);
+    if (!kevo_rtok_is(m, blk, "{") || blk_end == (unsigned)-1)
+        return kevo_error_set(KEVO_EINVAL, "the indices do not open a block");
+    /* the one loop of the block: innermost, simple, bounds of integer params */
+    int kl_idx = -1, nloops = 0;
+    for (size_t k = 0; k < m->n_loop; k++)
+        if (m->loop[k].parent < 0 && m->loop[k].t_for > grp && m->loop[k].t_end <= blk_end) {
+            kl_idx = (int)k;
+            nloops++;
+        }
+    if (nloops != 1)
+        return kevo_error_set(KEVO_EINVAL, "the block holds %d loops; it applies to one loop "
+                                           "along k (a matrix product's dot product)",
+                              nloops);
+    const kevo_rloop *K = &m->loop[kl_idx];
+    char why[300];
+    if (!K->simple || K->cond_op != KEVO_COND_LT || K->n_children != 0 || K->early_exit)
+        return kevo_error_set(KEVO_EINVAL, "loop at line %u is not `for (T k = a; k < b; k++)` "
+                                           "without inner loops",
+                              K->line);
+    if (!size_expr_ok(m, K->t_lb0, K->t_lb1, why, sizeof(why)) ||
+        !size_expr_ok(m, K->t_ub0, K->t_ub1, why, sizeof(why)))
+        return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", K->line, why);
+    /* before the loop: declarations only (they run on clamped indices) */
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    if ((error = kevo_recipe_writes(&w, &nw, m, grp + 3, K->t_for)) < 0)
+        return error;
+    free(w);
+    if (nw)
+        return kevo_error_set(KEVO_EINVAL, "statements before the loop write (line %u)",
+                              kevo_recipe_line(m, m->tok[grp + 3].start));
+    if ((error = kevo_recipe_writes(&w, &nw, m, K->t_body, K->t_end)) < 0)
+        return error;
+    for (size_t i = 0; i < nw; i++)
+        if (w[i].kind != KEVO_WRITE_SCALAR) {
+            free(w);
+            return kevo_error_set(KEVO_EINVAL, "the loop at line %u stores to memory", K->line);
+        }
+    free(w);
+    /* the reads of the loop: one operand indexed by (i, k), one by (k, j) */
+    operand_read rd[2] = {{0}, {0}};
+    int nread = 0;
+    for (unsigned t = K->t_body; t + 1 < K->t_end; t++) {
+        int v = m->tok[t].var;
+        if (v < 0 || m->var[v].vtype != KEVO_VTYPE_POINTER || !kevo_rtok_is(m, t + 1, "["))
+            continue;
+        unsigned rb = kevo_rtok_match(m, t + 1);
+        if (rb == (unsigned)-1)
+            break;
+        bool ui = kevo_recipe_uses_var(m, t + 2, rb, gi.var);
+        bool uj = kevo_recipe_uses_var(m, t + 2, rb, gj.var);
+        bool uk = kevo_recipe_uses_var(m, t + 2, rb, K->var);
+        int slot = ui && !uj && uk ? 0 : uj && !ui && uk ? 1 : -1;
+        if (slot < 0 || rd[slot].t1 || !m->var[v].is_param)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "line %u: `%s[...]` is not one of the two operands of a "
+                                  "matrix product (one indexed by %s and %s, one by %s and %s)",
+                                  kevo_recipe_line(m, m->tok[t].start), m->var[v].name,
+                                  m->var[gi.var].name, m->var[K->var].name, m->var[K->var].name,
+                                  m->var[gj.var].name);
+        rd[slot] = (operand_read){t, rb + 1, v};
+        nread++;
+        t = rb;
+    }
+    if (nread != 2)
+        return kevo_error_set(KEVO_EINVAL, "the loop at line %u does not read both operands of "
+                                           "a matrix product",
+                              K->line);
+    const char *ta = pointee(m, rd[0].var), *tb = pointee(m, rd[1].var);
+    if (!ta || !tb || strcmp(ta, tb) != 0)
+        return kevo_error_set(KEVO_EINVAL, "the operands are not both float or both double");
+
+    char n_ri[64], n_rj[64], n_in[64], n_li[64], n_lj[64], n_ta[64], n_tb[64], n_k0[64], n_kk[64];
+    char taken[9][64];
+    size_t nt = 0;
+#define FRESH(buf, base)                                                                           \
+    do {                                                                                           \
+        kevo_recipe_fresh_name(buf, sizeof(buf), m, base, "", taken, nt);                          \
+        snprintf(taken[nt++], 64, "%s", buf);                                                      \
+    } while (0)
+    FRESH(n_ri, "kv_ri");
+    FRESH(n_rj, "kv_rj");
+    FRESH(n_in, "kv_in");
+    FRESH(n_li, "kv_li");
+    FRESH(n_lj, "kv_lj");
+    FRESH(n_ta, "kv_ta");
+    FRESH(n_tb, "kv_tb");
+    FRESH(n_k0, "kv_k0");
+    FRESH(n_kk, "kv_kk");
+#undef FRESH
+    const char *iv = m->var[gi.var].name, *jv = m->var[gj.var].name, *kv = m->var[K->var].name;
+    kevo_buf ty = {0}, kty = {0}, lbk = {0}, ubk = {0};
+    tokens_text(&ty, m, gi.ty0, gi.ty1, false);
+    tokens_text(&kty, m, K->t_type0, K->t_type1, false);
+    tokens_text(&lbk, m, K->t_lb0, K->t_lb1, false);
+    tokens_text(&ubk, m, K->t_ub0, K->t_ub1, false);
+    /* 1. the tiles, at kernel scope */
+    kevo_buf_clear(&b);
+    kevo_buf_printf(&b, "\n    __local %s %s[%ld][%ld];\n    __local %s %s[%ld][%ld];", ta, n_ta,
+                    ts, ts + 1, ta, n_tb, ts, ts + 1);
+    error = kevo_recipe_edits_add(&e, m->tok[m->t_fbody].end, m->tok[m->t_fbody].end, "%s",
+                                  kevo_buf_cstr(&b));
+    /* 2. raw indices, the in-range flag, clamped indices, local indices */
+    kevo_buf_clear(&b);
+    kevo_buf_printf(&b, "const %s %s = ", kevo_buf_cstr(&ty), n_ri);
+    tokens_text(&b, m, gi.in0, gi.in1, false);
+    kevo_buf_printf(&b, ";\n        const %s %s = ", kevo_buf_cstr(&ty), n_rj);
+    tokens_text(&b, m, gj.in0, gj.in1, false);
+    kevo_buf_printf(&b, ";\n        const int %s = !", n_in);
+    tokens_renamed(&b, m, glp, grp + 1, gi.var, n_ri, gj.var, n_rj);
+    kevo_buf_printf(&b, ";\n        /* a work-item past an edge loads from the first row or "
+                        "column there and stores nothing */\n");
+    kevo_buf_printf(&b, "        const %s %s = ", kevo_buf_cstr(&ty), iv);
+    tokens_renamed(&b, m, part[0][0], part[0][1], gi.var, n_ri, -1, NULL);
+    kevo_buf_printf(&b, " ? (");
+    tokens_text(&b, m, gi.lb0, gi.lb1, false);
+    kevo_buf_printf(&b, ") : %s;\n        const %s %s = ", n_ri, kevo_buf_cstr(&ty), jv);
+    tokens_renamed(&b, m, part[1][0], part[1][1], gj.var, n_rj, -1, NULL);
+    kevo_buf_printf(&b, " ? (");
+    tokens_text(&b, m, gj.lb0, gj.lb1, false);
+    kevo_buf_printf(&b, ") : %s", n_rj);
+    kevo_buf_printf(&b, ";\n        const int %s = (int)get_local_id(1), %s = (int)get_local_id(0);",
+                    n_li, n_lj);
+    if (!error)
+        error = kevo_recipe_edits_add(&e, m->tok[gi.s].start, m->tok[grp + 2].end, "%s",
+                                      kevo_buf_cstr(&b));
+    /* 3. the loop along k, one tile at a time */
+    kevo_buf_clear(&body);
+    for (unsigned t = K->t_body; t < K->t_end; t++) {
+        size_t n;
+        const char *p = kevo_rtok_text(m, t, &n);
+        if (m->tok[t].kind == 4)
+            continue;
+        if (t > K->t_body && m->tok[t].start > m->tok[t - 1].end)
+            kevo_buf_puts(&body, " ");
+        if (t == rd[0].t0) {
+            kevo_buf_printf(&body, "%s[%s][%s]", n_ta, n_li, n_kk);
+            t = rd[0].t1 - 1;
+        } else if (t == rd[1].t0) {
+            kevo_buf_printf(&body, "%s[%s][%s]", n_tb, n_kk, n_lj);
+            t = rd[1].t1 - 1;
+        } else {
+            kevo_buf_put(&body, p, n);
+        }
+    }
+    kevo_buf_clear(&b);
+    const char *kt = kevo_buf_cstr(&kty), *ub = kevo_buf_cstr(&ubk);
+    kevo_buf_printf(&b, "for (%s %s = (%s); %s < (%s); %s += %ld) {\n", kt, n_k0,
+                    kevo_buf_cstr(&lbk), n_k0, ub, n_k0, ts);
+    kevo_buf_printf(&b, "            {\n                const %s %s = %s + %s;\n", kt, kv, n_k0,
+                    n_lj);
+    kevo_buf_printf(&b, "                %s[%s][%s] = %s < (%s) ? ", n_ta, n_li, n_lj, kv, ub);
+    tokens_text(&b, m, rd[0].t0, rd[0].t1, false);
+    kevo_buf_printf(&b, " : 0;\n            }\n");
+    kevo_buf_printf(&b, "            {\n                const %s %s = %s + %s;\n", kt, kv, n_k0,
+                    n_li);
+    kevo_buf_printf(&b, "                %s[%s][%s] = %s < (%s) ? ", n_tb, n_li, n_lj, kv, ub);
+    tokens_text(&b, m, rd[1].t0, rd[1].t1, false);
+    kevo_buf_printf(&b, " : 0;\n            }\n            barrier(CLK_LOCAL_MEM_FENCE);\n");
+    kevo_buf_printf(&b, "            for (int %s = 0; %s < %ld; %s++) {\n", n_kk, n_kk, ts, n_kk);
+    kevo_buf_printf(&b, "                const %s %s = %s + %s;\n", kt, kv, n_k0, n_kk);
+    kevo_buf_printf(&b, "                if (%s < (%s))\n                    %s\n            }\n",
+                    kv, ub, kevo_buf_cstr(&body));
+    kevo_buf_printf(&b, "            barrier(CLK_LOCAL_MEM_FENCE);\n        }\n");
+    kevo_buf_printf(&b, "        if (!%s)\n            return;", n_in);
+    if (!error)
+        error = kevo_recipe_edits_add(&e, m->tok[K->t_for].start, m->tok[K->t_end - 1].end, "%s",
+                                      kevo_buf_cstr(&b));
+    char *kern = NULL;
+    if (!error)
+        error = kevo_recipe_edits_apply(&kern, &e, source, strlen(source), 0,
+                                        (unsigned)strlen(source));
+    if (!error) {
+        for (int d = 0; d < 2; d++) {
+            snprintf(lv[li].global[d], sizeof(lv[li].global[d]), "ROUND_UP(%.200s,%ld)", ex[d], ts);
+            snprintf(lv[li].local[d], sizeof(lv[li].local[d]), "%ld", ts);
+        }
+        error = launches_replace(&text, kern, lv, nl);
+    }
+    free(kern);
+    if (!error) {
+        out->whole = text;
+        text = NULL;
+    }
+    kevo_buf_free(&ty);
+    kevo_buf_free(&kty);
+    kevo_buf_free(&lbk);
+    kevo_buf_free(&ubk);
+    kevo_buf_free(&b);
+    kevo_buf_free(&body);
+    kevo_recipe_edits_free(&e);
+    free(text);
+    (void)blk_end;
+    return error;
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/test_opencl_recipes.sh - the built-in generator on the
 # OpenCL backend: the port of the reference and every OpenCL recipe (and
-# chains of them) produce candidates that pass the compile and correctness
+# chains of them, local-memory tiling of the GEMMs included) produce candidates that pass the compile and correctness
 # gates under PoCL, on an elementwise task, a row-wise task and a fused
 # three-nest GEMM; then `kevo run --backend opencl --generator builtin`
 # completes with a correct kernel for each task.
@@ -56,6 +56,9 @@ case_ok softmax_ndrange      "$L1/013_softmax_rows" softmax_rows ocl_ndrange ocl
 case_ok gemm3_ndrange2       "$L2/011_gemm_swish_scale" fused_gemm_swish_scale ocl_ndrange:2
 case_ok gemm3_all            "$L2/011_gemm_swish_scale" fused_gemm_swish_scale ocl_ndrange:2 ocl_work_group:64,2 ocl_coarsen:2,1
 case_ok mse_rows_ndrange     "$L1/057_mse_loss" mse_loss ocl_ndrange ocl_coarsen:2,0
+case_ok gemm3_local_tile     "$L2/011_gemm_swish_scale" fused_gemm_swish_scale ocl_ndrange:2 ocl_local_tile:16
+case_ok gemm_res_local_tile8 "$L2/003_gemm_scale_residual" fused_gemm_scale_residual ocl_ndrange:2 ocl_local_tile:8 ocl_coarsen:4,1
+declines relu_local_tile_1d  "$L1/001_relu" relu ocl_ndrange ocl_local_tile
 declines frobenius_reduction "$L1/030_frobenius_norm" frobenius_norm ocl_ndrange
 declines relu_twice          "$L1/001_relu" relu ocl_ndrange ocl_ndrange
 declines relu_c_recipe       "$L1/001_relu" relu omp_parallel

@@ -314,8 +314,8 @@ static void test_recipe__registry_lists_recipes(void **state)
     static const char *const want[] = {"flags",       "restrict",       "omp_parallel",
                                        "omp_simd",    "interchange",    "tile",
                                        "unroll",      "ocl_ndrange",    "ocl_work_group",
-                                       "ocl_coarsen"};
-    assert_int_equal(n, 10);
+                                       "ocl_coarsen", "ocl_local_tile"};
+    assert_int_equal(n, 11);
     for (size_t i = 0; i < n; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
         assert_string_equal(d[i].backend, i < 7 ? "c" : "opencl");

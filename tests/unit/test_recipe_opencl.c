@@ -186,12 +186,43 @@ static void test_work_group_and_coarsen(void **state)
     declines(LOCAL_KERNEL, "scale", "ocl_coarsen", "no 1-D launch");
 }
 
+static void test_local_tile__matrix_product(void **state)
+{
+    (void)state;
+    char *p = port(GEMM2, "mm");
+    long two = 2, t8 = 8;
+    char *o = apply(p, "mm", "ocl_ndrange", &two, 1);
+    char *t = apply(o, "mm", "ocl_local_tile", &t8, 1);
+    assert_non_null(strstr(t, "// kevo: launch mm global=ROUND_UP(N,8),ROUND_UP(M,8) local=8,8\n"
+                              "// kevo: launch mm_2 global=ROUND_UP(M*N,64) local=64\n"));
+    assert_non_null(strstr(t, "__local float kv_ta[8][9];"));
+    assert_non_null(strstr(t, "kv_ta[kv_li][kv_lj] = k < (K) ? a[i * K + k] : 0;"));
+    assert_non_null(strstr(t, "kv_tb[kv_li][kv_lj] = k < (K) ? b[k * N + j] : 0;"));
+    assert_non_null(strstr(t, "acc += kv_ta[kv_li][kv_kk] * kv_tb[kv_kk][kv_lj];"));
+    assert_non_null(strstr(t, "barrier(CLK_LOCAL_MEM_FENCE);"));
+    /* tiled once; its work-group size is now part of its design (the
+     * elementwise kernel beside it keeps its own) */
+    declines(t, "mm", "ocl_local_tile", "work-group functions");
+    long wg[2] = {128, 4};
+    char *w = apply(t, "mm", "ocl_work_group", wg, 2);
+    assert_non_null(strstr(w, "global=ROUND_UP(N,8),ROUND_UP(M,8) local=8,8\n"));
+    assert_non_null(strstr(w, "global=ROUND_UP(M*N,128) local=128\n"));
+    free(w);
+    free(t);
+    free(o);
+    o = apply(p, "mm", "ocl_ndrange", NULL, 0);
+    declines(o, "mm", "ocl_local_tile", "no 2-D launch");
+    free(o);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_port__maps_types_qualifiers_and_maths),
         cmocka_unit_test(test_ndrange__one_and_two_dimensions),
         cmocka_unit_test(test_work_group_and_coarsen),
+        cmocka_unit_test(test_local_tile__matrix_product),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
