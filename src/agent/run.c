@@ -322,7 +322,7 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
                     prop.failure = strdup(kevo_error_last());
                     kevo_error_clear();
                 }
-                snprintf(prop.summary, sizeof(prop.summary), "reference ported to OpenCL");
+                snprintf(prop.summary, sizeof(prop.summary), "reference, ported");
             } else if (!strcmp(cfg->backend, "c")) {
                 prop.source = strdup(at.reference);
                 snprintf(prop.summary, sizeof(prop.summary), "draft from the reference");
@@ -592,17 +592,39 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
             ndirs += k;
             free(found);
         }
-        if (cfg.max_tasks > 0 && (size_t)cfg.max_tasks < ndirs) {
-            for (size_t i = (size_t)cfg.max_tasks; i < ndirs; i++)
-                free(dirs[i]);
-            ndirs = (size_t)cfg.max_tasks;
-        }
-        /* validate every task before spending time on any */
+        /* validate every task before spending time on any; keep those that
+         * list the backend (task.json "backends", default ["c"]) */
+        size_t kept = 0, found_total = ndirs;
         for (size_t i = 0; i < ndirs; i++) {
             kevo_task *t = NULL;
             if ((error = kevo_task_load(&t, dirs[i])) < 0)
                 goto done;
+            bool listed = false;
+            for (size_t b = 0; b < t->nbackends; b++)
+                listed = listed || !strcmp(t->backends[b], cfg.backend);
             kevo_task_free(t);
+            if (listed)
+                dirs[kept++] = dirs[i];
+            else
+                free(dirs[i]);
+        }
+        ndirs = kept;
+        if (ndirs == 0) {
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "none of the %zu tasks lists backend '%s' in its task.json "
+                                   "field 'backends'",
+                                   found_total, cfg.backend);
+            goto done;
+        }
+        if (kept < found_total && !cfg.quiet)
+            fprintf(stderr,
+                    "kevo run: %zu of %zu tasks list backend '%s' (task.json 'backends'); "
+                    "running those\n",
+                    kept, found_total, cfg.backend);
+        if (cfg.max_tasks > 0 && (size_t)cfg.max_tasks < ndirs) {
+            for (size_t i = (size_t)cfg.max_tasks; i < ndirs; i++)
+                free(dirs[i]);
+            ndirs = (size_t)cfg.max_tasks;
         }
         cfgtext = config_json(&cfg, dirs, ndirs);
         if ((error = kevo_memory_run_begin(mem, cfgtext, &run_id)) < 0)
