@@ -137,5 +137,47 @@ print(("ok   " if ok1 else "FAIL ") + f"the auditor's `invalid` makes the verdic
 print(("ok   " if ok2 else "FAIL ") + "the reflection is stored as experience, distilled from the attempt")
 sys.exit(0 if ok1 and ok2 else 1)
 PY
+# --strategy passk: independent drafts, no feedback, no memory in the prompt;
+# --strategy refine: each refinement continues from the newest correct kernel
+python3 - "$tmp/script5.jsonl" <<'PY'
+import json, sys
+good = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
+wrong = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i]; }\n```"
+simd = "```c\n#include <stdint.h>\nvoid relu(const float *restrict x, float *restrict y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
+steps = [{"content": wrong}, {"content": good}, {"content": simd},   # passk
+         {"content": good}, {"content": simd}, {"content": good.replace("0.0f", "0.f")}]  # refine
+open(sys.argv[1], "w").write("".join(json.dumps(s) + "\n" for s in steps))
+PY
+"$SERVER" --script "$tmp/script5.jsonl" --log "$tmp/requests5.jsonl" --lifetime 300 > "$tmp/port5" &
+spid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/port5" ] && break; sleep 0.1; done
+base="http://127.0.0.1:$(head -1 "$tmp/port5")/v1"
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "$base" --model fake \
+  --iterations 3 --quick --db "$tmp/e.db" --strategy passk > "$tmp/run5.txt" 2>&1
+check "passk run exits 0" "[ $? -eq 0 ]"
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "$base" --model fake \
+  --iterations 3 --quick --db "$tmp/f.db" --strategy refine > "$tmp/run6.txt" 2>&1
+check "refine run exits 0" "[ $? -eq 0 ]"
+python3 - "$tmp" <<'PY' || fails=$((fails+1))
+import json, sqlite3, sys
+tmp = sys.argv[1]
+bad = 0
+def check(name, cond):
+    global bad
+    print(("ok   " if cond else "FAIL ") + name)
+    bad += not cond
+e = sqlite3.connect(tmp + "/e.db").execute("SELECT stage, parent_id, verdict FROM attempts ORDER BY id").fetchall()
+check("passk: three independent drafts %s" % e, [r[0] for r in e] == [1, 1, 1] and all(not r[1] for r in e))
+log = [json.loads(l) for l in open(tmp + "/requests5.jsonl")]
+prompts = ["\n".join(m["content"] for m in r["body"]["messages"]) for r in log]
+check("passk: the draft after a wrong result is not shown the mismatch", "mismatch" not in prompts[1])
+check("passk: no lessons from memory in the prompts", all("Tried: " not in p for p in prompts[:3]))
+f = sqlite3.connect(tmp + "/f.db").execute("SELECT id, stage, parent_id, verdict FROM attempts ORDER BY id").fetchall()
+check("refine: draft, then each refinement from the newest correct kernel %s" % f,
+      len(f) == 3 and [r[3] for r in f] == ["correct"] * 3 and f[1][2] == f[0][0] and f[2][2] == f[1][0])
+check("refine: passive context (recent history) in the refine prompts", "Recent history" in prompts[4])
+sys.exit(1 if bad else 0)
+PY
+kill "$spid" 2>/dev/null; spid=
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
