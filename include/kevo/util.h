@@ -71,6 +71,9 @@ uint64_t kevo_rng_next(kevo_rng *r);
 double kevo_rng_uniform(kevo_rng *r); /* [0, 1) */
 double kevo_rng_normal(kevo_rng *r);  /* mean 0, std 1 */
 
+/* Sort v[0..n) ascending (NaNs are not expected). */
+void kevo_sort_doubles(double *v, size_t n);
+
 /* strdup that returns NULL on NULL. */
 char *kevo_strdup(const char *s);
 /* Number of online CPUs (>= 1). */

@@ -32,12 +32,6 @@ void kevo_run_metrics_free(kevo_run_metrics *m)
     free(m);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double quantile(const double *s, size_t n, double q)
 {
     if (n == 0)
@@ -167,7 +161,7 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
         m->tokens_per_solved_task = (double)(m->tokens_prompt + m->tokens_completion) /
                                     (double)ncorrect;
     }
-    qsort(vs_first, nvs, sizeof(double), cmp_double);
+    kevo_sort_doubles(vs_first, nvs);
     m->median_speedup_vs_first_draft = quantile(vs_first, nvs, 0.5);
     m->iqr_low = quantile(vs_first, nvs, 0.25);
     m->iqr_high = quantile(vs_first, nvs, 0.75);

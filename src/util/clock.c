@@ -1,9 +1,11 @@
 /*
- * util/clock.c - clocks, hashing, the deterministic PRNG, CPU count.
+ * util/clock.c - clocks, hashing, the deterministic PRNG, CPU count, sorting
+ * numbers (for medians and quantiles).
  */
 #include "kevo/util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,4 +92,16 @@ int kevo_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void kevo_sort_doubles(double *v, size_t n)
+{
+    if (v && n > 1)
+        qsort(v, n, sizeof(double), cmp_double);
 }

@@ -145,18 +145,12 @@ void kevo_compare_output(kevo_compare_stats *st, kevo_buf *fb, const char *name,
     kevo_buf_puts(fb, "\n");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 void kevo_stats(double *s, int n, double *median, double *min, double *cv)
 {
     *median = *min = *cv = 0;
     if (n <= 0)
         return;
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    kevo_sort_doubles(s, (size_t)n);
     *min = s[0];
     *median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
     double mean = 0, var = 0;
