@@ -323,12 +323,9 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
                     kevo_error_clear();
                 }
                 snprintf(prop.summary, sizeof(prop.summary), "reference, ported");
-            } else if (!strcmp(cfg->backend, "c")) {
+            } else { /* c: kevo_agent_run refuses the built-in generator elsewhere */
                 prop.source = strdup(at.reference);
                 snprintf(prop.summary, sizeof(prop.summary), "draft from the reference");
-            } else {
-                prop.failure = strdup("the built-in generator has no draft for this backend "
-                                      "(it writes C and OpenCL; use an LLM generator)");
             }
         } else {
             a.stage = KEVO_STAGE_REFINE;
@@ -551,6 +548,12 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
     kevo_provider *prov = NULL;
     if (!kevo_backend_find(cfg.backend))
         return kevo_error_set(KEVO_EINVAL, "unknown backend '%s'", cfg.backend);
+    if (!strcmp(cfg.generator, "builtin") && strcmp(cfg.backend, "c") != 0 &&
+        strcmp(cfg.backend, "opencl") != 0)
+        return kevo_error_set(KEVO_EINVAL,
+                              "the built-in generator writes C and OpenCL candidates, not %s: "
+                              "use an LLM generator (--generator openai) for --backend %s",
+                              cfg.backend, cfg.backend);
     if ((error = kevo_memory_open(&mem, cfg.db_path)) < 0)
         goto done;
     if (cfg.resume_run) {

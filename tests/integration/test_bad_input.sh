@@ -42,5 +42,6 @@ expect "unknown option" "unknown option '--fast'" "$KEVO" eval "$relu" "$tmp/ok.
 expect "run: bad task in the list" "task.json: field 'flops': missing" "$KEVO" run "$tmp/missing_field" --db "$tmp/r.db"
 expect "run: bad --iterations" "--iterations needs a non-negative integer" "$KEVO" run "$relu" --iterations x
 expect "run: no task lists the backend" "lists backend 'opencl' in its task.json field 'backends'" "$KEVO" run "$SRC/suites/c/level1/030_frobenius_norm" --backend opencl --db "$tmp/b.db"
+expect "run: built-in generator on cuda" "the built-in generator writes C and OpenCL candidates, not cuda" "$KEVO" run "$SRC/suites/c/level1/001_relu" --backend cuda --db "$tmp/c.db"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
