@@ -7,7 +7,8 @@
  * categories (Level 1 -> Level 2). An arm is a recipe, or for a recipe whose
  * parameter selects between different transformations (`flags`: which flag
  * set) one value of that parameter. Selection is epsilon-greedy over the
- * refine-stage Q of the arms that apply to the start point; `random`
+ * refine-stage Q of the arms that apply to the start point, exploiting the
+ * best arm not yet tried from that start point; `random`
  * retrieval picks a recipe uniformly (the ablation baseline). When
  * exploiting, tuning parameters start from those of the fastest correct
  * attempt that applied the same recipe on a task of the same category
@@ -150,8 +151,51 @@ static int best_params(long *best, kevo_memory *mem, int64_t cat_item, const cha
     return found;
 }
 
+/* Titles of the arms already tried from attempt `start_id` (the last step of
+ * each child's chain), newline-separated in *out (malloc'd). */
+static int tried_arms(char **out, kevo_memory *mem, int64_t start_id)
+{
+    kevo_buf b = {0};
+    kevo_attempt_list *kids = NULL;
+    *out = NULL;
+    if (start_id > 0 && kevo_memory_attempt_children(&kids, mem, start_id) == 0) {
+        for (size_t i = 0; i < kids->n; i++) {
+            kevo_recipe_step *steps = NULL;
+            size_t n = 0;
+            if (!kids->attempts[i].recipes_json ||
+                kevo_recipe_chain_from_json(&steps, &n, kids->attempts[i].recipes_json) < 0)
+                continue;
+            const kevo_recipe_desc *d = n ? kevo_recipe_find(steps[n - 1].recipe) : NULL;
+            if (d) {
+                char title[160];
+                int vp = variant_param(d->name);
+                arm_title(title, sizeof(title), d, vp >= 0 ? steps[n - 1].params[vp] : -1);
+                kevo_buf_printf(&b, "%s\n", title);
+            }
+            kevo_recipe_chain_free(steps);
+        }
+        kevo_attempt_list_free(kids);
+    }
+    kevo_error_clear();
+    *out = kevo_buf_detach(&b);
+    return 0;
+}
+
+static bool arm_tried(const char *tried, const char *title)
+{
+    size_t n = strlen(title);
+    for (const char *p = tried; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !memcmp(p, title, n))
+            return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
 int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
-                         const char *start_source, const char *start_recipes_json,
+                         int64_t start_id, const char *start_source, const char *start_recipes_json,
                          const kevo_run_config *cfg, kevo_rng *rng)
 {
     memset(out, 0, sizeof(*out));
@@ -185,53 +229,66 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
      * random baseline); ties broken at random */
     size_t pick = nr;
     long pick_variant = -1;
-    bool explore = !strcmp(cfg->retrieval, "random") || !cfg->memory ||
-                   kevo_rng_uniform(rng) < cfg->epsilon;
+    bool explore =
+        !strcmp(cfg->retrieval, "random") || !cfg->memory || kevo_rng_uniform(rng) < cfg->epsilon;
     if (explore) {
         size_t k = (size_t)(kevo_rng_uniform(rng) * (double)napp);
         for (size_t i = 0; i < nr; i++)
             if (applicable[i] && k-- == 0)
                 pick = i;
     } else {
+        /* exploiting: the best arm not yet tried from this start point (what
+         * was tried is known; its outcome is in the Q-values), or the best
+         * of all when every arm has been tried */
+        char *tried = NULL;
+        tried_arms(&tried, mem, start_id);
         double best = -INFINITY;
         int ties = 0;
-        for (size_t i = 0; i < nr; i++) {
-            if (!applicable[i])
-                continue;
-            int vp = variant_param(all[i].name);
-            size_t nv = vp < 0 ? 1 : all[i].params[vp].n_choices;
-            for (size_t c = 0; c < nv; c++) {
-                long v = vp < 0 ? -1 : all[i].params[vp].choices[c];
-                if (vp >= 0) {
-                    /* this variant must apply on its own */
-                    long p[KEVO_RECIPE_MAX_PARAMS];
-                    size_t np0 = 0;
-                    char *tmp = NULL;
-                    kevo_recipe_params_default(p, &np0, all[i].name);
-                    p[vp] = v;
-                    int rc = kevo_recipe_apply(&tmp, all[i].name, p, np0, start_source,
-                                               at->task->name);
-                    free(tmp);
-                    if (rc < 0) {
-                        kevo_error_clear();
+        for (int pass = 0; pass < 2 && pick == nr; pass++)
+            for (size_t i = 0; i < nr; i++) {
+                if (!applicable[i])
+                    continue;
+                int vp = variant_param(all[i].name);
+                size_t nv = vp < 0 ? 1 : all[i].params[vp].n_choices;
+                for (size_t c = 0; c < nv; c++) {
+                    long v = vp < 0 ? -1 : all[i].params[vp].choices[c];
+                    if (vp >= 0) {
+                        /* this variant must apply on its own */
+                        long p[KEVO_RECIPE_MAX_PARAMS];
+                        size_t np0 = 0;
+                        char *tmp = NULL;
+                        kevo_recipe_params_default(p, &np0, all[i].name);
+                        p[vp] = v;
+                        int rc = kevo_recipe_apply(&tmp, all[i].name, p, np0, start_source,
+                                                   at->task->name);
+                        free(tmp);
+                        if (rc < 0) {
+                            kevo_error_clear();
+                            continue;
+                        }
+                    }
+                    char title[160];
+                    arm_title(title, sizeof(title), &all[i], v);
+                    if (pass == 0 && arm_tried(tried, title))
                         continue;
+                    int64_t g = 0, k = 0;
+                    if ((error = arm_items(&g, &k, mem, &all[i], v, at->task->category)) < 0) {
+                        free(tried);
+                        goto done;
+                    }
+                    double sc = recipe_score(mem, g, k, cfg->q_init);
+                    if (sc > best + 1e-12) {
+                        best = sc;
+                        pick = i;
+                        pick_variant = v;
+                        ties = 1;
+                    } else if (fabs(sc - best) <= 1e-12 && kevo_rng_uniform(rng) * ++ties < 1.0) {
+                        pick = i;
+                        pick_variant = v;
                     }
                 }
-                int64_t g = 0, k = 0;
-                if ((error = arm_items(&g, &k, mem, &all[i], v, at->task->category)) < 0)
-                    goto done;
-                double sc = recipe_score(mem, g, k, cfg->q_init);
-                if (sc > best + 1e-12) {
-                    best = sc;
-                    pick = i;
-                    pick_variant = v;
-                    ties = 1;
-                } else if (fabs(sc - best) <= 1e-12 && kevo_rng_uniform(rng) * ++ties < 1.0) {
-                    pick = i;
-                    pick_variant = v;
-                }
             }
-        }
+        free(tried);
         if (pick == nr) { /* no variant applied on its own */
             out->exhausted = true;
             goto done;
@@ -267,8 +324,7 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
             error = 0;
             bool changed = false;
             if (kevo_rng_uniform(rng) < 0.5)
-                kevo_recipe_params_mutate(&changed, best, rng, name, start_source,
-                                          at->task->name);
+                kevo_recipe_params_mutate(&changed, best, rng, name, start_source, at->task->name);
             if (kevo_recipe_apply(&src, name, best, np, start_source, at->task->name) == 0) {
                 memcpy(params, best, sizeof(best));
                 inherited = true;
@@ -279,8 +335,7 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         bool changed = false;
         if (np > 0)
             kevo_recipe_params_mutate(&changed, params, rng, name, start_source, at->task->name);
-        if ((error = kevo_recipe_apply(&src, name, params, np, start_source, at->task->name)) <
-            0) {
+        if ((error = kevo_recipe_apply(&src, name, params, np, start_source, at->task->name)) < 0) {
             /* the precondition held but the rewrite failed: count it as a failed attempt */
             out->failure = strdup(kevo_error_last());
             error = 0;

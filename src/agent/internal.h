@@ -30,9 +30,12 @@ typedef struct kevo_proposal {
 
 void kevo_proposal_clear(kevo_proposal *p);
 
+/* One built-in refinement of the start point (attempt start_id, 0 when it
+ * is not recorded). */
 int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
-                         const char *start_source, const char *start_recipes_json,
-                         const kevo_run_config *cfg, kevo_rng *rng);
+                         int64_t start_id, const char *start_source,
+                         const char *start_recipes_json, const kevo_run_config *cfg,
+                         kevo_rng *rng);
 
 typedef struct kevo_provider kevo_provider;
 int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,

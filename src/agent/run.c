@@ -333,7 +333,7 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
             a.generator = "builtin";
             for (int tries = 0; tries < 6; tries++) {
                 kevo_proposal_clear(&prop);
-                if ((error = kevo_builtin_propose(&prop, mem, &at, start->source,
+                if ((error = kevo_builtin_propose(&prop, mem, &at, start->id, start->source,
                                                   start->recipes_json, cfg, &rng)) < 0) {
                     kevo_attempt_free(start);
                     goto done;
