@@ -237,6 +237,13 @@ static bool size_expr_ok(const kevo_recipe_model *m, unsigned t0, unsigned t1, c
 
 /* --- ocl_ndrange ------------------------------------------------------------ */
 
+/* Set the error and leave through the function's cleanup. */
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        error = kevo_error_set(__VA_ARGS__);                                                       \
+        goto done;                                                                                 \
+    } while (0)
+
 typedef struct nest_plan {
     int loop;  /* top-level loop */
     int dims;  /* 1 or 2 */
@@ -260,7 +267,7 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
     if ((error = launches_parse(lv, &nl, source)) < 0)
         return error;
     if (nl != 1 || lv[0].ng != 1 || strcmp(lv[0].global[0], "1") != 0)
-        return kevo_error_set(KEVO_EINVAL,
+        FAIL(KEVO_EINVAL,
                               "applies to a kernel run by one work-item (`global=1`), the form "
                               "of kevo's port of the reference");
     /* the kernel's name token and parameter list */
@@ -273,11 +280,11 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
             break;
         }
     if (!t_lp || t_rp == (unsigned)-1)
-        return kevo_error_set(KEVO_EINVAL, "cannot find the kernel's parameter list");
+        FAIL(KEVO_EINVAL, "cannot find the kernel's parameter list");
     kname = kevo_rtok_text(m, t_name, &nlen);
     unsigned t_close = kevo_rtok_match(m, m->t_fbody);
     if (t_close == (unsigned)-1)
-        return kevo_error_set(KEVO_EINVAL, "cannot find the end of the kernel");
+        FAIL(KEVO_EINVAL, "cannot find the end of the kernel");
 
     /* the body: side-effect-free statements and top-level loop nests */
     for (unsigned t = m->t_fbody + 1; t < t_close;) {
@@ -291,7 +298,7 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
                 l = (int)k;
         if (l >= 0) {
             if (np == MAX_LAUNCHES)
-                return kevo_error_set(KEVO_EINVAL, "more than %d loop nests", MAX_LAUNCHES);
+                FAIL(KEVO_EINVAL, "more than %d loop nests", MAX_LAUNCHES);
             plan[np].loop = l;
             np++;
             t = m->loop[l].t_end;
@@ -301,7 +308,7 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
                                           "goto", "break", "continue"};
         for (size_t c = 0; c < sizeof(ctl) / sizeof(ctl[0]); c++)
             if (kevo_rtok_is(m, t, ctl[c]))
-                return kevo_error_set(KEVO_EINVAL,
+                FAIL(KEVO_EINVAL,
                                       "line %u: `%s` at the top of the kernel; it applies to a "
                                       "body of declarations and loop nests",
                                       kevo_recipe_line(m, m->tok[t].start), ctl[c]);
@@ -318,10 +325,10 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
         kevo_rwrite *w = NULL;
         size_t nw = 0;
         if ((error = kevo_recipe_writes(&w, &nw, m, s, t)) < 0)
-            return error;
+            goto done;
         free(w);
         if (nw > 0)
-            return kevo_error_set(KEVO_EINVAL,
+            FAIL(KEVO_EINVAL,
                                   "line %u: a statement outside the loop nests writes; each nest "
                                   "becomes its own kernel, so only declarations may stand "
                                   "outside them",
@@ -330,26 +337,26 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
         kevo_buf_puts(&decls, "\n");
     }
     if (np == 0)
-        return kevo_error_set(KEVO_EINVAL, "the kernel has no loop nest");
+        FAIL(KEVO_EINVAL, "the kernel has no loop nest");
 
     /* each nest: parallel over its outer (1-D) or outer two (2-D) loops */
     for (size_t i = 0; i < np; i++) {
         const kevo_rloop *L = &m->loop[plan[i].loop];
         if (!L->simple)
-            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, L->why);
+            FAIL(KEVO_EINVAL, "loop at line %u: %s", L->line, L->why);
         if (L->early_exit)
-            return kevo_error_set(KEVO_EINVAL, "loop at line %u can leave early", L->line);
+            FAIL(KEVO_EINVAL, "loop at line %u can leave early", L->line);
         kevo_rscalars sc;
         if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0)
-            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
+            FAIL(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
         if (sc.n_red > 0)
-            return kevo_error_set(KEVO_EINVAL,
+            FAIL(KEVO_EINVAL,
                                   "loop at line %u accumulates into `%s` across iterations "
                                   "(a reduction needs a work-group design, not one work-item "
                                   "per iteration)",
                                   L->line, m->var[sc.red_var[0]].name);
         if (kevo_recipe_same_index(m, L->t_body, L->t_end) < 0)
-            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
+            FAIL(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
         int want = params[0] >= 2 ? 2 : 1;
         int band = kevo_recipe_band(m, plan[i].loop, want, false, why, sizeof(why));
         int d = band < want ? band : want;
@@ -363,16 +370,16 @@ int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model 
                 break;
         }
         if (d < 1)
-            return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
+            FAIL(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());
         plan[i].dims = d;
         for (int k = 0; k < d; k++) {
             plan[i].lp[k] = kevo_recipe_nest_loop(m, plan[i].loop, k);
             const kevo_rloop *K = &m->loop[plan[i].lp[k]];
             if (!K->simple || !K->declared)
-                return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", K->line, K->why);
+                FAIL(KEVO_EINVAL, "loop at line %u: %s", K->line, K->why);
             if (!size_expr_ok(m, K->t_lb0, K->t_lb1, why, sizeof(why)) ||
                 !size_expr_ok(m, K->t_ub0, K->t_ub1, why, sizeof(why)))
-                return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", K->line, why);
+                FAIL(KEVO_EINVAL, "loop at line %u: %s", K->line, why);
         }
     }
 
@@ -501,7 +508,7 @@ int kevo_recipe_ocl_work_group_apply(kevo_recipe_out *out, const kevo_recipe_mod
         for (int k = 0; k < L->ng; k++) {
             if (l[k] == want[k])
                 continue;
-            snprintf(L->global[k], sizeof(L->global[k]), "ROUND_UP(%s,%ld)", e[k], want[k]);
+            snprintf(L->global[k], sizeof(L->global[k]), "ROUND_UP(%.200s,%ld)", e[k], want[k]);
             snprintf(L->local[k], sizeof(L->local[k]), "%ld", want[k]);
             changed = true;
         }

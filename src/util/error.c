@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char error_message[2048];
 
@@ -16,10 +17,13 @@ const char *kevo_error_last(void)
 
 int kevo_error_set(int code, const char *fmt, ...)
 {
+    /* format aside first: callers may pass kevo_error_last() as an argument */
+    char tmp[sizeof(error_message)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_message, sizeof(error_message), fmt, ap);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
+    memcpy(error_message, tmp, sizeof(tmp));
     return code;
 }
 
