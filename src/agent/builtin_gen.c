@@ -276,7 +276,20 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                         free(tried);
                         goto done;
                     }
-                    double sc = recipe_score(mem, g, k, cfg->q_init);
+                    /* a variant arm nobody has tried yet is valued like its
+                     * recipe as a whole, not optimistically: otherwise a cold
+                     * memory spends its budget on every flag set in turn */
+                    double prior = cfg->q_init;
+                    if (vp >= 0) {
+                        int64_t rg = 0, rk = 0;
+                        if ((error = arm_items(&rg, &rk, mem, &all[i], -1,
+                                               at->task->category)) < 0) {
+                            free(tried);
+                            goto done;
+                        }
+                        prior = recipe_score(mem, rg, rk, cfg->q_init);
+                    }
+                    double sc = recipe_score(mem, g, k, prior);
                     if (sc > best + 1e-12) {
                         best = sc;
                         pick = i;
@@ -364,6 +377,14 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         goto done;
     out->used[out->nused++] = (kevo_used_item){used_gen, KEVO_STAGE_REFINE, 1, 0};
     out->used[out->nused++] = (kevo_used_item){used_cat, KEVO_STAGE_REFINE, 2, 0};
+    if (vp >= 0) {
+        /* and the recipe as a whole, the prior of its untried variants */
+        if ((error = arm_items(&used_gen, &used_cat, mem, &all[pick], -1,
+                               at->task->category)) < 0)
+            goto done;
+        out->used[out->nused++] = (kevo_used_item){used_gen, KEVO_STAGE_REFINE, 3, 0};
+        out->used[out->nused++] = (kevo_used_item){used_cat, KEVO_STAGE_REFINE, 4, 0};
+    }
     arm_title(out->summary, sizeof(out->summary), &all[pick], vp >= 0 ? params[vp] : -1);
 done:
     if (chain) {
