@@ -58,7 +58,6 @@ static int launches_parse(ocl_launch *v, size_t *n, const char *src)
             snprintf(line, sizeof(line), "%.*s", (int)(len - (size_t)(q - p) - 16), q + 16);
             char *save = NULL;
             for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
-                char (*dst)[256] = NULL;
                 if (!L->kernel[0]) {
                     snprintf(L->kernel, sizeof(L->kernel), "%s", w);
                 } else if (!strncmp(w, "global=", 7) || !strncmp(w, "local=", 6)) {
@@ -95,7 +94,6 @@ static int launches_parse(ocl_launch *v, size_t *n, const char *src)
                     size_t used = strlen(L->rest);
                     snprintf(L->rest + used, sizeof(L->rest) - used, " %s", w);
                 }
-                (void)dst;
             }
         }
         p = e ? e + 1 : NULL;
@@ -971,6 +969,5 @@ int kevo_recipe_ocl_local_tile_apply(kevo_recipe_out *out, const kevo_recipe_mod
     kevo_buf_free(&body);
     kevo_recipe_edits_free(&e);
     free(text);
-    (void)blk_end;
     return error;
 }
