@@ -1,44 +1,66 @@
 #!/usr/bin/env bash
 # Value-driven recipe selection (epsilon-greedy over learned Q2) against
-# uniform random selection, on the same tasks, budget and seed, each from
-# a cold memory. Prints both geometric-mean speedups and their ratio, per
-# seed, and the geometric mean of the ratios over the seeds (one seed is
-# noisy: a single lucky -ffast-math on a transcendental kernel moves a
-# 12-task geomean by 20%).
-#   KEVO=build/kevo ITER=8 SEEDS="1 2 3" TASKS="dir dir..." bash bench/recipes_value_vs_random.sh
+# uniform random selection, on the same held-out tasks, budget and seed.
+#
+# What is compared is what a user gets: kevo's memory learns, so the
+# value-driven side runs with the memory of an earlier Level 1 run on other
+# tasks (the training half: odd-numbered tasks, ITER_TRAIN attempts each),
+# and both sides then run on the other half (even-numbered tasks, ITER
+# attempts each). Random choice ignores the memory whatever it holds.
+# COLD=1 adds value-driven choice from an empty memory (learning only within
+# the test run). TRAIN_MEMORY=FILE reuses an exported training memory
+# instead of training (bench/transfer_l1_l2.sh accepts the same file).
+#
+# Prints, per seed, both final geometric means and their ratio, the anytime
+# curve (geomean after k attempts) and the attempts each needs to the same
+# speedup (bench/compare_runs.py), then the geometric mean of the ratios.
+#   KEVO=build/kevo ITER=4 ITER_TRAIN=6 SEEDS="1 2" bash bench/recipes_value_vs_random.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KEVO=${KEVO:-build/kevo}
-ITER=${ITER:-8}
+ITER=${ITER:-4}
+ITER_TRAIN=${ITER_TRAIN:-6}
 SEEDS=${SEEDS:-${SEED:-1}}
 L1=suites/c/level1
-TASKS=${TASKS:-"$L1/002_leaky_relu $L1/003_sigmoid $L1/012_swish $L1/015_matmul_square $L1/019_matvec
-  $L1/021_matmul_trans_b $L1/028_rmsnorm_lastdim $L1/037_reduce_sum_dim $L1/045_cumsum_rows
-  $L1/051_conv2d $L1/055_conv2d_pointwise $L1/057_mse_loss"}
+TRAIN_TASKS=$(ls -d $L1/*/ | awk 'NR % 2 == 1')
+TEST_TASKS=${TASKS:-$(ls -d $L1/*/ | awk 'NR % 2 == 0')}
 out=$(mktemp -d)
+memory=${TRAIN_MEMORY:-}
+if [ -z "$memory" ]; then
+  echo "== training: value-driven, $(echo $TRAIN_TASKS | wc -w) Level 1 tasks, $ITER_TRAIN attempts each"
+  # shellcheck disable=SC2086
+  "$KEVO" run $TRAIN_TASKS --generator builtin --retrieval value --iterations "$ITER_TRAIN" \
+    --seed 1 --quick --db "$out/train.db" --quiet
+  "$KEVO" memory --db "$out/train.db" export "$out/train.jsonl"
+  memory=$out/train.jsonl
+fi
+modes="value random"
+[ "${COLD:-0}" = 1 ] && modes="$modes cold"
 for seed in $SEEDS; do
-  for mode in value random; do
-    echo "== seed $seed, retrieval $mode"
+  for mode in $modes; do
+    echo "== seed $seed, $mode, $(echo $TEST_TASKS | wc -w) held-out tasks, $ITER attempts each"
+    case $mode in
+      value) extra=(--retrieval value --memory-from "$memory") ;;
+      random) extra=(--retrieval random --memory-from "$memory") ;;
+      cold) extra=(--retrieval value) ;;
+    esac
     # shellcheck disable=SC2086
-    "$KEVO" run $TASKS --generator builtin --retrieval "$mode" --iterations "$ITER" --seed "$seed" \
+    "$KEVO" run $TEST_TASKS --generator builtin "${extra[@]}" --iterations "$ITER" --seed "$seed" \
       --quick --db "$out/$mode-$seed.db" --quiet
-    "$KEVO" report --db "$out/$mode-$seed.db" --format json > "$out/$mode-$seed.json"
   done
+  echo "== seed $seed"
+  args=()
+  for mode in $modes; do args+=("$mode=$out/$mode-$seed.db"); done
+  python3 bench/compare_runs.py "${args[@]}" | tee "$out/compare-$seed.txt"
 done
 python3 - "$out" $SEEDS <<'PY'
-import json, math, sys
+import math, re, sys
 d, seeds = sys.argv[1], sys.argv[2:]
 logs = []
 for s in seeds:
-    v = json.load(open(f"{d}/value-{s}.json")); r = json.load(open(f"{d}/random-{s}.json"))
-    print(f"seed {s}: tasks {v['tasks']}, iterations {v['config']['iterations']}")
-    for name, m in (("value", v), ("random", r)):
-        print(f"  {name:7s} geomean {m['geomean_speedup']:.3f}x  fast_1 {m['fast_1']:.2f}  "
-              f"reaching 1.1x {m['share_reaching_1_1x']:.2f}  "
-              f"iters to 1.1x {m['mean_iterations_to_first_speedup']:.2f}")
-    ratio = v['geomean_speedup'] / r['geomean_speedup']
-    logs.append(math.log(ratio))
-    print(f"  ratio value/random geomean: {ratio:.3f}")
-print(f"over {len(seeds)} seed(s): geometric mean of the ratios {math.exp(sum(logs) / len(logs)):.3f}")
+    m = re.search(r"ratio value/random: ([0-9.]+)", open(f"{d}/compare-{s}.txt").read())
+    logs.append(math.log(float(m.group(1))))
+print(f"over {len(seeds)} seed(s): geometric mean of the value/random ratios "
+      f"{math.exp(sum(logs) / len(logs)):.3f}")
 PY
-echo "stores kept in $out"
+echo "stores and the training memory kept in $out"

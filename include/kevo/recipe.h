@@ -136,6 +136,15 @@ int kevo_recipe_params_default(long *out_params, size_t *out_n, const char *reci
 int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, const char *recipe,
                               const char *source, const char *kernel_name);
 
+/* The structural traits of the kernel `kernel_name` in the C `source`, as
+ * a malloc'd space-separated list (possibly empty) of: "deep-nest" (loops
+ * nested three deep), "fp-reduction" (a loop accumulates into a
+ * floating-point scalar), "libm-call" (calls expf, tanhf, sqrtf, ...).
+ * The built-in generator learns recipe values per trait, so that what paid
+ * on one category carries to kernels of another that share the trait.
+ * KEVO_EINVAL when the source does not parse or lacks the kernel. */
+int kevo_recipe_traits(char **out, const char *source, const char *kernel_name);
+
 /* --- OpenCL --------------------------------------------------------------- */
 
 /* The built-in generator's OpenCL draft: the C reference `c_source` (defining

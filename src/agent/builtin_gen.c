@@ -1,18 +1,22 @@
 /*
  * agent/builtin_gen.c - the built-in offline generator: a candidate is a
  * start point plus one more recipe (src/recipe) with parameters. Recipes
- * are memory items of kind `recipe`, one general item per arm and one per
- * (arm, operator category), so the Q-values learn which recipes pay off for
- * which kinds of kernels, and general items carry what was learned to new
- * categories (Level 1 -> Level 2). An arm is a recipe, or for a recipe whose
- * parameter selects between different transformations (`flags`: which flag
- * set) one value of that parameter. Selection is epsilon-greedy over the
- * refine-stage Q of the arms that apply to the start point, exploiting the
- * best arm not yet tried from that start point; `random`
- * retrieval picks a recipe uniformly (the ablation baseline). When
- * exploiting, tuning parameters start from those of the fastest correct
- * attempt that applied the same recipe on a task of the same category
- * (kept or mutated); when exploring, from the defaults, mutated.
+ * are memory items of kind `recipe`. An arm is a recipe, or for a recipe
+ * whose parameter selects between different transformations (`flags`:
+ * which flag set) one value of that parameter. Each arm has three items:
+ * a general one, one per operator category, and one per trait signature
+ * (kevo_recipe_traits() of the task's reference: "traits: deep-nest
+ * fp-reduction"), so the Q-values learn which recipes pay off for which
+ * kinds of kernels, and the signature carries what was learned to kernels
+ * of other categories with the same structure (Level 1 -> Level 2).
+ * Selection is epsilon-greedy over the refine-stage Q of the arms that
+ * apply to the start point (category and signature blended by evidence,
+ * arm_score()), exploiting the best arm not yet tried from that start
+ * point; `random` retrieval picks a recipe uniformly (the ablation
+ * baseline). When exploiting, tuning parameters start from those of the
+ * fastest correct attempt that applied the same recipe on a task of the
+ * same category (kept or mutated); when exploring, from the defaults,
+ * mutated.
  * It never copies anything but the task's own reference.
  */
 #include "agent/internal.h"
@@ -42,35 +46,74 @@ static int variant_param(const char *recipe)
     return -1;
 }
 
-/* The title of an arm: the recipe's name, plus "NAME=V" for a variant. */
+/* The title of an arm: the recipe's name, plus "NAME=V" for a variant
+ * (variant < 0: the recipe as a whole). */
 static void arm_title(char *buf, size_t size, const kevo_recipe_desc *d, long variant)
 {
     int vp = variant_param(d->name);
-    if (vp < 0)
+    if (vp < 0 || variant < 0)
         snprintf(buf, size, "%s", d->name);
     else
         snprintf(buf, size, "%s %s=%ld", d->name, d->params[vp].name, variant);
 }
 
-static int recipe_item(int64_t *out, kevo_memory *mem, const char *title, const char *recipe,
-                       const char *category, const char *backend)
+/* The memory items of the arms, loaded once per proposal: every item of
+ * kind `recipe` tagged `builtin`, looked up by (title, category), and the
+ * task's category and trait signature under which its specific items are
+ * kept. */
+typedef struct arm_book {
+    kevo_memory *mem;
+    kevo_item_list *items;
+    const char *category;  /* the task's declared category */
+    char signature[96];    /* "traits: deep-nest fp-reduction", "traits: none" */
+} arm_book;
+
+static int book_load(arm_book *b)
 {
     kevo_item_filter f = {0};
     f.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
     f.tag = "builtin";
-    f.category = category;
     f.no_body = 1;
-    kevo_item_list *list = NULL;
-    int error = kevo_memory_item_list(&list, mem, &f);
-    if (error < 0)
-        return error;
+    kevo_item_list_free(b->items);
+    b->items = NULL;
+    return kevo_memory_item_list(&b->items, b->mem, &f);
+}
+
+static int book_open(arm_book *b, kevo_memory *mem, const kevo_agent_task *at)
+{
+    memset(b, 0, sizeof(*b));
+    b->mem = mem;
+    b->category = at->task->category;
+    char *traits = NULL;
+    if (kevo_recipe_traits(&traits, at->reference, at->task->name) < 0)
+        kevo_error_clear(); /* an unparsable reference has no traits; recipes will decline */
+    snprintf(b->signature, sizeof(b->signature), "traits: %s",
+             traits && *traits ? traits : "none");
+    free(traits);
+    return book_load(b);
+}
+
+static void book_close(arm_book *b)
+{
+    kevo_item_list_free(b->items);
+    b->items = NULL;
+}
+
+static bool same_category(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* The item of arm `title` (of recipe `recipe`) under `category` (NULL: the
+ * general item), created on first use. */
+static int book_item(int64_t *out, arm_book *b, const char *title, const char *recipe,
+                     const char *category, const char *backend)
+{
     *out = 0;
-    for (size_t i = 0; i < list->n; i++)
-        if (!strcmp(list->items[i].title, title) &&
-            ((category && list->items[i].category && !strcmp(list->items[i].category, category)) ||
-             (!category && !list->items[i].category)))
-            *out = list->items[i].id;
-    kevo_item_list_free(list);
+    for (size_t i = 0; i < b->items->n; i++)
+        if (!strcmp(b->items->items[i].title, title) &&
+            same_category(b->items->items[i].category, category))
+            *out = b->items->items[i].id;
     if (*out)
         return 0;
     const kevo_recipe_desc *d = kevo_recipe_find(recipe);
@@ -87,34 +130,53 @@ static int recipe_item(int64_t *out, kevo_memory *mem, const char *title, const 
     it.category = category;
     it.backend = backend;
     it.tags = "builtin";
-    error = kevo_memory_item_add(mem, &it, out);
+    int error = kevo_memory_item_add(b->mem, &it, out);
     kevo_buf_free(&body);
+    if (error == 0)
+        error = book_load(b); /* a new item: rare once the memory has seen the arms */
     return error;
 }
 
-/* The general and category items of an arm. */
-static int arm_items(int64_t *gen, int64_t *cat, kevo_memory *mem, const kevo_recipe_desc *d,
-                     long variant, const char *category)
+/* The items of an arm: general, the task's category, its trait signature. */
+typedef struct arm_items {
+    int64_t general, category, signature;
+} arm_items;
+
+static int book_arm(arm_items *out, arm_book *b, const kevo_recipe_desc *d, long variant)
 {
     char title[160];
     arm_title(title, sizeof(title), d, variant);
-    int error = recipe_item(gen, mem, title, d->name, NULL, d->backend);
+    int error = book_item(&out->general, b, title, d->name, NULL, d->backend);
     if (error == 0)
-        error = recipe_item(cat, mem, title, d->name, category, d->backend);
+        error = book_item(&out->category, b, title, d->name, b->category, d->backend);
+    if (error == 0)
+        error = book_item(&out->signature, b, title, d->name, b->signature, d->backend);
     return error;
 }
 
-/* Score of a recipe for a category: the category's Q once it has been
- * updated, else the general Q, else the optimistic initial value. */
-static double recipe_score(kevo_memory *mem, int64_t general, int64_t specific, double q_init)
+/* Score of an arm for this task: the Qs of its category and trait-signature
+ * items, weighted by how often each was updated (up to 5 times: after that
+ * both count alike); the general Q when neither has been updated; else
+ * `prior`. The signature is what carries across categories: a Level 2
+ * `fused` GEMM with a sigmoid starts from what paid on Level 1 kernels with
+ * the same traits, and its own category takes over as it gathers evidence. */
+static double arm_score(kevo_memory *mem, const arm_items *a, double prior)
 {
-    double q;
+    double q, sum = 0, wsum = 0;
     int64_t n = 0;
-    if (specific && kevo_memory_q_get(&q, &n, mem, specific, KEVO_STAGE_REFINE) == 0 && n > 0)
+    const int64_t specific[2] = {a->category, a->signature};
+    for (int i = 0; i < 2; i++)
+        if (specific[i] && kevo_memory_q_get(&q, &n, mem, specific[i], KEVO_STAGE_REFINE) == 0 &&
+            n > 0) {
+            double w = n < 5 ? (double)n : 5.0;
+            sum += w * q;
+            wsum += w;
+        }
+    if (wsum > 0)
+        return sum / wsum;
+    if (a->general && kevo_memory_q_get(&q, &n, mem, a->general, KEVO_STAGE_REFINE) == 0 && n > 0)
         return q;
-    if (general && kevo_memory_q_get(&q, &n, mem, general, KEVO_STAGE_REFINE) == 0 && n > 0)
-        return q;
-    return q_init;
+    return prior;
 }
 
 /* The parameters of `recipe` in the fastest correct attempt that applied it
@@ -205,10 +267,13 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     int *applicable = calloc(nr, sizeof(int));
     kevo_recipe_step *chain = NULL;
     size_t nchain = 0;
+    arm_book book = {0};
     if (!applicable) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
+    if ((error = book_open(&book, mem, at)) < 0)
+        goto done;
     size_t napp = 0;
     for (size_t i = 0; i < nr; i++) {
         bool ok = false;
@@ -271,8 +336,8 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                     arm_title(title, sizeof(title), &all[i], v);
                     if (pass == 0 && arm_tried(tried, title))
                         continue;
-                    int64_t g = 0, k = 0;
-                    if ((error = arm_items(&g, &k, mem, &all[i], v, at->task->category)) < 0) {
+                    arm_items items;
+                    if ((error = book_arm(&items, &book, &all[i], v)) < 0) {
                         free(tried);
                         goto done;
                     }
@@ -281,15 +346,14 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                      * memory spends its budget on every flag set in turn */
                     double prior = cfg->q_init;
                     if (vp >= 0) {
-                        int64_t rg = 0, rk = 0;
-                        if ((error = arm_items(&rg, &rk, mem, &all[i], -1,
-                                               at->task->category)) < 0) {
+                        arm_items whole;
+                        if ((error = book_arm(&whole, &book, &all[i], -1)) < 0) {
                             free(tried);
                             goto done;
                         }
-                        prior = recipe_score(mem, rg, rk, cfg->q_init);
+                        prior = arm_score(mem, &whole, cfg->q_init);
                     }
-                    double sc = recipe_score(mem, g, k, prior);
+                    double sc = arm_score(mem, &items, prior);
                     if (sc > best + 1e-12) {
                         best = sc;
                         pick = i;
@@ -326,9 +390,9 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     } else if (!explore && np > 0) {
         /* exploiting: tune around the best seen (exploring: fresh values) */
         long best[KEVO_RECIPE_MAX_PARAMS];
-        int64_t g = 0, k = 0;
-        if ((error = arm_items(&g, &k, mem, &all[pick], -1, at->task->category)) < 0 ||
-            (error = best_params(best, mem, k, name, np)) < 0)
+        arm_items items;
+        if ((error = book_arm(&items, &book, &all[pick], -1)) < 0 ||
+            (error = best_params(best, mem, items.category, name, np)) < 0)
             goto done;
         /* the best parameters seen in this category, kept as they are half
          * of the time (exploit) and mutated otherwise (explore around them);
@@ -371,19 +435,20 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     chain[nchain].recipe = NULL; /* borrowed from the registry, not ours to free */
     nchain++;
     /* the Q-values learn from the arm that was actually tried */
-    int64_t used_gen = 0, used_cat = 0;
-    if ((error = arm_items(&used_gen, &used_cat, mem, &all[pick], vp >= 0 ? params[vp] : -1,
-                           at->task->category)) < 0)
+    arm_items used;
+    if ((error = book_arm(&used, &book, &all[pick], vp >= 0 ? params[vp] : -1)) < 0)
         goto done;
-    out->used[out->nused++] = (kevo_used_item){used_gen, KEVO_STAGE_REFINE, 1, 0};
-    out->used[out->nused++] = (kevo_used_item){used_cat, KEVO_STAGE_REFINE, 2, 0};
+    int rank = 0;
+    out->used[out->nused++] = (kevo_used_item){used.general, KEVO_STAGE_REFINE, ++rank, 0};
+    out->used[out->nused++] = (kevo_used_item){used.category, KEVO_STAGE_REFINE, ++rank, 0};
+    out->used[out->nused++] = (kevo_used_item){used.signature, KEVO_STAGE_REFINE, ++rank, 0};
     if (vp >= 0) {
         /* and the recipe as a whole, the prior of its untried variants */
-        if ((error = arm_items(&used_gen, &used_cat, mem, &all[pick], -1,
-                               at->task->category)) < 0)
+        if ((error = book_arm(&used, &book, &all[pick], -1)) < 0)
             goto done;
-        out->used[out->nused++] = (kevo_used_item){used_gen, KEVO_STAGE_REFINE, 3, 0};
-        out->used[out->nused++] = (kevo_used_item){used_cat, KEVO_STAGE_REFINE, 4, 0};
+        out->used[out->nused++] = (kevo_used_item){used.general, KEVO_STAGE_REFINE, ++rank, 0};
+        out->used[out->nused++] = (kevo_used_item){used.category, KEVO_STAGE_REFINE, ++rank, 0};
+        out->used[out->nused++] = (kevo_used_item){used.signature, KEVO_STAGE_REFINE, ++rank, 0};
     }
     arm_title(out->summary, sizeof(out->summary), &all[pick], vp >= 0 ? params[vp] : -1);
 done:
@@ -391,6 +456,7 @@ done:
         /* recipe names from from_json are owned by the chain */
         kevo_recipe_chain_free(chain);
     }
+    book_close(&book);
     free(applicable);
     return error;
 }

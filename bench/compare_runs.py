@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Compare the latest `kevo run` in two or more stores, task by task.
+
+    python3 bench/compare_runs.py NAME=STORE.db NAME=STORE.db ...
+
+Reads the attempts of each store's newest run straight from SQLite (the
+schema is src/memory/schema.h) and prints, per run:
+  * the geometric mean of each task's best correct speedup (a task with no
+    correct kernel counts as 1.0x: the reference is always there);
+  * the anytime curve: that geometric mean after 1, 2, ... attempts per
+    task, so budgets shorter than the run's are compared too;
+  * iterations to the same speedup: for each task, the target is 90% of the
+    smallest final best over the runs compared (so every run reaches it);
+    tasks where that target is under 1.1x have no speedup to reach and are
+    left out. The mean attempt index (0 = the draft) at which each run first
+    reached the target, and on how many tasks each run got there first.
+The first run named is compared with each of the others (ratios).
+Only tasks present in every run are compared.
+"""
+import math
+import sqlite3
+import sys
+
+
+def load(path):
+    db = sqlite3.connect(path)
+    run = db.execute("SELECT max(id) FROM runs").fetchone()[0]
+    rows = db.execute(
+        "SELECT t.name, a.iteration, a.verdict, a.speedup FROM attempts a "
+        "JOIN tasks t ON t.id = a.task_id WHERE a.run_id = ? ORDER BY a.id", (run,)).fetchall()
+    db.close()
+    tasks = {}
+    for name, it, verdict, speedup in rows:
+        s = speedup if verdict == "correct" and speedup > 0 else None
+        tasks.setdefault(name, {})[it] = s
+    return tasks
+
+
+def best_upto(attempts, k):
+    got = [s for it, s in attempts.items() if it <= k and s is not None]
+    return max(got) if got else 1.0
+
+
+def first_reach(attempts, target):
+    for it in sorted(attempts):
+        if attempts[it] is not None and attempts[it] >= target:
+            return it
+    return None
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv):
+    runs = []
+    for arg in argv:
+        name, _, path = arg.partition("=")
+        if not path:
+            sys.exit(f"compare_runs.py: '{arg}': expected NAME=STORE.db")
+        runs.append((name, load(path)))
+    common = sorted(set.intersection(*(set(t) for _, t in runs)))
+    if not common:
+        sys.exit("compare_runs.py: the runs share no task")
+    iters = min(max(max(t[n]) for n in common) for _, t in runs) + 1
+    print(f"{len(common)} tasks, {iters} attempts per task (attempt 0 is the draft)")
+
+    final = {name: geomean([best_upto(t[n], iters - 1) for n in common]) for name, t in runs}
+    for name, _ in runs:
+        print(f"  {name:8s} final geomean {final[name]:.3f}x")
+    base = runs[0][0]
+    for name, _ in runs[1:]:
+        print(f"  ratio {base}/{name}: {final[base] / final[name]:.3f}")
+
+    print("anytime geomean of the best so far, after k attempts:")
+    print("  k      " + "".join(f"{name:>10s}" for name, _ in runs))
+    for k in range(iters):
+        row = "".join(f"{geomean([best_upto(t[n], k) for n in common]):9.3f}x" for _, t in runs)
+        print(f"  {k + 1:<6d} {row}")
+
+    reach = {name: [] for name, _ in runs}
+    first = {name: 0 for name, _ in runs}
+    counted = 0
+    for n in common:
+        target = 0.9 * min(best_upto(t[n], iters - 1) for _, t in runs)
+        if target < 1.1:
+            continue
+        counted += 1
+        its = {name: first_reach(t[n], target) for name, t in runs}
+        for name, _ in runs:
+            reach[name].append(its[name])
+        low = min(its.values())
+        for name in its:
+            if its[name] == low and list(its.values()).count(low) == 1:
+                first[name] += 1
+    print(f"iterations to the same speedup (90% of the smaller final best, "
+          f">= 1.1x), over {counted} tasks:")
+    for name, _ in runs:
+        xs = reach[name]
+        mean = sum(xs) / len(xs) if xs else float("nan")
+        print(f"  {name:8s} mean attempt {mean:.2f}, first on {first[name]} task(s)")
+    if counted:
+        base_mean = sum(reach[base]) / counted
+        for name, _ in runs[1:]:
+            other = sum(reach[name]) / counted
+            print(f"  {base} needs {base_mean - other:+.2f} attempts against {name}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,259 @@
+/*
+ * test_builtin_gen.c - the built-in generator's learning, through a real
+ * store: kernel traits (kevo_recipe_traits), and transfer by trait
+ * signature: what paid on a kernel of one category is exploited first on a
+ * kernel of another category with the same structure, even when the
+ * general value of the arms says otherwise.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/internal.h"
+#include "kevo/memory.h"
+#include "kevo/recipe.h"
+#include "kevo/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A dot-product GEMM: loops three deep, a float accumulator. */
+#define GEMM(name)                                                                                 \
+    "#include <stdint.h>\n"                                                                        \
+    "void " name "(const float *a, const float *b, float *c, int64_t n)\n"                         \
+    "{\n"                                                                                          \
+    "    for (int64_t i = 0; i < n; i++)\n"                                                        \
+    "        for (int64_t j = 0; j < n; j++) {\n"                                                  \
+    "            float s = 0.0f;\n"                                                                \
+    "            for (int64_t k = 0; k < n; k++)\n"                                                \
+    "                s += a[i * n + k] * b[j * n + k];\n"                                          \
+    "            c[i * n + j] = s;\n"                                                              \
+    "        }\n"                                                                                  \
+    "}\n"
+
+/* An elementwise scale: no trait at all. */
+#define SCALE(name)                                                                                \
+    "#include <stdint.h>\n"                                                                        \
+    "void " name "(const float *x, float *y, int64_t n)\n"                                         \
+    "{\n"                                                                                          \
+    "    for (int64_t i = 0; i < n; i++)\n"                                                        \
+    "        y[i] = 2.0f * x[i];\n"                                                                \
+    "}\n"
+
+static void expect_traits(const char *source, const char *kernel, const char *want)
+{
+    char *got = NULL;
+    assert_int_equal(kevo_recipe_traits(&got, source, kernel), 0);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_traits__each_trait_and_none(void **state)
+{
+    (void)state;
+    expect_traits(GEMM("g"), "g", "deep-nest fp-reduction");
+    expect_traits(SCALE("s"), "s", "");
+    /* libm calls count in helpers too; an integer accumulator is no fp-reduction */
+    expect_traits("#include <math.h>\n#include <stdint.h>\n"
+                  "static float act(float v) { return v / (1.0f + expf(-v)); }\n"
+                  "void k(const float *x, float *y, int64_t n, int64_t *cnt)\n"
+                  "{\n"
+                  "    int64_t c = 0;\n"
+                  "    for (int64_t i = 0; i < n; i++) {\n"
+                  "        y[i] = act(x[i]);\n"
+                  "        c += y[i] > 0;\n"
+                  "    }\n"
+                  "    *cnt = c;\n"
+                  "}\n",
+                  "k", "libm-call");
+    /* s = fmaxf(s, ...) accumulates; an element store y[i] += ... does not */
+    expect_traits("#include <math.h>\n#include <stdint.h>\n"
+                  "void m(const float *x, float *y, float *out, int64_t n)\n"
+                  "{\n"
+                  "    float best = -INFINITY;\n"
+                  "    for (int64_t i = 0; i < n; i++) {\n"
+                  "        y[i] += x[i];\n"
+                  "        best = fmaxf(best, x[i]);\n"
+                  "    }\n"
+                  "    *out = best;\n"
+                  "}\n",
+                  "m", "fp-reduction libm-call");
+    expect_traits("#include <stdint.h>\n"
+                  "void e(const float *x, float *y, int64_t n)\n"
+                  "{\n"
+                  "    for (int64_t i = 0; i < n; i++)\n"
+                  "        y[i] += x[i];\n"
+                  "}\n",
+                  "e", "");
+}
+
+static void test_traits__bad_source_is_an_error(void **state)
+{
+    (void)state;
+    char *got = NULL;
+    assert_true(kevo_recipe_traits(&got, SCALE("s"), "missing") < 0);
+    assert_null(got);
+    kevo_error_clear();
+}
+
+typedef struct fixture {
+    char path[64];
+    kevo_memory *mem;
+    kevo_run_config cfg;
+    kevo_rng rng;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    snprintf(f->path, sizeof(f->path), "/tmp/kevo-test-builtin-%d.db", (int)getpid());
+    unlink(f->path);
+    if (kevo_memory_open(&f->mem, f->path) < 0)
+        return -1;
+    kevo_run_config_init(&f->cfg);
+    f->cfg.backend = "c";
+    f->cfg.retrieval = "value";
+    f->cfg.memory = true;
+    f->cfg.epsilon = 0.0; /* exploit only: untried arms first, then the best */
+    kevo_rng_seed(&f->rng, 3);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    kevo_memory_free(f->mem);
+    unlink(f->path);
+    free(f);
+    return 0;
+}
+
+/* The draft of a task (its reference, 100 us), recorded as a start point. */
+static int64_t record_draft(fixture *f, const char *task, const char *source)
+{
+    kevo_attempt a = {0};
+    a.task = task;
+    a.backend = "c";
+    a.generator = "builtin";
+    a.stage = KEVO_STAGE_DRAFT;
+    a.verdict = "correct";
+    a.source = source;
+    a.candidate_us = a.reference_us = 100.0;
+    a.speedup = 1.0;
+    int64_t id = 0;
+    assert_int_equal(kevo_memory_attempt_record(f->mem, &a, NULL, 0, NULL, &id), 0);
+    return id;
+}
+
+/* Let the generator refine the draft `rounds` times, timing each candidate
+ * as the world would: the arm `good` makes the kernel 5x faster, every
+ * other arm 25% slower. */
+static void train(fixture *f, kevo_task *task, const char *source, const char *good, int rounds)
+{
+    kevo_agent_task at = {task, (char *)source};
+    int64_t draft = record_draft(f, task->name, source);
+    for (int r = 0; r < rounds; r++) {
+        kevo_proposal p = {0};
+        assert_int_equal(
+            kevo_builtin_propose(&p, f->mem, &at, draft, source, NULL, &f->cfg, &f->rng), 0);
+        assert_false(p.exhausted);
+        assert_non_null(p.source);
+        kevo_attempt a = {0};
+        a.task = task->name;
+        a.backend = "c";
+        a.generator = "builtin";
+        a.stage = KEVO_STAGE_REFINE;
+        a.iteration = r + 1;
+        a.parent_id = draft;
+        a.verdict = "correct";
+        a.source = p.source;
+        a.recipes_json = p.recipes_json;
+        a.reference_us = 100.0;
+        a.candidate_us = !strcmp(p.summary, good) ? 20.0 : 125.0;
+        a.speedup = a.reference_us / a.candidate_us;
+        int64_t id = 0;
+        assert_int_equal(kevo_memory_attempt_record(f->mem, &a, p.used, p.nused, NULL, &id), 0);
+        kevo_proposal_clear(&p);
+    }
+}
+
+/* The arm the generator exploits first on a fresh task. */
+static void first_pick(char *out, size_t size, fixture *f, kevo_task *task, const char *source)
+{
+    kevo_agent_task at = {task, (char *)source};
+    int64_t draft = record_draft(f, task->name, source);
+    kevo_proposal p = {0};
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, draft, source, NULL, &f->cfg, &f->rng),
+                     0);
+    snprintf(out, size, "%s", p.summary);
+    kevo_proposal_clear(&p);
+}
+
+static void test_builtin__signature_carries_across_categories(void **state)
+{
+    fixture *f = *state;
+    /* Level 1: -ffast-math pays on the GEMM (matmul), omp_parallel on the
+     * elementwise kernel (activation), trained last, so that the general
+     * value of every arm favours omp_parallel */
+    kevo_task gemm = {.name = "l1_gemm", .category = "matmul", .level = 1};
+    kevo_task scale = {.name = "l1_scale", .category = "activation", .level = 1};
+    train(f, &gemm, GEMM("l1_gemm"), "flags set=2", 30);
+    train(f, &scale, SCALE("l1_scale"), "omp_parallel", 30);
+
+    /* Level 2, a category never seen: the GEMM-shaped kernel starts with
+     * what paid on the GEMM, the elementwise one with what paid there */
+    char pick[128];
+    kevo_task fused_gemm = {.name = "l2_gemm", .category = "fused", .level = 2};
+    first_pick(pick, sizeof(pick), f, &fused_gemm, GEMM("l2_gemm"));
+    assert_string_equal(pick, "flags set=2");
+    kevo_task fused_scale = {.name = "l2_scale", .category = "fused", .level = 2};
+    first_pick(pick, sizeof(pick), f, &fused_scale, SCALE("l2_scale"));
+    assert_string_equal(pick, "omp_parallel");
+}
+
+static void test_builtin__items_name_category_and_signature(void **state)
+{
+    fixture *f = *state;
+    kevo_task gemm = {.name = "l1_gemm", .category = "matmul", .level = 1};
+    train(f, &gemm, GEMM("l1_gemm"), "flags set=2", 1);
+    kevo_item_filter flt = {0};
+    flt.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
+    flt.tag = "builtin";
+    kevo_item_list *list = NULL;
+    assert_int_equal(kevo_memory_item_list(&list, f->mem, &flt), 0);
+    int general = 0, category = 0, signature = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        const char *c = list->items[i].category;
+        if (!c)
+            general++;
+        else if (!strcmp(c, "matmul"))
+            category++;
+        else if (!strcmp(c, "traits: deep-nest fp-reduction"))
+            signature++;
+        else
+            fail_msg("unexpected category '%s'", c);
+    }
+    assert_true(general > 0);
+    assert_int_equal(general, category);
+    assert_int_equal(general, signature);
+    kevo_item_list_free(list);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_traits__each_trait_and_none),
+        cmocka_unit_test(test_traits__bad_source_is_an_error),
+        cmocka_unit_test_setup_teardown(test_builtin__signature_carries_across_categories, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__items_name_category_and_signature, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
