@@ -45,20 +45,32 @@ static const char opencl_prelude[] =
     "size_t get_global_size(uint); size_t get_local_size(uint); size_t get_num_groups(uint);\n"
     "void barrier(int);\n";
 
+bool kevo_recipe_header_next(const char **cursor, kevo_header_line *out)
+{
+    const char *p = *cursor;
+    if (!p || !*p)
+        return false;
+    const char *q = p;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (*q && *q != '\n' && strncmp(q, "//", 2) != 0)
+        return false;
+    const char *e = strchr(p, '\n');
+    out->raw = p;
+    out->raw_len = e ? (size_t)(e - p) + 1 : strlen(p);
+    out->text = q;
+    out->text_len = e ? (size_t)(e - q) : strlen(q);
+    *cursor = p + out->raw_len;
+    return true;
+}
+
 bool kevo_recipe_is_opencl(const char *source)
 {
     /* an OpenCL candidate says what the host launches in its first lines */
-    for (const char *p = source; p && *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!strncmp(p, "// kevo: launch ", 16))
+    kevo_header_line h;
+    for (const char *cur = source; kevo_recipe_header_next(&cur, &h);)
+        if (!strncmp(h.text, "// kevo: launch ", 16))
             return true;
-        if (*p != '\n' && strncmp(p, "//", 2) != 0)
-            return false;
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
     return false;
 }
 

@@ -129,6 +129,20 @@ void kevo_recipe_model_free(kevo_recipe_model *m);
 /* OpenCL sources (kevo_recipe_is_opencl) are parsed as C with a prelude that
  * erases the OpenCL qualifiers and declares the work-item functions. */
 
+/* One line of a source's leading comment block: the blank and `//` lines
+ * before its first other line (where `// kevo:` directives live). */
+typedef struct kevo_header_line {
+    const char *raw;  /* the line's first byte */
+    size_t raw_len;   /* with its newline, if any */
+    const char *text; /* after leading blanks */
+    size_t text_len;  /* from text to the end of the line, newline excluded */
+} kevo_header_line;
+
+/* Iterate over the leading comment block: start with *cursor = source; each
+ * call fills *out and advances *cursor past the line, or returns false
+ * (leaving *cursor at the first line after the block, or at the end). */
+bool kevo_recipe_header_next(const char **cursor, kevo_header_line *out);
+
 /* Token helpers. */
 bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text);
 const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len);

@@ -41,21 +41,15 @@ typedef struct ocl_launch {
 static int launches_parse(ocl_launch *v, size_t *n, const char *src)
 {
     *n = 0;
-    for (const char *p = src; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        const char *q = p;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q != '\n' && *q && strncmp(q, "//", 2) != 0)
-            break;
-        if (!strncmp(q, "// kevo: launch ", 16)) {
+    kevo_header_line h;
+    for (const char *cur = src; kevo_recipe_header_next(&cur, &h);) {
+        if (!strncmp(h.text, "// kevo: launch ", 16)) {
             if (*n == MAX_LAUNCHES)
                 return kevo_error_set(KEVO_EINVAL, "more than %d launches", MAX_LAUNCHES);
             ocl_launch *L = &v[(*n)++];
             memset(L, 0, sizeof(*L));
             char line[1024];
-            snprintf(line, sizeof(line), "%.*s", (int)(len - (size_t)(q - p) - 16), q + 16);
+            snprintf(line, sizeof(line), "%.*s", (int)(h.text_len - 16), h.text + 16);
             char *save = NULL;
             for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
                 if (!L->kernel[0]) {
@@ -96,7 +90,6 @@ static int launches_parse(ocl_launch *v, size_t *n, const char *src)
                 }
             }
         }
-        p = e ? e + 1 : NULL;
     }
     if (*n == 0)
         return kevo_error_set(KEVO_EINVAL, "not an OpenCL candidate (no `// kevo: launch` line)");
@@ -121,24 +114,19 @@ static void launch_format(kevo_buf *b, const ocl_launch *L)
 static int launches_replace(char **out, const char *src, const ocl_launch *v, size_t n)
 {
     kevo_buf b = {0};
-    bool done = false, header = true;
-    for (const char *p = src; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) + 1 : strlen(p);
-        const char *q = p;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (header && *q != '\n' && *q && strncmp(q, "//", 2) != 0)
-            header = false;
-        if (header && !strncmp(q, "// kevo: launch ", 16)) {
+    bool done = false;
+    kevo_header_line h;
+    const char *cur = src;
+    while (kevo_recipe_header_next(&cur, &h)) {
+        if (!strncmp(h.text, "// kevo: launch ", 16)) {
             for (size_t i = 0; i < n && !done; i++)
                 launch_format(&b, &v[i]);
             done = true;
         } else {
-            kevo_buf_put(&b, p, len);
+            kevo_buf_put(&b, h.raw, h.raw_len);
         }
-        p = e ? e + 1 : NULL;
     }
+    kevo_buf_puts(&b, cur); /* the rest, after the leading comment block */
     *out = kevo_buf_detach(&b);
     return *out ? 0 : kevo_error_set(KEVO_ENOMEM, "out of memory");
 }
@@ -519,6 +507,49 @@ int kevo_recipe_ocl_work_group_apply(kevo_recipe_out *out, const kevo_recipe_mod
     return launches_replace(&out->whole, source, lv, nl);
 }
 
+/* Statement [s, e] (e: its `;`) holding the token `get_global_id ( d ) ;`
+ * in the form `const T v = (lb) + (T)get_global_id(d);`: fills the var, the
+ * type tokens [ty0, ty1), the init tokens [in0, in1) and the lb tokens
+ * [lb0, lb1). */
+typedef struct gid_decl {
+    unsigned s, e, ty0, ty1, in0, in1, lb0, lb1;
+    int var;
+} gid_decl;
+
+static bool find_gid_decl(gid_decl *g, const kevo_recipe_model *m, int dim)
+{
+    char d[4];
+    snprintf(d, sizeof(d), "%d", dim);
+    for (unsigned t = 0; t + 4 < m->n_tok; t++) {
+        if (!(kevo_rtok_is(m, t, "get_global_id") && kevo_rtok_is(m, t + 1, "(") &&
+              kevo_rtok_is(m, t + 2, d) && kevo_rtok_is(m, t + 3, ")") &&
+              kevo_rtok_is(m, t + 4, ";")))
+            continue;
+        unsigned s = t;
+        while (s > 0 && !kevo_rtok_is(m, s - 1, ";") && !kevo_rtok_is(m, s - 1, "{"))
+            s--;
+        unsigned eq = s;
+        while (eq < t && !kevo_rtok_is(m, eq, "="))
+            eq++;
+        if (!kevo_rtok_is(m, s, "const") || eq < s + 3 || eq >= t || !kevo_rtok_is(m, eq + 1, "("))
+            return false;
+        unsigned rp = kevo_rtok_match(m, eq + 1);
+        if (rp == (unsigned)-1 || !kevo_rtok_is(m, rp + 1, "+"))
+            return false;
+        g->s = s;
+        g->e = t + 4;
+        g->ty0 = s + 1;
+        g->ty1 = eq - 1;
+        g->var = m->tok[eq - 1].var;
+        g->in0 = eq + 1;
+        g->in1 = t + 4;
+        g->lb0 = eq + 2;
+        g->lb1 = rp;
+        return g->var >= 0;
+    }
+    return false;
+}
+
 /* --- ocl_coarsen ------------------------------------------------------------- */
 
 int kevo_recipe_ocl_coarsen_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
@@ -552,20 +583,13 @@ int kevo_recipe_ocl_coarsen_apply(kevo_recipe_out *out, const kevo_recipe_model 
             continue;
         }
         /* `const T v = (lb) + (T)get_global_id(0);` as the first statement of a block */
-        unsigned tg = 0;
-        for (unsigned t = 0; t + 4 < km->n_tok; t++)
-            if (kevo_rtok_is(km, t, "get_global_id") && kevo_rtok_is(km, t + 1, "(") &&
-                kevo_rtok_is(km, t + 2, "0") && kevo_rtok_is(km, t + 3, ")") &&
-                kevo_rtok_is(km, t + 4, ";"))
-                tg = t;
-        unsigned s = tg;
-        while (s > 0 && !kevo_rtok_is(km, s - 1, ";") && !kevo_rtok_is(km, s - 1, "{"))
-            s--;
-        bool ok = tg && count_word(km, "get_global_id") == 1 && !uses_work_group(km) &&
-                  count_word(km, "get_global_size") == 0 && s > 0 &&
-                  kevo_rtok_is(km, s - 1, "{") && kevo_rtok_is(km, s, "const") &&
-                  kevo_rtok_is(km, tg - 1, ")") && kevo_rtok_is(km, tg - 3, "(") &&
-                  kevo_rtok_is(km, tg - 4, "+");
+        gid_decl g = {0};
+        bool ok = find_gid_decl(&g, km, 0) && count_word(km, "get_global_id") == 1 &&
+                  !uses_work_group(km) && count_word(km, "get_global_size") == 0 && g.s > 0 &&
+                  kevo_rtok_is(km, g.s - 1, "{");
+        unsigned tg = ok ? g.e - 4 : 0, s = g.s; /* tg: the get_global_id token */
+        ok = ok && kevo_rtok_is(km, tg - 1, ")") && kevo_rtok_is(km, tg - 3, "(") &&
+             kevo_rtok_is(km, tg - 4, "+");
         unsigned close = ok ? kevo_rtok_match(km, s - 1) : (unsigned)-1;
         if (!ok || close == (unsigned)-1) {
             kevo_recipe_model_free(km);
@@ -617,49 +641,6 @@ done:
 }
 
 /* --- ocl_local_tile ------------------------------------------------------------ */
-
-/* Statement [s, e] (e: its `;`) holding the token `get_global_id ( d ) ;`
- * in the form `const T v = (lb) + (T)get_global_id(d);`: fills the var, the
- * type tokens [ty0, ty1), the init tokens [in0, in1) and the lb tokens
- * [lb0, lb1). */
-typedef struct gid_decl {
-    unsigned s, e, ty0, ty1, in0, in1, lb0, lb1;
-    int var;
-} gid_decl;
-
-static bool find_gid_decl(gid_decl *g, const kevo_recipe_model *m, int dim)
-{
-    char d[4];
-    snprintf(d, sizeof(d), "%d", dim);
-    for (unsigned t = 0; t + 4 < m->n_tok; t++) {
-        if (!(kevo_rtok_is(m, t, "get_global_id") && kevo_rtok_is(m, t + 1, "(") &&
-              kevo_rtok_is(m, t + 2, d) && kevo_rtok_is(m, t + 3, ")") &&
-              kevo_rtok_is(m, t + 4, ";")))
-            continue;
-        unsigned s = t;
-        while (s > 0 && !kevo_rtok_is(m, s - 1, ";") && !kevo_rtok_is(m, s - 1, "{"))
-            s--;
-        unsigned eq = s;
-        while (eq < t && !kevo_rtok_is(m, eq, "="))
-            eq++;
-        if (!kevo_rtok_is(m, s, "const") || eq < s + 3 || eq >= t || !kevo_rtok_is(m, eq + 1, "("))
-            return false;
-        unsigned rp = kevo_rtok_match(m, eq + 1);
-        if (rp == (unsigned)-1 || !kevo_rtok_is(m, rp + 1, "+"))
-            return false;
-        g->s = s;
-        g->e = t + 4;
-        g->ty0 = s + 1;
-        g->ty1 = eq - 1;
-        g->var = m->tok[eq - 1].var;
-        g->in0 = eq + 1;
-        g->in1 = t + 4;
-        g->lb0 = eq + 2;
-        g->lb1 = rp;
-        return g->var >= 0;
-    }
-    return false;
-}
 
 /* Write tokens [t0,t1) with variable `from` spelled `to`. */
 static void tokens_renamed(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1,
