@@ -227,9 +227,12 @@ static char *latest_feedback(kevo_memory *mem, const char *task, int64_t run)
     return fb;
 }
 
-static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const char *dir,
-                    size_t index, size_t total, const kevo_run_config *cfg)
+/* One task's remaining iterations. *worked: whether it ran any (a resumed
+ * run skips tasks already complete). */
+static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t run,
+                    const char *dir, size_t index, size_t total, const kevo_run_config *cfg)
 {
+    *worked = false;
     int error = 0;
     kevo_agent_task at = {0};
     kevo_evaluator *ev = NULL;
@@ -256,6 +259,7 @@ static int run_task(kevo_memory *mem, kevo_provider *prov, int64_t run, const ch
                    at.task->name, start_iter);
         goto done;
     }
+    *worked = true;
     kevo_eval_options eo;
     kevo_eval_options_default(&eo);
     eo.backend = cfg->backend;
@@ -486,7 +490,28 @@ typedef struct {
     size_t next;
     int error; /* first fatal error, or KEVO_EINTR */
     bool first_taken;
+    double t0;       /* when the run (or its resumption) started */
+    size_t finished; /* tasks done, of ndirs */
+    size_t worked;   /* of which ran attempts (not already complete) */
 } worker_shared;
+
+/* Run-level progress after a task: how far, how long, about how much is
+ * left (from the mean wall time of the tasks that ran attempts). */
+static void progress(worker_shared *ws, bool worked)
+{
+    pthread_mutex_lock(&ws->lock);
+    ws->finished++;
+    ws->worked += worked;
+    double elapsed = kevo_now_s() - ws->t0;
+    size_t left = ws->ndirs - ws->finished;
+    if (!ws->cfg->quiet && ws->worked > 0 && left > 0) {
+        long e = (long)elapsed, r = (long)(elapsed / (double)ws->worked * (double)left);
+        printf("-- %zu of %zu tasks done, %ldm%02lds elapsed, about %ldm%02lds left\n",
+               ws->finished, ws->ndirs, e / 60, e % 60, r / 60, r % 60);
+        fflush(stdout);
+    }
+    pthread_mutex_unlock(&ws->lock);
+}
 
 static void *worker(void *arg)
 {
@@ -513,7 +538,10 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&ws->lock);
         if (stop)
             break;
-        int error = run_task(mem, ws->prov, ws->run_id, ws->dirs[i], i, ws->ndirs, ws->cfg);
+        bool worked = false;
+        int error =
+            run_task(&worked, mem, ws->prov, ws->run_id, ws->dirs[i], i, ws->ndirs, ws->cfg);
+        progress(ws, worked);
         if (error < 0) {
             /* a task that cannot be evaluated (broken reference) is reported and the
              * run goes on; running out of memory or disk, a dead provider, or the
@@ -663,7 +691,7 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
         if ((size_t)jobs > ndirs)
             jobs = (int)ndirs;
         worker_shared ws = {.cfg = &cfg, .prov = prov, .run_id = run_id, .dirs = dirs,
-                            .ndirs = ndirs, .mem = mem};
+                            .ndirs = ndirs, .mem = mem, .t0 = kevo_now_s()};
         pthread_mutex_init(&ws.lock, NULL);
         pthread_t *threads = calloc((size_t)jobs, sizeof(pthread_t));
         for (int j = 1; j < jobs; j++)
