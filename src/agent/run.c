@@ -168,14 +168,16 @@ static int pick_start(kevo_attempt **out, kevo_memory *mem, const char *task, in
                 double q;
                 int64_t n = 0;
                 kevo_memory_q_start_get(&q, &n, mem, list->attempts[i].id);
-                /* an untried start point is valued optimistically, in
-                 * proportion to how fast it is against the best one, so the
-                 * best kernel is refined first and a slower one only once
-                 * refining the faster ones stopped paying */
+                /* an untried start point is valued optimistically; every
+                 * start point pays for how much slower it is than the best
+                 * (log ratio, the units of the reward): a refinement of it
+                 * must gain that much just to catch up. Without this, the
+                 * draft that gave an 18x child kept its high Q and was
+                 * refined again instead of the 18x kernel. */
                 if (n == 0)
-                    q = cfg->q_init * (list->attempts[0].speedup > 0
-                                           ? list->attempts[i].speedup / list->attempts[0].speedup
-                                           : 1.0);
+                    q = cfg->q_init;
+                if (list->attempts[0].speedup > 0 && list->attempts[i].speedup > 0)
+                    q += log(list->attempts[i].speedup / list->attempts[0].speedup);
                 if (q > best + 1e-12) {
                     best = q;
                     pick = i;
