@@ -37,6 +37,11 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          const char *start_recipes_json, const kevo_run_config *cfg,
                          kevo_rng *rng);
 
+/* The value of a correct attempt as a start point for refining: its Q2
+ * (q, updated n times; q_init when never), minus log(best / speedup), where
+ * best is the task's fastest speedup so far. */
+double kevo_start_score(double q, int64_t n, double speedup, double best, double q_init);
+
 typedef struct kevo_provider kevo_provider;
 int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
                      const kevo_agent_task *at, kevo_stage stage, int64_t start_id,

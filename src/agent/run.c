@@ -136,6 +136,20 @@ static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJS
     return 0;
 }
 
+double kevo_start_score(double q, int64_t n, double speedup, double best, double q_init)
+{
+    /* an untried start point is valued optimistically; every start point
+     * pays for how much slower it is than the best (log ratio, the units of
+     * the reward): a refinement of it must gain that much just to catch up.
+     * Without this, the draft that gave an 18x child kept the high Q that
+     * child earned it and was refined again instead of the 18x kernel. */
+    if (n == 0)
+        q = q_init;
+    if (speedup > 0 && best > 0)
+        q += log(speedup / best);
+    return q;
+}
+
 /* Start point for refining: epsilon-greedy over Q2 among the task's correct
  * attempts in this run (heuristic/random: the fastest one). */
 static int pick_start(kevo_attempt **out, kevo_memory *mem, const char *task, int64_t run,
@@ -168,16 +182,8 @@ static int pick_start(kevo_attempt **out, kevo_memory *mem, const char *task, in
                 double q;
                 int64_t n = 0;
                 kevo_memory_q_start_get(&q, &n, mem, list->attempts[i].id);
-                /* an untried start point is valued optimistically; every
-                 * start point pays for how much slower it is than the best
-                 * (log ratio, the units of the reward): a refinement of it
-                 * must gain that much just to catch up. Without this, the
-                 * draft that gave an 18x child kept its high Q and was
-                 * refined again instead of the 18x kernel. */
-                if (n == 0)
-                    q = cfg->q_init;
-                if (list->attempts[0].speedup > 0 && list->attempts[i].speedup > 0)
-                    q += log(list->attempts[i].speedup / list->attempts[0].speedup);
+                q = kevo_start_score(q, n, list->attempts[i].speedup, list->attempts[0].speedup,
+                                     cfg->q_init);
                 if (q > best + 1e-12) {
                     best = q;
                     pick = i;

@@ -3,7 +3,7 @@
  * store: kernel traits (kevo_recipe_traits), and transfer by trait
  * signature: what paid on a kernel of one category is exploited first on a
  * kernel of another category with the same structure, even when the
- * general value of the arms says otherwise.
+ * general value of the arms says otherwise; and the start-point score.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -245,11 +245,28 @@ static void test_builtin__items_name_category_and_signature(void **state)
     kevo_item_list_free(list);
 }
 
+static void test_start__the_fastest_kernel_is_refined_next(void **state)
+{
+    (void)state;
+    /* the draft whose child was 18x faster earned a high Q2 (0.65); the
+     * untried 18x child still comes first */
+    assert_true(kevo_start_score(0.0, 0, 18.0, 18.0, 0.5) >
+                kevo_start_score(0.65, 1, 1.0, 18.0, 0.5));
+    /* of two untried start points, the faster */
+    assert_true(kevo_start_score(0.0, 0, 2.0, 2.0, 0.5) > kevo_start_score(0.0, 0, 1.0, 2.0, 0.5));
+    /* refining the best stopped paying (Q2 -0.5): a close second is next */
+    assert_true(kevo_start_score(0.0, 0, 1.9, 2.0, 0.5) >
+                kevo_start_score(-0.5, 4, 2.0, 2.0, 0.5));
+    /* no speedup known (not measured): the Q2 alone */
+    assert_true(kevo_start_score(0.2, 3, 0.0, 2.0, 0.5) == 0.2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_traits__each_trait_and_none),
         cmocka_unit_test(test_traits__bad_source_is_an_error),
+        cmocka_unit_test(test_start__the_fastest_kernel_is_refined_next),
         cmocka_unit_test_setup_teardown(test_builtin__signature_carries_across_categories, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__items_name_category_and_signature, setup,
