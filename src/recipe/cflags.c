@@ -154,10 +154,14 @@ int kevo_recipe_cflags_add(char **out_source, bool *out_changed, const char *sou
         p += n;
     }
 
-    /* Keep the old flags in order, dropping an -O level that is replaced. */
+    /* Keep the old flags in order, dropping an -O level that is replaced
+     * (by a different one: the same level stays where it is, so that adding
+     * flags already there changes nothing). */
     for (const char *p = kevo_buf_cstr(&old); *p;) {
         size_t n = strcspn(p, " ");
-        if (!(new_opt && is_opt_level(p, n))) {
+        bool replaced = new_opt && is_opt_level(p, n) &&
+                        !(n == new_opt_len && !memcmp(p, new_opt, n));
+        if (!replaced) {
             if (merged.len > 0 && (error = kevo_buf_puts(&merged, " ")) < 0)
                 goto done;
             if ((error = kevo_buf_put(&merged, p, n)) < 0)
@@ -181,7 +185,6 @@ int kevo_recipe_cflags_add(char **out_source, bool *out_changed, const char *sou
         }
         p += n;
     }
-    (void)new_opt_len;
 
     bool changed = strcmp(kevo_buf_cstr(&merged), kevo_buf_cstr(&old)) != 0;
     if (!changed) {

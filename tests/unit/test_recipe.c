@@ -371,6 +371,13 @@ static void test_recipe__cflags_line(void **state)
     assert_string_equal(s, s2);
     free(s);
     s = NULL;
+    /* nor when the flags include the -O level already there: it stays put
+     * (moving it made a duplicate candidate the generator spent an attempt on) */
+    assert_int_equal(kevo_recipe_cflags_add(&s, &changed, s2, "-O2 -march=native"), 0);
+    assert_false(changed);
+    assert_string_equal(s, s2);
+    free(s);
+    s = NULL;
 
     assert_int_equal(kevo_recipe_cflags_add(&s, &changed, s2, "-O3 -fno-omit-frame-pointer"),
                      KEVO_EINVAL);
