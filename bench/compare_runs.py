@@ -9,6 +9,8 @@ schema is src/memory/schema.h) and prints, per run:
     correct kernel counts as 1.0x: the reference is always there);
   * the anytime curve: that geometric mean after 1, 2, ... attempts per
     task, so budgets shorter than the run's are compared too;
+  * attempts to the same geometric mean: when each run's anytime geomean
+    first reaches the smaller of the final ones;
   * iterations to the same speedup: for each task, the target is 90% of the
     smallest final best over the runs compared (so every run reaches it);
     tasks where that target is under 1.1x have no speedup to reach and are
@@ -77,6 +79,17 @@ def main(argv):
     for k in range(iters):
         row = "".join(f"{geomean([best_upto(t[n], k) for n in common]):9.3f}x" for _, t in runs)
         print(f"  {k + 1:<6d} {row}")
+
+    # the same speedup at the level of the whole run: after how many attempts
+    # each run's anytime geomean first reaches the other's final geomean
+    curve = {name: [geomean([best_upto(t[n], k) for n in common]) for k in range(iters)]
+             for name, t in runs}
+    for name, _ in runs[1:]:
+        target = min(final[base], final[name])
+        k_base = next(k for k in range(iters) if curve[base][k] >= target * 0.999) + 1
+        k_other = next(k for k in range(iters) if curve[name][k] >= target * 0.999) + 1
+        print(f"attempts to the geomean {target:.3f}x (the smaller final one): "
+              f"{base} {k_base}, {name} {k_other}")
 
     reach = {name: [] for name, _ in runs}
     first = {name: 0 for name, _ in runs}
