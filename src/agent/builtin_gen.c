@@ -154,6 +154,14 @@ static int book_arm(arm_items *out, arm_book *b, const kevo_recipe_desc *d, long
     return error;
 }
 
+/* Record the three items of an arm as used by the proposal, ranked in order. */
+static void proposal_use(kevo_proposal *out, const arm_items *a)
+{
+    const int64_t ids[3] = {a->general, a->category, a->signature};
+    for (int i = 0; i < 3; i++, out->nused++)
+        out->used[out->nused] = (kevo_used_item){ids[i], KEVO_STAGE_REFINE, (int)out->nused + 1, 0};
+}
+
 /* Score of an arm for this task: the Qs of its category and trait-signature
  * items, weighted by how often each was updated (up to 5 times: after that
  * both count alike); the general Q when neither has been updated; else
@@ -315,6 +323,18 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                     continue;
                 int vp = variant_param(all[i].name);
                 size_t nv = vp < 0 ? 1 : all[i].params[vp].n_choices;
+                /* a variant arm nobody has tried yet is valued like its
+                 * recipe as a whole, not optimistically: otherwise a cold
+                 * memory spends its budget on every flag set in turn */
+                double prior = cfg->q_init;
+                if (vp >= 0) {
+                    arm_items whole;
+                    if ((error = book_arm(&whole, &book, &all[i], -1)) < 0) {
+                        free(tried);
+                        goto done;
+                    }
+                    prior = arm_score(mem, &whole, cfg->q_init);
+                }
                 for (size_t c = 0; c < nv; c++) {
                     long v = vp < 0 ? -1 : all[i].params[vp].choices[c];
                     if (vp >= 0) {
@@ -340,18 +360,6 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                     if ((error = book_arm(&items, &book, &all[i], v)) < 0) {
                         free(tried);
                         goto done;
-                    }
-                    /* a variant arm nobody has tried yet is valued like its
-                     * recipe as a whole, not optimistically: otherwise a cold
-                     * memory spends its budget on every flag set in turn */
-                    double prior = cfg->q_init;
-                    if (vp >= 0) {
-                        arm_items whole;
-                        if ((error = book_arm(&whole, &book, &all[i], -1)) < 0) {
-                            free(tried);
-                            goto done;
-                        }
-                        prior = arm_score(mem, &whole, cfg->q_init);
                     }
                     double sc = arm_score(mem, &items, prior);
                     if (sc > best + 1e-12) {
@@ -438,17 +446,12 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     arm_items used;
     if ((error = book_arm(&used, &book, &all[pick], vp >= 0 ? params[vp] : -1)) < 0)
         goto done;
-    int rank = 0;
-    out->used[out->nused++] = (kevo_used_item){used.general, KEVO_STAGE_REFINE, ++rank, 0};
-    out->used[out->nused++] = (kevo_used_item){used.category, KEVO_STAGE_REFINE, ++rank, 0};
-    out->used[out->nused++] = (kevo_used_item){used.signature, KEVO_STAGE_REFINE, ++rank, 0};
+    proposal_use(out, &used);
     if (vp >= 0) {
         /* and the recipe as a whole, the prior of its untried variants */
         if ((error = book_arm(&used, &book, &all[pick], -1)) < 0)
             goto done;
-        out->used[out->nused++] = (kevo_used_item){used.general, KEVO_STAGE_REFINE, ++rank, 0};
-        out->used[out->nused++] = (kevo_used_item){used.category, KEVO_STAGE_REFINE, ++rank, 0};
-        out->used[out->nused++] = (kevo_used_item){used.signature, KEVO_STAGE_REFINE, ++rank, 0};
+        proposal_use(out, &used);
     }
     arm_title(out->summary, sizeof(out->summary), &all[pick], vp >= 0 ? params[vp] : -1);
 done:
