@@ -67,7 +67,11 @@ def main(argv):
     iters = min(max(max(t[n]) for n in common) for _, t in runs) + 1
     print(f"{len(common)} tasks, {iters} attempts per task (attempt 0 is the draft)")
 
-    final = {name: geomean([best_upto(t[n], iters - 1) for n in common]) for name, t in runs}
+    # the geomean of the best so far after k + 1 attempts; its last value is
+    # the run's final geomean
+    curve = {name: [geomean([best_upto(t[n], k) for n in common]) for k in range(iters)]
+             for name, t in runs}
+    final = {name: c[-1] for name, c in curve.items()}
     for name, _ in runs:
         print(f"  {name:8s} final geomean {final[name]:.3f}x")
     base = runs[0][0]
@@ -77,13 +81,10 @@ def main(argv):
     print("anytime geomean of the best so far, after k attempts:")
     print("  k      " + "".join(f"{name:>10s}" for name, _ in runs))
     for k in range(iters):
-        row = "".join(f"{geomean([best_upto(t[n], k) for n in common]):9.3f}x" for _, t in runs)
-        print(f"  {k + 1:<6d} {row}")
+        print(f"  {k + 1:<6d} " + "".join(f"{curve[name][k]:9.3f}x" for name, _ in runs))
 
     # the same speedup at the level of the whole run: after how many attempts
-    # each run's anytime geomean first reaches the other's final geomean
-    curve = {name: [geomean([best_upto(t[n], k) for n in common]) for k in range(iters)]
-             for name, t in runs}
+    # each run's anytime geomean first reaches the smaller final geomean
     for name, _ in runs[1:]:
         target = min(final[base], final[name])
         k_base = next(k for k in range(iters) if curve[base][k] >= target * 0.999) + 1

@@ -4,7 +4,8 @@
 #
 # What is compared is what a user gets: kevo's memory learns, so the
 # value-driven side runs with the memory of an earlier Level 1 run on other
-# tasks (the training half: odd-numbered tasks, ITER_TRAIN attempts each),
+# tasks (the training half, bench/train_l1_memory.sh: odd-numbered tasks,
+# ITER_TRAIN attempts each),
 # and both sides then run on the other half (even-numbered tasks, ITER
 # attempts each). Random choice ignores the memory whatever it holds.
 # COLD=1 adds value-driven choice from an empty memory (learning only within
@@ -21,19 +22,9 @@ KEVO=${KEVO:-build/kevo}
 ITER=${ITER:-4}
 ITER_TRAIN=${ITER_TRAIN:-6}
 SEEDS=${SEEDS:-${SEED:-1}}
-L1=suites/c/level1
-TRAIN_TASKS=$(ls -d $L1/*/ | awk 'NR % 2 == 1')
-TEST_TASKS=${TASKS:-$(ls -d $L1/*/ | awk 'NR % 2 == 0')}
+TEST_TASKS=${TASKS:-$(ls -d suites/c/level1/*/ | awk 'NR % 2 == 0')}
 out=$(mktemp -d)
-memory=${TRAIN_MEMORY:-}
-if [ -z "$memory" ]; then
-  echo "== training: value-driven, $(echo $TRAIN_TASKS | wc -w) Level 1 tasks, $ITER_TRAIN attempts each"
-  # shellcheck disable=SC2086
-  "$KEVO" run $TRAIN_TASKS --generator builtin --retrieval value --iterations "$ITER_TRAIN" \
-    --seed 1 --quick --db "$out/train.db" --quiet
-  "$KEVO" memory --db "$out/train.db" export "$out/train.jsonl"
-  memory=$out/train.jsonl
-fi
+memory=${TRAIN_MEMORY:-$(KEVO=$KEVO ITER_TRAIN=$ITER_TRAIN bash bench/train_l1_memory.sh "$out")}
 modes="value random"
 [ "${COLD:-0}" = 1 ] && modes="$modes cold"
 for seed in $SEEDS; do

@@ -4,9 +4,10 @@
 # a cold Level 2 run with the same budget and seed. Compares the final
 # geometric mean, the anytime curve and the attempts to the same speedup
 # (bench/compare_runs.py).
-# The Level 1 run learns on the odd-numbered Level 1 tasks (every category;
-# the same training half as bench/recipes_value_vs_random.sh, whose exported
-# memory TRAIN_MEMORY=FILE reuses); Level 2 runs its first L2_TASKS tasks.
+# The Level 1 run learns on the odd-numbered Level 1 tasks
+# (bench/train_l1_memory.sh, the same training half as
+# bench/recipes_value_vs_random.sh, whose exported memory TRAIN_MEMORY=FILE
+# reuses); Level 2 runs its first L2_TASKS tasks.
 #   KEVO=build/kevo ITER=6 ITER_TRAIN=6 L2_TASKS=12 SEED=1 bash bench/transfer_l1_l2.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,16 +16,7 @@ ITER=${ITER:-6}
 ITER_TRAIN=${ITER_TRAIN:-6}
 SEED=${SEED:-1}
 out=$(mktemp -d)
-memory=${TRAIN_MEMORY:-}
-if [ -z "$memory" ]; then
-  L1_TASKS=$(ls -d suites/c/level1/*/ | awk 'NR % 2 == 1')
-  echo "== Level 1 run (learning), $(echo $L1_TASKS | wc -w) tasks, $ITER_TRAIN attempts each"
-  # shellcheck disable=SC2086
-  "$KEVO" run $L1_TASKS --generator builtin --iterations "$ITER_TRAIN" --seed 1 \
-    --quick --db "$out/l1.db" --quiet
-  "$KEVO" memory --db "$out/l1.db" export "$out/l1.jsonl"
-  memory=$out/l1.jsonl
-fi
+memory=${TRAIN_MEMORY:-$(KEVO=$KEVO ITER_TRAIN=$ITER_TRAIN bash bench/train_l1_memory.sh "$out")}
 echo "== Level 2, cold"
 "$KEVO" run suites/c/level2 --max-tasks "${L2_TASKS:-12}" --generator builtin --iterations "$ITER" \
   --seed "$SEED" --quick --db "$out/cold.db" --quiet
