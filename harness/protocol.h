@@ -1,42 +1,62 @@
 /*
- * harness/protocol.h - the pipe protocol between kevo (parent) and a runner
- * (the small program compiled around one kernel: the reference or a
- * candidate, never both). Shared by kevo's verifier and harness/runner.c.
+ * harness/protocol.h - the channel between kevo (parent) and a runner (the
+ * small program compiled around one kernel: the reference or a candidate,
+ * never both). Shared by kevo's verifier (src/verify/channel.c) and
+ * harness/runner.c.
  *
- * The runner reads commands on fd 3 and answers on fd 4, native byte order:
- *   runner -> "KEVORUN1"                      once, after its own setup
- *   parent -> u32 nparams, u8 role[n], u8 type[n]
- *   parent -> 'D' u32 set, then per param: u64 nbytes + bytes (in/inout),
- *             u64 nbytes (out), f64 value (scalar)          store a data set
- *   parent -> 'C' u32 set    call once on that set, answer
- *             u8 status, u32 bad_param, i64 ns, then the bytes of every
- *             out/inout param (in param order)
- *   parent -> 'P' u32 set u64 rot   prepare a timed call: inputs rotated by
- *             (rot * (param + 1)) mod count elements (same values, new places,
- *             so results cached across calls never pay); answer 'p'
- *   parent -> 'X' u32 set    call once on the prepared buffers, answer u8 status,
- *             u32 bad_param, i64 ns. kevo times this round trip itself (minus
- *             the pipe's, measured with 'N'): the runner's own clock lives in
- *             the candidate's process and is only a cross-check
- *   parent -> 'N'            no-op, answer 'n' 
- *   parent -> 'Q'            exit
- * status: 0 ok, 1 the kernel wrote outside an output (before its start or
- * past its end: bad_param).
- * Every call first copies the set's inputs into the same working buffers
- * (inputs read-only, outputs poisoned: NaN for floats, 0x5A bytes for
- * integers), so a kernel that caches results by pointer or leaves an output
- * unwritten is caught.
+ * The runner's process is the candidate's: everything in it, its pipes and
+ * its clock included, is assumed hostile. So the channel carries no data
+ * and no result the candidate could forge:
+ *   - buffers live in kevo-owned shared memory: fd 5 is a read-only memfd
+ *     with the call descriptor (page 0) and the input regions; fd 6 a
+ *     memfd (sealed against resizing) with the out/inout regions. kevo
+ *     writes the inputs, poisons the outputs and writes the canaries itself
+ *     while the runner is stopped (SIGSTOP), and reads the outputs and
+ *     checks the canaries itself after stopping it again;
+ *   - kevo times every call from outside (SIGCONT + 'X' to the reply), and
+ *     subtracts only a channel overhead measured on the reference runner;
+ *   - replies are one byte and a parameter index, validated by kevo, and
+ *     any byte kevo did not ask for is a protocol violation.
+ *
+ * Pipes: the runner reads commands on fd 3 and answers on fd 4.
+ *   runner -> "KEVORUN2"                      once, after its own lock-down
+ *   parent -> u32 nparams, u8 role[n], u8 type[n], u64 offset[n],
+ *             u64 length[n]   where each buffer param's region lies in its
+ *             memfd (in: fd 5, out/inout: fd 6; page multiples; 0 for
+ *             scalars)
+ *   runner -> 'r'                             regions mapped
+ *   parent -> 'X'   call the kernel once on the descriptor in page 0 of
+ *             fd 5; answer 'd' u32 bad (a param a device harness saw
+ *             written past its end, UINT32_MAX when none)
+ *   parent -> 'N'   no-op, answer 'n' (kevo's measure of the channel)
+ *   parent -> 'Q'   exit
+ * The runner maps every region between PROT_NONE guard pages; inputs are
+ * read-only. A buffer's data ends at most 63 bytes before its region's end
+ * (64-byte aligned start); the slack on both sides holds canaries.
  */
 #ifndef KEVO_HARNESS_PROTOCOL_H
 #define KEVO_HARNESS_PROTOCOL_H
 
-#define KEVO_RUNNER_HELLO "KEVORUN1"
+#include <stdint.h>
+
+#define KEVO_RUNNER_HELLO "KEVORUN2"
 #define KEVO_RUNNER_CMD_FD 3
 #define KEVO_RUNNER_REPLY_FD 4
+#define KEVO_RUNNER_IN_FD 5
+#define KEVO_RUNNER_OUT_FD 6
 #define KEVO_RUNNER_MAX_SETS 64
 #define KEVO_RUNNER_MAX_PARAMS 64
+#define KEVO_RUNNER_DESC_MAGIC 0x4b45564f43414c4cULL /* "KEVOCALL" */
 
-enum { KEVO_RUNNER_OK = 0, KEVO_RUNNER_OVERRUN = 1 };
+/* Page 0 of the input memfd, written by kevo before every call. */
+typedef struct {
+    uint64_t magic;
+    uint64_t seq;
+    uint64_t data_off[KEVO_RUNNER_MAX_PARAMS]; /* start of the data within its region */
+    uint64_t bytes[KEVO_RUNNER_MAX_PARAMS];    /* buffer size (0 for scalars) */
+    double scalar[KEVO_RUNNER_MAX_PARAMS];
+} kevo_runner_desc;
+
 /* Exit status of a device harness (runner_opencl.c, runner_cuda.cu) that
  * gave up on a device error; its last line on stderr (the runner's log)
  * says why, and kevo shows that line. */

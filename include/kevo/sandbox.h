@@ -37,6 +37,8 @@ typedef struct kevo_sandbox_opts {
     bool drop_privileges;     /* run as uid/gid nobody when kevo is root (compilers: so a
                                  candidate cannot make them read root-only files) */
     const char *const *extra_env; /* "K=V" strings added to the scrubbed environment */
+    const int *pass_fds;      /* kevo_sandbox_spawn: these fds become the child's 5, 6, ... */
+    size_t npass_fds;
 } kevo_sandbox_opts;
 
 typedef enum {
@@ -61,20 +63,24 @@ int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
 
 /* A running sandboxed child that talks over two pipes: kevo writes to
  * `to_child` (the child's fd 3) and reads from `from_child` (the child's
- * fd 4). The child's stdin is /dev/null and its stdout/stderr go to a log
- * file in workdir (`child.log`, size-limited). */
+ * fd 4); opts->pass_fds become its fds 5, 6, ... The child's stdin is
+ * /dev/null and its stdout/stderr go to a size-limited memfd that only kevo
+ * holds (kevo_child_log_tail); no file in workdir is ever read back. */
 typedef struct kevo_child {
     pid_t pid;
     int to_child;
     int from_child;
     bool exited;
     bool paused; /* stopped by kevo_child_pause() */
+    int log_fd;  /* kevo's handle on the child's stdout+stderr (a memfd; no path) */
     kevo_proc_status status;
     double started;
 } kevo_child;
 
 int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sandbox_opts *opts);
-/* Write all bytes (EPIPE -> KEVO_EIO). */
+#define KEVO_CHILD_WRITE_TIMEOUT_S 10.0
+/* Write all bytes (EPIPE -> KEVO_EIO); a child that stops reading for
+ * KEVO_CHILD_WRITE_TIMEOUT_S gives KEVO_ETIMEOUT: kevo never blocks on it. */
 int kevo_child_write(kevo_child *c, const void *data, size_t len);
 /* Read exactly len bytes within timeout_s: KEVO_ETIMEOUT on timeout,
  * KEVO_EIO when the child closed the pipe (it died: see kevo_child_wait). */
@@ -88,8 +94,19 @@ int kevo_child_resume(kevo_child *c);
 void kevo_child_kill(kevo_child *c);
 /* Reap the child, waiting at most timeout_s, killing it after that. */
 void kevo_child_wait(kevo_child *c, double timeout_s);
+/* Whether the child exits by itself within timeout_s (reaped if so); it is
+ * left alone otherwise. */
+bool kevo_child_exited_within(kevo_child *c, double timeout_s);
 /* Kill if running, reap, close pipes, free. Accepts NULL. */
 void kevo_child_free(kevo_child *c);
+
+/* The last bytes (at most cap - 1, NUL-terminated) the child wrote to its
+ * stdout/stderr, read through kevo's own handle. Returns the length. */
+size_t kevo_child_log_tail(kevo_child *c, char *out, size_t cap);
+
+/* A uid (and gid) for one untrusted child, shared with no other child of
+ * any kevo process running now (derived from kevo's pid and a counter). */
+unsigned kevo_sandbox_fresh_uid(void);
 
 /* Make a directory writable by the unprivileged user that drop_privileges
  * runs as (no-op unless kevo is root). */

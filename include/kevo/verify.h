@@ -119,6 +119,11 @@ void kevo_compare_output(kevo_compare_stats *st, kevo_buf *feedback, const char 
                          double atol, double rtol);
 
 /* Robust statistics of samples (sorted in place): median, min, CV. */
+/* True when every element of actual is within atol + rtol*|expected| of
+ * expected (integers: equal), with no NaN/Inf on either side. A false
+ * answer is only a hint: call kevo_compare_output for the verdict. */
+bool kevo_compare_allclose(kevo_dtype type, const void *expected, const void *actual,
+                           int64_t count, double atol, double rtol);
 void kevo_stats(double *samples, int n, double *median, double *min, double *cv);
 
 #ifdef __cplusplus

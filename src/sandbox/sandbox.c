@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,26 +71,26 @@ static void set_limit(int res, rlim_t v)
     setrlimit(res, &rl);
 }
 
-/* Runs in the child between fork and exec: async-signal-safe calls only. */
-static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *prog, int in_fd,
-                        int out_fd, int cmd_fd, int reply_fd, const char *const argv[],
-                        char **env)
+/* Runs in the child between fork and exec: async-signal-safe calls only.
+ * keep[]: fds the child gets as 0, 1, 2 (stdout again), 3, 4, 5, 6...;
+ * -1 leaves a slot closed. */
+static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *prog,
+                        const int *keep_in, int nkeep, const char *const argv[], char **env)
 {
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    /* Move the fds we keep above 10 first so dup2 cannot clobber them. */
-    int keep[4] = {in_fd, out_fd, cmd_fd, reply_fd};
-    for (int i = 0; i < 4; i++)
-        if (keep[i] >= 0)
-            keep[i] = fcntl(keep[i], F_DUPFD, 10 + i);
+    /* Move the fds we keep above 20 first so dup2 cannot clobber them. */
+    int keep[16];
+    for (int i = 0; i < nkeep && i < 16; i++)
+        keep[i] = keep_in[i] >= 0 ? fcntl(keep_in[i], F_DUPFD, 20 + i) : -1;
+    /* 0: keep[0], 1 and 2: keep[1], then 3, 4, ...: keep[2], keep[3], ... */
     dup2(keep[0], 0);
     dup2(keep[1], 1);
     dup2(keep[1], 2);
-    if (keep[2] >= 0)
-        dup2(keep[2], 3);
-    if (keep[3] >= 0)
-        dup2(keep[3], 4);
-    syscall(SYS_close_range, keep[2] >= 0 ? 5 : 3, ~0U, 0);
+    int target = 3;
+    for (int i = 2; i < nkeep && i < 16; i++, target++)
+        if (keep[i] >= 0)
+            dup2(keep[i], target);
+    syscall(SYS_close_range, (unsigned)target, ~0U, 0);
 
     set_limit(RLIMIT_CORE, 0);
     set_limit(RLIMIT_NOFILE, 64);
@@ -108,17 +110,45 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
     if (o->untrusted) {
         if (geteuid() == 0) {
             unsigned id = o->run_as_uid ? o->run_as_uid : NOBODY_ID;
-            unshare(CLONE_NEWNET);
             if (setgroups(0, NULL) < 0 || setgid(id) < 0 || setuid(id) < 0)
                 _exit(126);
         }
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
         prctl(PR_SET_DUMPABLE, 0);
-        if (prog && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog) < 0)
+    }
+    /* After the uid change, which clears it: the child dies with kevo. If
+     * kevo died before this line, the command pipe (if any) has hung up. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (nkeep > 2 && keep[2] >= 0) {
+        struct pollfd pfd = {3, POLLIN, 0};
+        if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))
             _exit(126);
     }
+    if (o->untrusted && prog && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog) < 0)
+        _exit(126);
     execve(argv[0], (char *const *)argv, env);
     _exit(127);
+}
+
+/* fork(), or as root a child that is pid 1 of its own PID and network
+ * namespaces: it sees no other process, reaches no network, and when it
+ * dies every process it left behind dies with it. */
+static pid_t sandbox_fork(void)
+{
+    if (geteuid() != 0)
+        return fork();
+    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(SIGCHLD | CLONE_NEWPID | CLONE_NEWNET),
+                               NULL, NULL, NULL, 0UL);
+    if (pid < 0 && (errno == EPERM || errno == EINVAL || errno == ENOSPC))
+        return fork(); /* no namespaces here (a container): the uid and seccomp still hold */
+    return pid;
+}
+
+unsigned kevo_sandbox_fresh_uid(void)
+{
+    static unsigned counter;
+    unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    return 0x10000000u + ((unsigned)getpid() & 0x3fffffu) * 64u + (k % 64u);
 }
 
 static const struct sock_fprog *policy_or_error(const kevo_sandbox_opts *o, int *error)
@@ -139,21 +169,21 @@ int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sa
     int error = 0;
     int cmd[2] = {-1, -1}, reply[2] = {-1, -1}, devnull = -1, logfd = -1;
     char **env = NULL;
-    char *logpath = NULL;
     const struct sock_fprog *prog = policy_or_error(o, &error);
     if (error < 0)
         return error;
     if ((error = build_env(&env, o)) < 0)
         return error;
-    logpath = kevo_path_join(o->workdir, "child.log");
     if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(reply, O_CLOEXEC) < 0) {
         error = kevo_error_set(KEVO_EIO, "pipe: %s", strerror(errno));
         goto done;
     }
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* The log is a memfd, never a path: nothing the child can replace by a
+     * symlink, and nothing left on disk. */
+    logfd = memfd_create("kevo-child-log", MFD_CLOEXEC);
     if (devnull < 0 || logfd < 0) {
-        error = kevo_error_set(KEVO_EIO, "%s: cannot open: %s", logpath, strerror(errno));
+        error = kevo_error_set(KEVO_EIO, "cannot open the child's log: %s", strerror(errno));
         goto done;
     }
     kevo_child *c = calloc(1, sizeof(*c));
@@ -162,19 +192,27 @@ int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sa
         goto done;
     }
     c->started = kevo_now_s();
-    pid_t pid = fork();
+    c->log_fd = -1;
+    int keep[16] = {devnull, logfd, cmd[0], reply[1]};
+    int nkeep = 4;
+    for (size_t i = 0; i < o->npass_fds && nkeep < 16; i++)
+        keep[nkeep++] = o->pass_fds[i];
+    pid_t pid = sandbox_fork();
     if (pid < 0) {
         free(c);
         error = kevo_error_set(KEVO_EIO, "fork: %s", strerror(errno));
         goto done;
     }
     if (pid == 0)
-        child_setup(o, prog, devnull, logfd, cmd[0], reply[1], argv, env);
+        child_setup(o, prog, keep, nkeep, argv, env);
     setpgid(pid, pid);
     c->pid = pid;
     c->to_child = cmd[1];
     c->from_child = reply[0];
+    c->log_fd = logfd;
+    logfd = -1;
     cmd[1] = reply[0] = -1;
+    fcntl(c->to_child, F_SETFL, O_NONBLOCK);
     *out = c;
 done:
     if (cmd[0] >= 0)
@@ -189,7 +227,6 @@ done:
         close(devnull);
     if (logfd >= 0)
         close(logfd);
-    free(logpath);
     free_env(env);
     return error;
 }
@@ -197,17 +234,41 @@ done:
 int kevo_child_write(kevo_child *c, const void *data, size_t len)
 {
     const char *p = data;
+    double deadline = kevo_now_s() + KEVO_CHILD_WRITE_TIMEOUT_S;
     while (len > 0) {
         ssize_t w = write(c->to_child, p, len);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN) { /* the child stopped reading: wait, but not forever */
+                double left = deadline - kevo_now_s();
+                if (left <= 0)
+                    return kevo_error_set(KEVO_ETIMEOUT, "the child stopped reading its input");
+                struct pollfd pfd = {c->to_child, POLLOUT, 0};
+                poll(&pfd, 1, (int)(left * 1000) + 1);
+                continue;
+            }
             return kevo_error_set(KEVO_EIO, "child closed its input: %s", strerror(errno));
         }
         p += w;
         len -= (size_t)w;
     }
     return 0;
+}
+
+size_t kevo_child_log_tail(kevo_child *c, char *out, size_t cap)
+{
+    if (!c || c->log_fd < 0 || cap == 0)
+        return 0;
+    struct stat st;
+    if (fstat(c->log_fd, &st) < 0 || st.st_size <= 0)
+        return 0;
+    off_t from = st.st_size > (off_t)(cap - 1) ? st.st_size - (off_t)(cap - 1) : 0;
+    ssize_t n = pread(c->log_fd, out, cap - 1, from);
+    if (n < 0)
+        n = 0;
+    out[n] = 0;
+    return (size_t)n;
 }
 
 int kevo_child_read(kevo_child *c, void *data, size_t len, double timeout_s)
@@ -326,6 +387,31 @@ void kevo_child_wait(kevo_child *c, double timeout_s)
     }
 }
 
+bool kevo_child_exited_within(kevo_child *c, double timeout_s)
+{
+    if (!c)
+        return true;
+    if (c->exited)
+        return true;
+    double deadline = kevo_now_s() + timeout_s;
+    for (;;) {
+        int ws;
+        pid_t r = waitpid(c->pid, &ws, WNOHANG);
+        if (r == c->pid) {
+            reap(c, ws);
+            kill(-c->pid, SIGKILL);
+            return true;
+        }
+        if (r < 0 && errno != EINTR) {
+            c->exited = true;
+            return true;
+        }
+        if (kevo_now_s() > deadline)
+            return false;
+        usleep(1000);
+    }
+}
+
 void kevo_child_free(kevo_child *c)
 {
     if (!c)
@@ -336,6 +422,8 @@ void kevo_child_free(kevo_child *c)
     kevo_child_wait(c, 0.5);
     if (c->from_child >= 0)
         close(c->from_child);
+    if (c->log_fd >= 0)
+        close(c->log_fd);
     free(c);
 }
 
@@ -360,13 +448,14 @@ int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
     }
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     double start = kevo_now_s();
-    pid_t pid = fork();
+    int keep[2] = {devnull, outp[1]};
+    pid_t pid = sandbox_fork();
     if (pid < 0) {
         error = kevo_error_set(KEVO_EIO, "fork: %s", strerror(errno));
         goto done;
     }
     if (pid == 0)
-        child_setup(o, prog, devnull, outp[1], -1, -1, argv, env);
+        child_setup(o, prog, keep, 2, argv, env);
     setpgid(pid, pid);
     close(outp[1]);
     outp[1] = -1;
@@ -471,6 +560,7 @@ int kevo_sandbox_prepare_dir(const char *dir)
 
 const char *kevo_sandbox_describe(void)
 {
-    return geteuid() == 0 ? "uid nobody, network namespace, seccomp, rlimits, process group"
+    return geteuid() == 0 ? "a uid of its own, PID and network namespaces, seccomp allow-list, "
+                            "rlimits, process group"
                           : "seccomp (no sockets, no process creation), rlimits, process group";
 }

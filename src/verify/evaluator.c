@@ -18,6 +18,7 @@
 #include "kevo/sys/backend.h"
 #include "kevo/verify.h"
 #include "verify/antihack.h"
+#include "verify/channel.h"
 #include "../../harness/protocol.h"
 
 #include <cjson/cJSON.h>
@@ -39,13 +40,16 @@ struct kevo_evaluator {
     kevo_eval_options opts;
     const kevo_backend *be;
     char *root;
-    kevo_child *ref;
+    kevo_channel_inputs *inputs;  /* shared, read-only to every runner */
+    kevo_channel_runner *ref;
     size_t nsets;
     int seeds;
     size_t nids;
     kevo_call_data **data; /* [nids] */
     void ***expected;      /* [nids][nparams] */
     double *ref_call_s;    /* [nids] */
+    size_t *order;         /* [nids] correctness order: smallest calls first */
+    double channel_ns;     /* median no-op round trip of the reference runner */
     double ref_build_s;
     uint64_t runner_mem;
     int serial;
@@ -98,16 +102,10 @@ static void describe_sizes(kevo_buf *b, const kevo_sizes *s)
         kevo_buf_printf(b, "%s%s=%lld", i ? ", " : "", s->names[i], (long long)s->values[i]);
 }
 
-/* ---- runner I/O ---- */
+/* ---- runners ---- */
 
-/* The reference runner runs under its own unprivileged uid, apart from
- * every candidate's (nobody). */
-#define KEVO_REFERENCE_UID 65533
-
-/* be: the backend whose runner this is (its runner_env applies); NULL for
- * the reference. */
-static int runner_start(kevo_child **out, const kevo_evaluator *ev, const kevo_backend *be,
-                        const char *runner, const char *dir)
+static int runner_start(kevo_channel_runner **out, kevo_child **dead, const kevo_evaluator *ev,
+                        const kevo_backend *be, const char *runner, const char *dir)
 {
     char threads[32];
     char **extra = NULL;
@@ -119,114 +117,16 @@ static int runner_start(kevo_child **out, const kevo_evaluator *ev, const kevo_b
     for (size_t i = 0, n = 1; extra && extra[i] && n + 1 < sizeof(env) / sizeof(env[0]); i++)
         env[n++] = extra[i], env[n] = NULL;
     bool no_as = be && (be->flags & KEVO_BACKEND_NO_AS_LIMIT);
+    /* Every C runner, the reference's included, gets a uid of its own: no
+     * two runners can signal, trace or write for each other. A device
+     * backend's runner_env prepares its driver cache for uid nobody. */
+    unsigned uid = be && be->runner_env ? 0 : kevo_sandbox_fresh_uid();
     kevo_sandbox_opts o = {.workdir = dir, .mem_bytes = no_as ? 0 : ev->runner_mem, .cpu_s = 600,
                            .untrusted = true, .extra_env = env, .file_bytes = 1 << 20,
-                           .run_as_uid = be ? 0 : KEVO_REFERENCE_UID};
-    const char *argv[] = {runner, NULL};
-    error = kevo_sandbox_spawn(out, argv, &o);
+                           .run_as_uid = uid};
+    error = kevo_channel__start(out, dead, ev->inputs, runner, &o);
     kevo_strv_free(extra);
-    if (error < 0)
-        return error;
-    char hello[8];
-    if ((error = kevo_child_read(*out, hello, 8, 30)) < 0)
-        return error;
-    if (memcmp(hello, KEVO_RUNNER_HELLO, 8))
-        return kevo_error_set(KEVO_EIO, "runner sent a bad greeting");
-    const kevo_task *t = ev->task;
-    uint32_t n = (uint32_t)t->nparams;
-    uint8_t roles[KEVO_RUNNER_MAX_PARAMS], types[KEVO_RUNNER_MAX_PARAMS];
-    for (size_t i = 0; i < t->nparams; i++) {
-        roles[i] = (uint8_t)t->params[i].role;
-        types[i] = (uint8_t)t->params[i].type;
-    }
-    if ((error = kevo_child_write(*out, &n, 4)) < 0 ||
-        (error = kevo_child_write(*out, roles, n)) < 0 ||
-        (error = kevo_child_write(*out, types, n)) < 0)
-        return error;
-    return 0;
-}
-
-static int runner_load(kevo_child *c, const kevo_task *t, uint32_t id, const kevo_call_data *d)
-{
-    int error;
-    char cmd = 'D';
-    if ((error = kevo_child_write(c, &cmd, 1)) < 0 || (error = kevo_child_write(c, &id, 4)) < 0)
-        return error;
-    for (size_t p = 0; p < t->nparams; p++) {
-        if (t->params[p].role == KEVO_ROLE_SCALAR) {
-            if ((error = kevo_child_write(c, &d->scalar[p], 8)) < 0)
-                return error;
-            continue;
-        }
-        uint64_t n = d->bytes[p];
-        if ((error = kevo_child_write(c, &n, 8)) < 0)
-            return error;
-        if (t->params[p].role != KEVO_ROLE_OUT && (error = kevo_child_write(c, d->data[p], n)) < 0)
-            return error;
-    }
-    return 0;
-}
-
-typedef struct {
-    uint8_t status;
-    uint32_t bad_param;
-    int64_t ns;    /* the runner's own clock (inside the untrusted process) */
-    int64_t rt_ns; /* timed calls: kevo's clock around the 'X' round trip */
-} call_reply;
-
-/* One call. With outputs: prepare, call and send back every out/inout
- * buffer ('C'). Without: a timed call, prepared first ('P', inputs rotated
- * by rot) and then timed by kevo around the 'X' round trip. */
-static int runner_call(call_reply *r, kevo_child *c, const kevo_task *t, uint32_t id,
-                       const kevo_call_data *d, void **outputs, double timeout_s, uint64_t rot)
-{
-    int error;
-    r->rt_ns = 0;
-    if (!outputs) {
-        char cmd = 'P', ack;
-        if ((error = kevo_child_write(c, &cmd, 1)) < 0 ||
-            (error = kevo_child_write(c, &id, 4)) < 0 ||
-            (error = kevo_child_write(c, &rot, 8)) < 0 ||
-            (error = kevo_child_read(c, &ack, 1, 60)) < 0)
-            return error;
-    }
-    char cmd = outputs ? 'C' : 'X';
-    int64_t t0 = kevo_now_ns();
-    if ((error = kevo_child_write(c, &cmd, 1)) < 0 || (error = kevo_child_write(c, &id, 4)) < 0)
-        return error;
-    if ((error = kevo_child_read(c, &r->status, 1, timeout_s)) < 0 ||
-        (error = kevo_child_read(c, &r->bad_param, 4, 5)) < 0 ||
-        (error = kevo_child_read(c, &r->ns, 8, 5)) < 0)
-        return error;
-    r->rt_ns = kevo_now_ns() - t0;
-    if (!outputs)
-        return 0;
-    for (size_t p = 0; p < t->nparams; p++) {
-        kevo_role role = t->params[p].role;
-        if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
-            continue;
-        if ((error = kevo_child_read(c, outputs[p], d->bytes[p], 60)) < 0)
-            return error;
-    }
-    return 0;
-}
-
-/* Median round trip of a no-op command: the pipe's share of a timed call. */
-static int pipe_baseline(double *out_ns, kevo_child *c)
-{
-    double s[21];
-    for (int i = 0; i < 21; i++) {
-        char cmd = 'N', ack;
-        int64_t t0 = kevo_now_ns();
-        int error;
-        if ((error = kevo_child_write(c, &cmd, 1)) < 0 || (error = kevo_child_read(c, &ack, 1, 5)) < 0)
-            return error;
-        s[i] = (double)(kevo_now_ns() - t0);
-    }
-    double med, mn, cv;
-    kevo_stats(s, 21, &med, &mn, &cv);
-    *out_ns = med;
-    return 0;
+    return error;
 }
 
 static void free_outputs(void **o, size_t n)
@@ -245,57 +145,55 @@ static void **alloc_outputs(const kevo_task *t, const kevo_call_data *d)
     return o;
 }
 
-/* Compare every out/inout buffer of one call; mismatch descriptions go to
- * *mism (empty when all match). */
+/* Compare every out/inout buffer of one call against expected[p]; mismatch
+ * descriptions go to *mism (empty when all match). */
 static void compare_outputs(kevo_buf *mism, const kevo_task *t, const kevo_call_data *d,
-                            void *const *expected, void *const *actual)
+                            const void *const *expected, kevo_channel_runner *r)
 {
     for (size_t p = 0; p < t->nparams; p++) {
         kevo_role role = t->params[p].role;
         if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
             continue;
+        const void *actual = kevo_channel__output(r, p);
+        if (kevo_compare_allclose(t->params[p].type, expected[p], actual, d->count[p], t->atol,
+                                  t->rtol))
+            continue;
         kevo_compare_stats st;
         kevo_compare_output(&st, mism, t->params[p].name, t->params[p].type, &d->dims[p * 8],
-                            d->ndim[p], expected[p], actual[p], d->count[p], t->atol, t->rtol);
+                            d->ndim[p], expected[p], actual, d->count[p], t->atol, t->rtol);
     }
 }
 
-/* The last non-empty line of dir/child.log (a device harness's reason
- * for giving up), at most 300 characters; "" when none. */
-static void last_log_line(kevo_buf *out, const char *dir)
+/* How a runner failed, as a verdict + message. error: what the channel
+ * returned; its message is still in kevo_error_last(). */
+static kevo_verdict runner_failure(kevo_buf *msg, kevo_child *c, int error)
 {
-    char *path = kevo_path_join(dir, "child.log"), *text = NULL;
-    size_t len = 0;
-    if (kevo_file_read(&text, &len, path) == 0) {
-        while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-            len--;
-        size_t start = len;
-        while (start && text[start - 1] != '\n')
-            start--;
-        size_t n = len - start > 300 ? 300 : len - start;
-        kevo_buf_put(out, text + start, n);
-    }
-    free(text);
-    free(path);
-}
-
-/* How the runner process failed, as a verdict + message. dir: the runner's
- * directory (for a device harness's reason), may be NULL. */
-static kevo_verdict runner_failure(kevo_buf *msg, kevo_child *c, int error, const char *dir)
-{
+    char why[512];
+    snprintf(why, sizeof(why), "%s", kevo_error_last());
     if (error == KEVO_ETIMEOUT) {
         kevo_child_kill(c);
         kevo_buf_puts(msg, "did not return in time (killed)");
         return KEVO_VERDICT_TIMEOUT;
     }
-    kevo_child_wait(c, 2.0);
-    if (dir && c->status.kind == KEVO_EXIT_NORMAL &&
-        c->status.exit_code == KEVO_RUNNER_EXIT_DEVICE) {
-        kevo_buf why = {0};
-        last_log_line(&why, dir);
-        kevo_buf_printf(msg, "the device harness gave up: %s",
-                        why.len ? why.ptr : "(no reason given)");
-        kevo_buf_free(&why);
+    if (!kevo_child_exited_within(c, 1.0)) {
+        /* alive: it broke the protocol (stray or malformed bytes) */
+        kevo_child_kill(c);
+        kevo_buf_puts(msg, why);
+        return KEVO_VERDICT_CRASH;
+    }
+    if (c->status.kind == KEVO_EXIT_NORMAL && c->status.exit_code == KEVO_RUNNER_EXIT_DEVICE) {
+        char tail[1024];
+        size_t len = kevo_child_log_tail(c, tail, sizeof(tail));
+        while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r'))
+            tail[--len] = 0;
+        const char *line = strrchr(tail, '\n');
+        line = line ? line + 1 : tail;
+        char clean[301];
+        size_t k = 0;
+        for (const char *q = line; *q && k < 300; q++)
+            clean[k++] = (*q >= 32 && *q < 127) ? *q : '?';
+        clean[k] = 0;
+        kevo_buf_printf(msg, "the device harness gave up: %s", k ? clean : "(no reason given)");
     } else if (c->status.kind == KEVO_EXIT_NORMAL && c->status.exit_code == 13)
         kevo_buf_puts(msg, "the runner could not allocate the task's buffers (memory limit)");
     else if (c->status.kind == KEVO_EXIT_NORMAL)
@@ -320,11 +218,8 @@ void kevo_evaluator_free(kevo_evaluator *ev)
 {
     if (!ev)
         return;
-    if (ev->ref) {
-        char q = 'Q';
-        kevo_child_write(ev->ref, &q, 1);
-        kevo_child_free(ev->ref);
-    }
+    kevo_channel__free(ev->ref);
+    kevo_channel__inputs_free(ev->inputs);
     for (size_t i = 0; i < ev->nids; i++) {
         if (ev->expected)
             free_outputs(ev->expected[i], ev->task->nparams);
@@ -334,6 +229,7 @@ void kevo_evaluator_free(kevo_evaluator *ev)
     free(ev->expected);
     free(ev->data);
     free(ev->ref_call_s);
+    free(ev->order);
     if (ev->root && !ev->opts.keep_workdir)
         kevo_rmtree(ev->root);
     free(ev->root);
@@ -389,12 +285,37 @@ static void check_near_constant(kevo_evaluator *ev)
     }
 }
 
+static uint64_t call_bytes(const kevo_task *t, const kevo_call_data *d)
+{
+    uint64_t b = 0;
+    for (size_t p = 0; p < t->nparams; p++)
+        b += d->bytes[p];
+    return b;
+}
+
+/* The correctness order: the smallest calls first, so that a wrong kernel
+ * fails in milliseconds before the large sets run. */
+static void order_by_size(kevo_evaluator *ev)
+{
+    for (size_t i = 0; i < ev->nids; i++)
+        ev->order[i] = i;
+    for (size_t i = 1; i < ev->nids; i++)
+        for (size_t j = i; j > 0 && call_bytes(ev->task, ev->data[ev->order[j]]) <
+                                        call_bytes(ev->task, ev->data[ev->order[j - 1]]);
+             j--) {
+            size_t x = ev->order[j];
+            ev->order[j] = ev->order[j - 1];
+            ev->order[j - 1] = x;
+        }
+}
+
 int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_eval_options *opts)
 {
     *out = NULL;
     int error = 0;
     char *ref_dir = NULL, *source = NULL;
     kevo_build_result build = {0};
+    kevo_child *dead = NULL;
     bool slot_held = false;
     kevo_evaluator *ev = calloc(1, sizeof(*ev));
     if (!ev)
@@ -416,15 +337,11 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     ev->nsets = kevo_task_nsets(task);
     ev->seeds = ev->opts.seeds;
     ev->nids = ev->nsets * (size_t)ev->seeds;
-    if (ev->nids > KEVO_RUNNER_MAX_SETS) {
-        error = kevo_error_set(KEVO_EINVAL, "%s: too many size sets x seeds (%zu > %d)",
-                               task->json_path, ev->nids, KEVO_RUNNER_MAX_SETS);
-        goto done;
-    }
     ev->data = calloc(ev->nids, sizeof(*ev->data));
     ev->expected = calloc(ev->nids, sizeof(*ev->expected));
     ev->ref_call_s = calloc(ev->nids, sizeof(double));
-    if (!ev->data || !ev->expected || !ev->ref_call_s) {
+    ev->order = calloc(ev->nids, sizeof(size_t));
+    if (!ev->data || !ev->expected || !ev->ref_call_s || !ev->order) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
@@ -433,10 +350,13 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         if ((error = kevo_task_inputs(&ev->data[id], task, id / (size_t)ev->seeds,
                                       (uint64_t)(id % (size_t)ev->seeds))) < 0)
             goto done;
-        for (size_t p = 0; p < task->nparams; p++)
-            total += ev->data[id]->bytes[p];
+        uint64_t b = call_bytes(task, ev->data[id]);
+        total = b > total ? b : total;
     }
-    ev->runner_mem = ev->opts.mem_bytes ? ev->opts.mem_bytes : 3 * total + (3ULL << 30);
+    order_by_size(ev);
+    ev->runner_mem = ev->opts.mem_bytes ? ev->opts.mem_bytes : 6 * total + (3ULL << 30);
+    if ((error = kevo_channel__inputs_new(&ev->inputs, task, ev->data, ev->nids)) < 0)
+        goto done;
     if ((error = kevo_mkdtemp(&ev->root, "kevo-eval-")) < 0)
         goto done;
     chmod(ev->root, 0755);
@@ -455,25 +375,44 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
                                task->reference_path, build.diagnostics ? build.diagnostics : "");
         goto done;
     }
-    if ((error = runner_start(&ev->ref, ev, NULL, build.runner_path, ref_dir)) < 0) {
+    if ((error = runner_start(&ev->ref, &dead, ev, NULL, build.runner_path, ref_dir)) < 0) {
         error = kevo_error_set(KEVO_EINFRA, "cannot start the reference runner: %s",
                                kevo_error_last());
         goto done;
     }
+    /* The channel's own cost, measured on the reference (code the task's
+     * author wrote, not a candidate's) and subtracted from both sides. */
+    double noop[21];
+    for (int i = 0; i < 21; i++) {
+        int64_t ns;
+        if ((error = kevo_channel__noop(ev->ref, &ns)) < 0)
+            goto ref_failed;
+        noop[i] = (double)ns;
+    }
+    double mn, cv;
+    kevo_stats(noop, 21, &ev->channel_ns, &mn, &cv);
     for (size_t id = 0; id < ev->nids; id++) {
-        if ((error = runner_load(ev->ref, task, (uint32_t)id, ev->data[id])) < 0)
+        int64_t ns;
+        uint32_t bad;
+        kevo_channel__set_inputs(ev->inputs, ev->data[id], 0);
+        if ((error = kevo_channel__call(ev->ref, ev->data[id], 0, task->timeout_s, &ns, &bad)) <
+            0)
             goto ref_failed;
-        ev->expected[id] = alloc_outputs(task, ev->data[id]);
-        call_reply r;
-        if ((error = runner_call(&r, ev->ref, task, (uint32_t)id, ev->data[id], ev->expected[id],
-                                 task->timeout_s, 0)) < 0)
-            goto ref_failed;
-        if (r.status != KEVO_RUNNER_OK) {
-            error = kevo_error_set(KEVO_EINVAL, "%s: the reference writes past the end of '%s'",
-                                   task->reference_path, task->params[r.bad_param].name);
+        if (bad != UINT32_MAX) {
+            error = kevo_error_set(KEVO_EINVAL, "%s: the reference writes outside '%s'",
+                                   task->reference_path, task->params[bad].name);
             goto done;
         }
-        ev->ref_call_s[id] = (double)r.ns * 1e-9;
+        ev->expected[id] = alloc_outputs(task, ev->data[id]);
+        if (!ev->expected[id]) {
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t p = 0; p < task->nparams; p++)
+            if (ev->expected[id][p])
+                memcpy(ev->expected[id][p], kevo_channel__output(ev->ref, p),
+                       ev->data[id]->bytes[p]);
+        ev->ref_call_s[id] = (double)ns * 1e-9;
     }
     check_near_constant(ev);
     *out = ev;
@@ -481,7 +420,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     goto done;
 ref_failed: {
     kevo_buf msg = {0};
-    kevo_verdict v = runner_failure(&msg, ev->ref, error, NULL);
+    kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
     error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
                            "%s: the reference failed to run: %s", task->reference_path,
                            kevo_buf_cstr(&msg));
@@ -490,6 +429,7 @@ ref_failed: {
 done:
     if (slot_held)
         pthread_rwlock_unlock(&timing_slot);
+    kevo_child_free(dead);
     kevo_build_result_clear(&build);
     free(ref_dir);
     free(source);
@@ -507,10 +447,12 @@ int kevo_evaluator_reference_report(kevo_reference_report *out, kevo_evaluator *
         s[n++] = ev->ref_call_s[k] * 1e3;
     /* time a few more calls for a steadier figure */
     for (int k = 0; k < 3 && n < 16; k++) {
-        call_reply r;
-        if (runner_call(&r, ev->ref, ev->task, (uint32_t)(k % ev->seeds), ev->data[0], NULL,
-                        ev->task->timeout_s, 0) == 0)
-            s[n++] = (double)r.ns * 1e-6;
+        int64_t ns;
+        uint32_t bad;
+        const kevo_call_data *d = ev->data[k % ev->seeds];
+        kevo_channel__set_inputs(ev->inputs, d, 0);
+        if (kevo_channel__call(ev->ref, d, 0, ev->task->timeout_s, &ns, &bad) == 0)
+            s[n++] = ((double)ns - ev->channel_ns) * 1e-6;
     }
     double med, mn, cv;
     kevo_stats(s, n, &med, &mn, &cv);
@@ -534,6 +476,13 @@ static void finish(kevo_eval_result *r, kevo_verdict v, kevo_buf *feedback)
     r->feedback = kevo_buf_detach(feedback);
 }
 
+static void describe_call(kevo_buf *where, const kevo_evaluator *ev, size_t id)
+{
+    kevo_buf_puts(where, "sizes ");
+    describe_sizes(where, kevo_task_set(ev->task, id / (size_t)ev->seeds));
+    kevo_buf_printf(where, ", seed %zu", id % (size_t)ev->seeds);
+}
+
 int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result *r)
 {
     const kevo_task *t = ev->task;
@@ -542,10 +491,11 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     int error = 0;
     kevo_buf fb = {0};
     char *dir = NULL;
-    kevo_child *cand = NULL;
+    kevo_channel_runner *cand = NULL;
+    kevo_child *dead = NULL;
     kevo_build_result build = {0};
-    void **outputs = NULL;
     double *cs = NULL, *rs = NULL;
+    void **ref_out = NULL;
     int slot = 0; /* 1: timing slot held shared, 2: exclusive */
 
     /* Gate 1: anti-hack */
@@ -618,40 +568,37 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         goto done;
     }
 
-    /* Gate 3: correctness */
+    /* Gate 3: correctness, smallest calls first */
     g = gate(r, "correctness");
     g0 = kevo_now_s();
-    if ((error = runner_start(&cand, ev, ev->be, build.runner_path, dir)) < 0) {
+    if ((error = runner_start(&cand, &dead, ev, ev->be, build.runner_path, dir)) < 0) {
         kevo_buf msg = {0};
-        kevo_verdict v = cand ? runner_failure(&msg, cand, error, dir) : KEVO_VERDICT_INFRA_ERROR;
+        kevo_verdict v = dead ? runner_failure(&msg, dead, error) : KEVO_VERDICT_INFRA_ERROR;
         /* A device runner that dies during its setup (device, context,
          * prebuilt program; no kernel has run) failed on the machine's
          * driver or on the sandbox's rules for it, not on the kernel. */
-        if (cand && strcmp(ev->be->name, "c") != 0)
+        if (dead && ev->be->runner_env)
             v = KEVO_VERDICT_INFRA_ERROR;
         kevo_buf_printf(&g->messages, "the program died before the first call: %s\n",
-                        cand ? kevo_buf_cstr(&msg) : kevo_error_last());
+                        dead ? kevo_buf_cstr(&msg) : kevo_error_last());
         kevo_buf_printf(&fb, "The program died before the kernel was called: %s",
-                        cand ? kevo_buf_cstr(&msg) : kevo_error_last());
+                        dead ? kevo_buf_cstr(&msg) : kevo_error_last());
         kevo_buf_free(&msg);
         finish(r, v, &fb);
         error = 0;
         goto done;
     }
-    for (size_t id = 0; id < ev->nids; id++) {
+    for (size_t k = 0; k < ev->nids; k++) {
+        size_t id = ev->order[k];
         const kevo_call_data *d = ev->data[id];
-        const kevo_sizes *sz = kevo_task_set(t, id / (size_t)ev->seeds);
-        call_reply rep;
+        int64_t ns;
+        uint32_t bad;
         kevo_buf where = {0};
-        kevo_buf_puts(&where, "sizes ");
-        describe_sizes(&where, sz);
-        kevo_buf_printf(&where, ", seed %zu", id % (size_t)ev->seeds);
-        outputs = alloc_outputs(t, d);
-        if ((error = runner_load(cand, t, (uint32_t)id, d)) < 0 ||
-            (error = runner_call(&rep, cand, t, (uint32_t)id, d, outputs, call_timeout(ev, id),
-                                 0)) < 0) {
+        describe_call(&where, ev, id);
+        kevo_channel__set_inputs(ev->inputs, d, 0);
+        if ((error = kevo_channel__call(cand, d, 0, call_timeout(ev, id), &ns, &bad)) < 0) {
             kevo_buf msg = {0};
-            kevo_verdict v = runner_failure(&msg, cand, error, dir);
+            kevo_verdict v = runner_failure(&msg, kevo_channel__child(cand), error);
             kevo_buf_printf(&g->messages, "%s: %s\n", where.ptr, msg.ptr);
             if (v == KEVO_VERDICT_TIMEOUT)
                 kevo_buf_printf(&fb, "Timed out on %s: the call did not return within %.1f s "
@@ -665,20 +612,17 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             error = 0;
             goto done;
         }
-        if (rep.status == KEVO_RUNNER_OVERRUN) {
+        if (bad != UINT32_MAX) {
             kevo_buf_printf(&g->messages, "%s: wrote outside '%s'\n", where.ptr,
-                            t->params[rep.bad_param].name);
+                            t->params[bad].name);
             kevo_buf_printf(&fb, "Crashed on %s: the kernel wrote outside output '%s' (before "
-                            "its start or past its end).", where.ptr,
-                            t->params[rep.bad_param].name);
+                            "its start or past its end).", where.ptr, t->params[bad].name);
             kevo_buf_free(&where);
             finish(r, KEVO_VERDICT_CRASH, &fb);
             goto done;
         }
         kevo_buf mism = {0};
-        compare_outputs(&mism, t, d, ev->expected[id], outputs);
-        free_outputs(outputs, t->nparams);
-        outputs = NULL;
+        compare_outputs(&mism, t, d, (const void *const *)ev->expected[id], cand);
         if (mism.len) {
             kevo_buf_printf(&g->messages, "%s:\n%s", where.ptr, mism.ptr);
             kevo_buf_printf(&fb, "Wrong results on %s:\n%s", where.ptr, mism.ptr);
@@ -699,7 +643,10 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         goto done;
     }
 
-    /* Gate 4: latency, interleaved ABBA on rotating input sets of the timed sizes */
+    /* Gate 4: latency, interleaved ABBA; every round on fresh inputs (a
+     * stored set of the timed sizes, rotated by a random amount), and the
+     * candidate's outputs of every timed call checked against the
+     * reference's for the very same inputs. */
     pthread_rwlock_unlock(&timing_slot);
     pthread_rwlock_wrlock(&timing_slot);
     slot = 2;
@@ -708,46 +655,36 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     int cap = ev->opts.max_samples > 0 ? ev->opts.max_samples : 1000;
     cs = calloc((size_t)cap, sizeof(double));
     rs = calloc((size_t)cap, sizeof(double));
-    int nc = 0, nr = 0;
-    double csum = 0, rsum = 0;
-    double base_ns[2] = {0, 0}; /* [0] reference, [1] candidate */
-    if ((error = pipe_baseline(&base_ns[0], ev->ref)) < 0) {
-        error = kevo_error_set(KEVO_EINFRA, "the reference runner failed during timing");
+    ref_out = calloc(t->nparams, sizeof(void *));
+    if (!cs || !rs || !ref_out) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto infra;
     }
-    if ((error = pipe_baseline(&base_ns[1], cand)) < 0) {
-        kevo_buf msg = {0};
-        kevo_verdict v = runner_failure(&msg, cand, error, dir);
-        kevo_buf_printf(&fb, "Failed during timing: %s.", msg.ptr);
-        kevo_buf_free(&msg);
-        finish(r, v, &fb);
-        error = 0;
-        goto done;
-    }
-    double own_sum = 0, kevo_sum = 0; /* cross-check of the runner's own clock */
+    int nc = 0, nr = 0, checked = 0;
+    double csum = 0, rsum = 0;
     kevo_rng rot_rng;
-    kevo_rng_seed(&rot_rng, (uint64_t)ev->serial * 7919u + 17u);
+    kevo_rng_seed(&rot_rng, (uint64_t)kevo_now_ns() ^ ((uint64_t)ev->serial * 7919u + 17u));
     for (int i = 0;; i++) {
         uint32_t id = (uint32_t)(i % ev->seeds);
+        const kevo_call_data *d = ev->data[id];
         bool warm = i < 2;
         uint64_t rot = 1 + kevo_rng_next(&rot_rng) % 1000003u; /* same for both sides */
+        kevo_channel__set_inputs(ev->inputs, d, rot);
         for (int side = 0; side < 2; side++) {
             bool ref_side = (side == 0) == (i % 2 == 0);
-            call_reply rep;
-            kevo_child *c = ref_side ? ev->ref : cand;
-            /* only the side being timed may run: a candidate's threads that
-             * outlive its call cannot steal CPU from the reference */
-            kevo_child_resume(c);
-            kevo_child_pause(ref_side ? cand : ev->ref);
-            if ((error = runner_call(&rep, c, t, id, ev->data[id], NULL,
-                                     ref_side ? t->timeout_s : call_timeout(ev, id), rot)) < 0) {
+            int64_t ns;
+            uint32_t bad;
+            kevo_channel_runner *c = ref_side ? ev->ref : cand;
+            if ((error = kevo_channel__call(c, d, rot, ref_side ? t->timeout_s
+                                                                 : call_timeout(ev, id),
+                                            &ns, &bad)) < 0) {
                 if (ref_side) {
                     error = kevo_error_set(KEVO_EINFRA, "the reference runner failed during "
-                                                        "timing");
+                                                        "timing: %s", kevo_error_last());
                     goto infra;
                 }
                 kevo_buf msg = {0};
-                kevo_verdict v = runner_failure(&msg, cand, error, dir);
+                kevo_verdict v = runner_failure(&msg, kevo_channel__child(cand), error);
                 kevo_buf_printf(&g->messages, "timed call: %s\n", msg.ptr);
                 kevo_buf_printf(&fb, "Failed during timing (repeated calls): %s.", msg.ptr);
                 kevo_buf_free(&msg);
@@ -755,26 +692,40 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
                 error = 0;
                 goto done;
             }
-            if (!ref_side && rep.status == KEVO_RUNNER_OVERRUN) {
-                kevo_buf_printf(&fb, "Crashed during timing: wrote past the end of '%s'.",
-                                t->params[rep.bad_param].name);
+            if (!ref_side && bad != UINT32_MAX) {
+                kevo_buf_printf(&fb, "Crashed during timing: wrote outside '%s'.",
+                                t->params[bad].name);
                 finish(r, KEVO_VERDICT_CRASH, &fb);
                 goto done;
             }
+            if (ref_side)
+                for (size_t p = 0; p < t->nparams; p++)
+                    ref_out[p] = (void *)kevo_channel__output(ev->ref, p);
             if (warm)
                 continue;
-            /* kevo's clock around the call, less the pipe's round trip */
-            double us = ((double)rep.rt_ns - base_ns[ref_side ? 0 : 1]) * 1e-3;
+            /* kevo's clock around the call, less the channel's own cost */
+            double us = ((double)ns - ev->channel_ns) * 1e-3;
             if (us < 0)
                 us = 0;
-            if (!ref_side) {
-                own_sum += (double)rep.ns * 1e-3;
-                kevo_sum += us;
-            }
             if (ref_side && nr < cap)
                 rs[nr++] = us, rsum += us * 1e-6;
             else if (!ref_side && nc < cap)
                 cs[nc++] = us, csum += us * 1e-6;
+        }
+        /* Both sides ran on the same inputs: the candidate must match. */
+        kevo_buf mism = {0};
+        compare_outputs(&mism, t, d, (const void *const *)ref_out, cand);
+        checked++;
+        if (mism.len) {
+            kevo_buf_printf(&g->messages, "timed call %d (sizes of the timed set, seed %u, "
+                            "inputs rotated): wrong results\n%s", i + 1, id, mism.ptr);
+            kevo_buf_printf(&fb, "Correct on the checked calls but wrong on timed call %d "
+                                 "(the outputs of every timed call are compared with the "
+                                 "reference's on the same inputs; a kernel must compute every "
+                                 "call in full):\n%s", i + 1, mism.ptr);
+            kevo_buf_free(&mism);
+            finish(r, KEVO_VERDICT_INCORRECT, &fb);
+            goto done;
         }
         /* Enough: the minimum count, and either the minimum timed time per side or
          * three times that in wall time (buffer refills between calls are not timed). */
@@ -787,37 +738,6 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
         if (enough || capped)
             break;
     }
-    kevo_child_resume(cand);
-    kevo_child_resume(ev->ref);
-    /* Re-check outputs after the timed loop, on every timed input set. */
-    for (int k = 0; k < ev->seeds; k++) {
-        const kevo_call_data *d = ev->data[k];
-        call_reply rep;
-        outputs = alloc_outputs(t, d);
-        if ((error = runner_call(&rep, cand, t, (uint32_t)k, d, outputs, call_timeout(ev, k), 0)) <
-            0) {
-            kevo_buf msg = {0};
-            kevo_verdict v = runner_failure(&msg, cand, error, dir);
-            kevo_buf_printf(&fb, "Failed when outputs were re-checked after timing: %s.", msg.ptr);
-            kevo_buf_free(&msg);
-            finish(r, v, &fb);
-            error = 0;
-            goto done;
-        }
-        kevo_buf mism = {0};
-        compare_outputs(&mism, t, d, ev->expected[k], outputs);
-        free_outputs(outputs, t->nparams);
-        outputs = NULL;
-        if (mism.len) {
-            kevo_buf_printf(&g->messages, "outputs wrong after the timed loop:\n%s", mism.ptr);
-            kevo_buf_printf(&fb, "Correct on the first calls but wrong after repeated calls "
-                                 "(does the kernel keep state or cache results between calls?):"
-                                 "\n%s", mism.ptr);
-            kevo_buf_free(&mism);
-            finish(r, KEVO_VERDICT_INCORRECT, &fb);
-            goto done;
-        }
-    }
     kevo_latency *L = &r->latency;
     kevo_stats(cs, nc, &L->candidate_us, &L->candidate_min_us, &L->candidate_cv);
     kevo_stats(rs, nr, &L->reference_us, &L->reference_min_us, &L->reference_cv);
@@ -827,14 +747,11 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     r->has_latency = true;
     g->ok = true;
     g->seconds = kevo_now_s() - g0;
-    if (kevo_sum > 0 && own_sum < 0.5 * kevo_sum && kevo_sum - own_sum > 1000.0 * nc)
-        kevo_buf_printf(&g->messages, "note: the candidate process's own clock read %.0f%% of "
-                        "kevo's (the harness's timer or its code may have been tampered with); "
-                        "kevo's measurement is the one reported\n", 100 * own_sum / kevo_sum);
     kevo_buf_printf(&g->messages, "candidate median %.1f us (min %.1f, cv %.1f%%, %d calls); "
-                    "reference median %.1f us (min %.1f, cv %.1f%%, %d calls)\n",
+                    "reference median %.1f us (min %.1f, cv %.1f%%, %d calls); outputs of all "
+                    "%d timed rounds checked\n",
                     L->candidate_us, L->candidate_min_us, 100 * L->candidate_cv, nc,
-                    L->reference_us, L->reference_min_us, 100 * L->reference_cv, nr);
+                    L->reference_us, L->reference_min_us, 100 * L->reference_cv, nr, checked);
     kevo_buf_printf(&fb, "Correct. Median latency %.1f us against the reference's %.1f us: "
                     "speedup %.2fx.", L->candidate_us, L->reference_us, L->speedup);
     finish(r, KEVO_VERDICT_CORRECT, &fb);
@@ -845,19 +762,13 @@ infra:
     finish(r, KEVO_VERDICT_INFRA_ERROR, &fb);
     error = 0;
 done:
-    kevo_child_resume(ev->ref); /* the reference runner serves the next candidate */
     if (slot)
         pthread_rwlock_unlock(&timing_slot);
-    if (cand) {
-        kevo_child_resume(cand);
-        char q = 'Q';
-        if (!cand->exited)
-            kevo_child_write(cand, &q, 1);
-        kevo_child_free(cand);
-    }
-    free_outputs(outputs, t->nparams);
+    kevo_channel__free(cand);
+    kevo_child_free(dead);
     free(cs);
     free(rs);
+    free(ref_out);
     kevo_build_result_clear(&build);
     if (dir && !ev->opts.keep_workdir)
         kevo_rmtree(dir);
