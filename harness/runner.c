@@ -108,6 +108,9 @@ static void write_all(const void *p, size_t n)
 #ifndef __NR_rseq
 #define __NR_rseq 334
 #endif
+#ifndef __NR_getrandom
+#define __NR_getrandom 318
+#endif
 #ifndef __NR_clone3
 #define __NR_clone3 435
 #endif
@@ -158,6 +161,7 @@ static void lock_down_compute(void)
         ALLOW_NR(__NR_gettid), ALLOW_NR(__NR_clock_gettime), ALLOW_NR(__NR_clock_getres),
         ALLOW_NR(__NR_gettimeofday), ALLOW_NR(__NR_clock_nanosleep),
         ALLOW_NR(__NR_nanosleep), ALLOW_NR(__NR_restart_syscall),
+        ALLOW_NR(__NR_getrandom), /* malloc's first use seeds its tcache key */
         /* clone3's flags sit behind a pointer seccomp cannot read: ENOSYS
          * makes libc fall back to clone, whose flags it can */
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1), RET(SECCOMP_RET_ERRNO | ENOSYS),

@@ -108,6 +108,13 @@ size_t kevo_child_log_tail(kevo_child *c, char *out, size_t cap);
  * any kevo process running now (derived from kevo's pid and a counter). */
 unsigned kevo_sandbox_fresh_uid(void);
 
+/* Give this process (call it while it has one thread, before any
+ * evaluation) a private mount namespace with a tmpfs over $TMPDIR/kevo-
+ * scratch, and point TMPDIR there: build and work directories then vanish
+ * with kevo even when it is killed with SIGKILL. No-op when not root or not
+ * permitted. Negative only when the scratch path is unusable. */
+int kevo_sandbox_private_scratch(void);
+
 /* Make a directory writable by the unprivileged user that drop_privileges
  * runs as (no-op unless kevo is root). */
 int kevo_sandbox_prepare_dir(const char *dir);

@@ -11,6 +11,7 @@
 #include "kevo/roofline.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -164,17 +165,29 @@ int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
     const char *vals[] = {at->task->name, at->task->description, proto, at->reference, candidate};
     snprintf(tag, sizeof(tag), "task=%s audit", at->task->name);
     int error = ask(&reply, prov, cfg, "audit", keys, vals, 5, tag, tokens);
-    if (error == 0 && reply) {
-        const char *p = reply;
-        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '`' || *p == '*')
+    /* Fail closed: only an answer that starts with the word "valid" lets the
+     * candidate through; "invalid", an empty or an unparsable answer rejects. */
+    if (error == 0) {
+        const char *p = reply ? reply : "";
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '`' || *p == '*' || *p == '"')
             p++;
-        if (!strncasecmp(p, "invalid", 7)) {
+        bool valid = !strncasecmp(p, "valid", 5) && !isalnum((unsigned char)p[5]);
+        if (!valid) {
             *out_invalid = true;
-            p += 7;
-            while (*p == ':' || *p == ' ')
-                p++;
-            const char *eol = strchr(p, '\n');
-            *out_reason = strndup(p, eol ? (size_t)(eol - p) : strlen(p));
+            if (!strncasecmp(p, "invalid", 7)) {
+                p += 7;
+                while (*p == ':' || *p == ' ')
+                    p++;
+                const char *eol = strchr(p, '\n');
+                *out_reason = strndup(p, eol ? (size_t)(eol - p) : strlen(p));
+            } else {
+                kevo_buf b = {0};
+                const char *eol = strchr(p, '\n');
+                size_t n = eol ? (size_t)(eol - p) : strlen(p);
+                kevo_buf_printf(&b, "the auditor did not answer 'valid' (kevo fails closed); its "
+                                "answer began: \"%.*s\"", (int)(n > 120 ? 120 : n), p);
+                *out_reason = kevo_buf_detach(&b);
+            }
         }
     }
     free(reply);

@@ -13,9 +13,62 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char *kevo_tool_trim(const char *raw, const char *dir)
+/* The file a diagnostic line is about ("path:12:" or "In file included
+ * from path:3"), or NULL for a continuation line (source excerpt, caret). */
+static bool diag_file(const char *line, size_t len, const char **file, size_t *flen)
+{
+    const char *p = line, *end = line + len;
+    static const char inc[] = "In file included from ";
+    static const char from[] = "                 from ";
+    if (len > sizeof(inc) - 1 && !strncmp(p, inc, sizeof(inc) - 1))
+        p += sizeof(inc) - 1;
+    else if (len > sizeof(from) - 1 && !strncmp(p, from, sizeof(from) - 1))
+        p += sizeof(from) - 1;
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    if (!colon || colon == p || memchr(p, ' ', (size_t)(colon - p)))
+        return false;
+    bool numbered = colon + 1 < end && colon[1] >= '0' && colon[1] <= '9';
+    bool in_function = end - colon > 4 && !strncmp(colon, ": In ", 5);
+    if (!numbered && !in_function)
+        return false;
+    *file = p;
+    *flen = (size_t)(colon - p);
+    return true;
+}
+
+/* Drop every diagnostic about a file outside the build directory (and its
+ * quoted source lines): a candidate that includes /etc/passwd or a root-only
+ * file must not get its text back through the compiler's errors. */
+static char *keep_own_files(const char *raw, const char *dir)
+{
+    kevo_buf out = {0};
+    size_t dirlen = strlen(dir);
+    bool keep = true, dropped = false;
+    for (const char *p = raw; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        const char *file;
+        size_t flen;
+        if (diag_file(p, len, &file, &flen))
+            keep = file[0] != '/' || (flen > dirlen && !strncmp(file, dir, dirlen) &&
+                                      file[dirlen] == '/');
+        if (keep)
+            kevo_buf_printf(&out, "%.*s\n", (int)len, p);
+        else
+            dropped = true;
+        p += len + (eol ? 1 : 0);
+    }
+    if (dropped)
+        kevo_buf_puts(&out, "(diagnostics about files outside the candidate's own sources "
+                            "are not shown)\n");
+    return kevo_buf_detach(&out);
+}
+
+char *kevo_tool_trim(const char *raw_in, const char *dir)
 {
     kevo_buf errors = {0}, rest = {0}, out = {0};
+    char *own = keep_own_files(raw_in ? raw_in : "", dir);
+    const char *raw = own ? own : "";
     const char *p = raw;
     int context = 0;
     size_t dirlen = strlen(dir);
@@ -55,6 +108,7 @@ char *kevo_tool_trim(const char *raw, const char *dir)
     }
     kevo_buf_free(&errors);
     kevo_buf_free(&rest);
+    free(own);
     return kevo_buf_detach(&out);
 }
 

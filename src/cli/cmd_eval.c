@@ -4,6 +4,7 @@
  * Parses flags and prints; the gates live in src/verify.
  */
 #include "cli/commands.h"
+#include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
@@ -131,6 +132,12 @@ int kevo_cmd_eval(int argc, char **argv)
     if (strspn(source, " \t\r\n") == strlen(source)) {
         fprintf(stderr, "kevo eval: %s: the candidate file is empty\n", cand_path);
         rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    /* --keep: the build directory must outlive kevo, so no private scratch */
+    if (!o.keep_workdir && kevo_sandbox_private_scratch() < 0) {
+        fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
+        rc = KEVO_EXIT_INFRA;
         goto done;
     }
     if ((error = kevo_evaluator_new(&ev, task, &o)) < 0) {

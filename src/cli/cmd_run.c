@@ -4,6 +4,7 @@
  * calls the agent, prints where the results are.
  */
 #include "cli/commands.h"
+#include "kevo/sandbox.h"
 #include "kevo/agent.h"
 #include "kevo/util.h"
 
@@ -232,6 +233,11 @@ int kevo_cmd_run(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     cfg.stop = &stop_requested;
+    if (kevo_sandbox_private_scratch() < 0) {
+        fprintf(stderr, "kevo run: %s\n", kevo_error_last());
+        rc = KEVO_EXIT_INFRA;
+        goto done;
+    }
     int64_t run_id = 0;
     int error = kevo_agent_run(&run_id, &cfg);
     if (error == KEVO_EINTR) {

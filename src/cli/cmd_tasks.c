@@ -5,6 +5,7 @@
  * not near-constant, no NaN/Inf in true outputs).
  */
 #include "cli/commands.h"
+#include "kevo/sandbox.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
 #include "kevo/verify.h"
@@ -172,6 +173,11 @@ static int check(int argc, char **argv)
     if (cs.n == 0) {
         kevo_task_dirs_free(cs.dirs, cs.n);
         return KEVO_EXIT_USAGE;
+    }
+    if (kevo_sandbox_private_scratch() < 0) {
+        fprintf(stderr, "kevo tasks check: %s\n", kevo_error_last());
+        kevo_task_dirs_free(cs.dirs, cs.n);
+        return KEVO_EXIT_INFRA;
     }
     double start = kevo_now_s();
     pthread_mutex_init(&cs.lock, NULL);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -536,8 +537,8 @@ const char *kevo_proc_status_describe(const kevo_proc_status *s)
         break;
     case KEVO_EXIT_SIGNALED:
         if (s->signal == SIGSYS)
-            snprintf(text, sizeof(text), "killed by SIGSYS (a forbidden system call: process "
-                                         "creation, networking, ptrace, exec or mounts)");
+            snprintf(text, sizeof(text), "killed by SIGSYS (a forbidden system call: a kernel "
+                                         "may use memory, threads and clocks, nothing else)");
         else if (s->signal == SIGXCPU)
             snprintf(text, sizeof(text), "killed by SIGXCPU (CPU time limit)");
         else
@@ -563,4 +564,37 @@ const char *kevo_sandbox_describe(void)
     return geteuid() == 0 ? "a uid of its own, PID and network namespaces, seccomp allow-list, "
                             "rlimits, process group"
                           : "seccomp (no sockets, no process creation), rlimits, process group";
+}
+
+int kevo_sandbox_private_scratch(void)
+{
+    if (geteuid() != 0)
+        return 0; /* no mount namespace without root: temp dirs are removed on exit only */
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    kevo_buf dir = {0};
+    kevo_buf_printf(&dir, "%s/kevo-scratch", base);
+    int error = 0;
+    struct stat st;
+    if (mkdir(dir.ptr, 0755) < 0 && errno != EEXIST) {
+        error = kevo_error_set(KEVO_EIO, "%s: cannot create: %s", dir.ptr, strerror(errno));
+        goto done;
+    }
+    if (lstat(dir.ptr, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0) {
+        error = kevo_error_set(KEVO_EIO, "%s: not a directory owned by root (refusing to use it)",
+                               dir.ptr);
+        goto done;
+    }
+    /* A mount namespace of kevo's own with a tmpfs over the scratch
+     * directory: every build and work directory lives there, and the kernel
+     * frees it when kevo and its children are gone, SIGKILL included. */
+    if (unshare(CLONE_NEWNS) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("kevo-scratch", dir.ptr, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        goto done; /* not permitted here (a container): fall back to plain temp dirs */
+    setenv("TMPDIR", dir.ptr, 1);
+done:
+    kevo_buf_free(&dir);
+    return error;
 }

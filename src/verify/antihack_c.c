@@ -23,10 +23,14 @@
  */
 #include "verify/antihack.h"
 #include "backend/elf_inspect.h"
+#include "backend/toolchain.h"
+#include "kevo/sandbox.h"
+#include "kevo/util.h"
 
 #include <clang-c/Index.h>
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -336,6 +340,189 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
     clang_disposeTokens(tu, toks, n);
 }
 
+/* ---- the translation unit as gcc sees it ----
+ * libclang parses with clang's preprocessor, so code under `#ifndef
+ * __clang__` or a construct gcc alone accepts is invisible to it. This pass
+ * runs gcc's own preprocessor with the compile's flags (sandboxed, as the
+ * compiler runs) and judges its output: every header as gcc resolves it,
+ * and the candidate's own lines after every macro, stringification, token
+ * paste and digraph has been applied. */
+
+static bool system_header_path(const char *path)
+{
+    return !strncmp(path, "/usr/include/", 13) || !strncmp(path, "/usr/lib/gcc/", 13);
+}
+
+/* -H prints one line per header: depth dots, a space, the path. */
+static void check_headers(ctx *c, const char *output)
+{
+    for (const char *p = output; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        size_t depth = 0;
+        while (depth < len && p[depth] == '.')
+            depth++;
+        if (depth > 0 && depth < len && p[depth] == ' ') {
+            char path[512];
+            snprintf(path, sizeof(path), "%.*s", (int)(len - depth - 1), p + depth + 1);
+            const char *base = strrchr(path, '/');
+            base = base ? base + 1 : path;
+            if (!system_header_path(path))
+                report(c, 0, "include", "the compiler would read `%s`, which is not a system "
+                       "header (includes may name only the allowed system headers)", path);
+            else if (depth == 1 && !header_allowed(c, base))
+                report(c, 0, "include", "<%s> is not allowed (as gcc resolves the includes)",
+                       base);
+        }
+        p += len + (eol ? 1 : 0);
+    }
+}
+
+static bool ident_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '_';
+}
+
+/* Identifiers of one line of preprocessed C, string and character literals
+ * skipped; calls fn(c, line, ident, len, state). */
+static void scan_pp_line(ctx *c, unsigned line, const char *p, size_t len, int *attr_depth)
+{
+    const char *end = p + len;
+    while (p < end) {
+        if (*p == '"' || *p == '\'') {
+            char q = *p++;
+            while (p < end && *p != q)
+                p += *p == '\\' && p + 1 < end ? 2 : 1;
+            p++;
+            continue;
+        }
+        if (*attr_depth > 0 && (*p == '(' || *p == '['))
+            (*attr_depth)++;
+        else if (*attr_depth > 0 && (*p == ')' || *p == ']'))
+            (*attr_depth)--;
+        if (*p == '[' && p + 1 < end && p[1] == '[' && *attr_depth == 0) {
+            *attr_depth = 1; /* [[gnu::...]] */
+            p++;
+            continue;
+        }
+        if (!ident_char(*p) || (isdigit((unsigned char)*p))) {
+            if (isdigit((unsigned char)*p))
+                while (p < end && ident_char(*p))
+                    p++;
+            else
+                p++;
+            continue;
+        }
+        const char *s = p;
+        while (p < end && ident_char(*p))
+            p++;
+        size_t n = (size_t)(p - s);
+        char word[64];
+        if (n >= sizeof(word))
+            continue;
+        memcpy(word, s, n);
+        word[n] = 0;
+        if (!strcmp(word, "asm") || !strcmp(word, "__asm__") || !strcmp(word, "__asm"))
+            report(c, line, "asm", "assembly is not allowed in a C kernel (found after "
+                   "preprocessing); write C, with vector extensions or intrinsics for SIMD");
+        else if (!strcmp(word, "__attribute__") || !strcmp(word, "__attribute"))
+            *attr_depth = -1; /* armed: the next '(' opens it */
+        else if (*attr_depth != 0) {
+            const char *w = word;
+            char bare[64];
+            size_t k = 0;
+            while (*w == '_')
+                w++;
+            while (*w && k < sizeof(bare) - 1)
+                bare[k++] = *w++;
+            while (k && bare[k - 1] == '_')
+                k--;
+            bare[k] = 0;
+            for (const char *const *b = banned_attributes; *b; b++)
+                if (!strcmp(bare, *b))
+                    report(c, line, "constructor", "attribute `%s` is not allowed (found after "
+                           "preprocessing): no code may run outside the kernel call or "
+                           "change linkage", bare);
+        }
+        if (*attr_depth < 0) { /* armed __attribute__: wait for its '(' */
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            if (p < end && *p == '(') {
+                *attr_depth = 1;
+                p++;
+            }
+        }
+    }
+}
+
+/* Walk the preprocessed text; only lines that came from the candidate
+ * (line markers naming it) are judged. */
+static void check_preprocessed(ctx *c, const char *text, const char *main_name)
+{
+    bool in_main = false;
+    unsigned line = 0;
+    int attr_depth = 0;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > 2 && p[0] == '#' && p[1] == ' ' && isdigit((unsigned char)p[2])) {
+            line = (unsigned)strtoul(p + 2, NULL, 10);
+            const char *q = memchr(p, '"', len);
+            in_main = q && (size_t)(p + len - q) > strlen(main_name) + 1 &&
+                      !strncmp(q + 1, main_name, strlen(main_name)) &&
+                      q[1 + strlen(main_name)] == '"';
+        } else {
+            if (in_main) {
+                const char *t = p;
+                while (t < p + len && (*t == ' ' || *t == '\t'))
+                    t++;
+                if (!strncmp(t, "#pragma", 7)) {
+                    const char *w = t + 7;
+                    while (*w == ' ' || *w == '\t')
+                        w++;
+                    if (!strncmp(w, "weak", 4) || !strncmp(w, "init", 4) ||
+                        !strncmp(w, "fini", 4) || !strncmp(w, "GCC push_options", 16) ||
+                        !strncmp(w, "GCC optimize", 12) || !strncmp(w, "GCC target", 10))
+                        report(c, line, "constructor", "#pragma %.20s is not allowed", w);
+                } else {
+                    scan_pp_line(c, line, p, len, &attr_depth);
+                }
+            }
+            line++;
+        }
+        p += len + (eol ? 1 : 0);
+    }
+}
+
+static int gcc_view(ctx *c, const char *source)
+{
+    char *dir = NULL, *out = NULL, *text = NULL, *ipath = NULL;
+    int error = kevo_mkdtemp(&dir, "kevo-pp-");
+    if (error < 0)
+        return error;
+    if ((error = kevo_tool_write(dir, "candidate.c", source)) < 0 ||
+        (error = kevo_sandbox_prepare_dir(dir)) < 0)
+        goto done;
+    const char *argv[] = {"/usr/bin/gcc", "-std=gnu11", "-O3", "-march=native", "-fopenmp",
+                          "-E", "-H", "candidate.c", "-o", "candidate.i", NULL};
+    kevo_proc_status st;
+    if ((error = kevo_tool_run_output(&st, &out, dir, argv, NULL, KEVO_TOOL_TIMEOUT_S)) < 0)
+        goto done;
+    check_headers(c, out ? out : "");
+    ipath = kevo_path_join(dir, "candidate.i");
+    /* preprocessing errors (a missing header, #error) are the compile gate's */
+    if (st.kind == KEVO_EXIT_NORMAL && st.exit_code == 0 &&
+        kevo_file_read(&text, NULL, ipath) == 0)
+        check_preprocessed(c, text, "candidate.c");
+done:
+    free(out);
+    free(text);
+    free(ipath);
+    kevo_rmtree(dir);
+    free(dir);
+    return error;
+}
+
 static int analyse(int *violations, kevo_buf *findings, const kevo_task *task,
                    const char *source, bool cuda)
 {
@@ -369,10 +556,11 @@ static int analyse(int *violations, kevo_buf *findings, const kevo_task *task,
     ctx c = {task, findings, 0, clang_getFile(tu, name), cuda};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &c);
     scan_tokens(&c, tu);
+    int error = cuda ? 0 : gcc_view(&c, source);
     *violations = c.violations;
     clang_disposeTranslationUnit(tu);
     clang_disposeIndex(index);
-    return 0;
+    return error;
 }
 
 int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task,
