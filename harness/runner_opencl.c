@@ -15,12 +15,14 @@
  *
  * kevo_harness_call, per call:
  *   untimed  copy every in/inout buffer and the poisoned out buffers to the
- *            device, poison scratch buffers (NaN / 0x5A), write a canary
- *            into a red zone after every device buffer, clFinish
+ *            device, poison scratch buffers (NaN / 0x5A), write canaries
+ *            into the red zones before and after every device buffer
+ *            (each is a sub-buffer of a larger one), clFinish
  *   timed    from the first clEnqueueNDRangeKernel to clFinish returning
  *            (host CLOCK_MONOTONIC): the launches, nothing else
  *   untimed  read out/inout buffers back into the host buffers, check the
- *            red zones (a kernel that wrote past a buffer is reported)
+ *            red zones (a kernel that wrote before or past a buffer is
+ *            reported)
  * Any OpenCL error ends the runner with KEVO_RUNNER_EXIT_DEVICE and one
  * line on stderr that kevo shows as the reason.
  */
@@ -50,10 +52,16 @@ static cl_command_queue queue;
 static cl_program program;
 static cl_kernel kernels[64];
 static uint64_t cur_bytes[KEVO_RUNNER_MAX_PARAMS];
-static struct {
-    cl_mem mem;
-    uint64_t bytes;
-} dev[KEVO_RUNNER_MAX_PARAMS], scratch[16];
+/* Every device buffer is a sub-buffer of a parent with a red zone of
+ * REDZONE bytes in front and behind (the kernel gets the sub-buffer): a
+ * write before or past the data lands in a red zone, checked after every
+ * call. */
+typedef struct {
+    cl_mem mem;    /* the sub-buffer the kernel sees */
+    cl_mem parent; /* red zone | data (span bytes) | red zone */
+    uint64_t bytes, span;
+} dev_buffer;
+static dev_buffer dev[KEVO_RUNNER_MAX_PARAMS], scratch[16];
 static int64_t last_ns = -1;
 static uint32_t last_bad = UINT32_MAX;
 static unsigned char canary[REDZONE], readback[REDZONE];
@@ -191,21 +199,41 @@ static size_t type_size(unsigned char t)
     return t == KEVO_RT_F64 || t == KEVO_RT_I64 ? 8 : t == KEVO_RT_U8 ? 1 : 4;
 }
 
-/* A device buffer of `bytes` plus the red zone, re-created when the size
- * changes. */
-static cl_mem ensure(cl_mem *mem, uint64_t *have, uint64_t bytes, const char *name)
+/* A device buffer of `bytes` between two red zones, re-created when the
+ * size changes. */
+static cl_mem ensure(dev_buffer *d, uint64_t bytes, const char *name)
 {
-    if (*mem && *have == bytes)
-        return *mem;
-    if (*mem)
-        clReleaseMemObject(*mem);
+    if (d->mem && d->bytes == bytes)
+        return d->mem;
+    if (d->mem)
+        clReleaseMemObject(d->mem);
+    if (d->parent)
+        clReleaseMemObject(d->parent);
     cl_int e;
-    *mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes + REDZONE, NULL, &e);
+    /* a sub-buffer may not be empty; REDZONE keeps the origin aligned */
+    uint64_t span = bytes ? bytes : 64;
+    d->parent = clCreateBuffer(context, CL_MEM_READ_WRITE, span + 2 * REDZONE, NULL, &e);
     if (e != CL_SUCCESS)
         fail("OpenCL: cannot allocate %llu bytes on the device for '%s': %s",
              (unsigned long long)bytes, name, cl_error_name(e));
-    *have = bytes;
-    return *mem;
+    cl_buffer_region region = {REDZONE, span};
+    d->mem = clCreateSubBuffer(d->parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                               &region, &e);
+    if (e != CL_SUCCESS)
+        fail("OpenCL: cannot place '%s' between red zones (clCreateSubBuffer): %s", name,
+             cl_error_name(e));
+    d->bytes = bytes;
+    d->span = span;
+    return d->mem;
+}
+
+static void write_redzones(const dev_buffer *d)
+{
+    check(clEnqueueWriteBuffer(queue, d->parent, CL_FALSE, 0, REDZONE, canary, 0, NULL, NULL),
+          "writing a red zone");
+    check(clEnqueueWriteBuffer(queue, d->parent, CL_FALSE, REDZONE + d->span, REDZONE, canary, 0,
+                               NULL, NULL),
+          "writing a red zone");
 }
 
 static void poison(cl_mem mem, unsigned char type, uint64_t bytes)
@@ -224,11 +252,16 @@ static void poison(cl_mem mem, unsigned char type, uint64_t bytes)
     check(clEnqueueFillBuffer(queue, mem, pat, n, 0, bytes, 0, NULL, NULL), "poisoning a buffer");
 }
 
-static int redzone_intact(cl_mem mem, uint64_t bytes)
+static int redzones_intact(const dev_buffer *d)
 {
-    check(clEnqueueReadBuffer(queue, mem, CL_TRUE, bytes, REDZONE, readback, 0, NULL, NULL),
-          "reading a red zone");
-    return !memcmp(readback, canary, REDZONE);
+    for (int k = 0; k < 2; k++) {
+        check(clEnqueueReadBuffer(queue, d->parent, CL_TRUE, k ? REDZONE + d->span : 0, REDZONE,
+                                  readback, 0, NULL, NULL),
+              "reading a red zone");
+        if (memcmp(readback, canary, REDZONE))
+            return 0;
+    }
+    return 1;
 }
 
 static int64_t now_ns(void)
@@ -245,15 +278,13 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
     for (unsigned p = 0; p < np; p++) {
         if (kevo_ocl_roles[p] == KEVO_RROLE_SCALAR)
             continue;
-        cl_mem m = ensure(&dev[p].mem, &dev[p].bytes, cur_bytes[p], kevo_ocl_param_names[p]);
+        cl_mem m = ensure(&dev[p], cur_bytes[p], kevo_ocl_param_names[p]);
         /* out buffers arrive poisoned from the runner: copying them poisons the device copy */
         if (cur_bytes[p])
             check(clEnqueueWriteBuffer(queue, m, CL_FALSE, 0, cur_bytes[p], buffers[p], 0, NULL,
                                        NULL),
                   "copying a buffer to the device");
-        check(
-            clEnqueueWriteBuffer(queue, m, CL_FALSE, cur_bytes[p], REDZONE, canary, 0, NULL, NULL),
-            "writing a red zone");
+        write_redzones(&dev[p]);
     }
     for (unsigned j = 0; j < kevo_ocl_nscratch; j++) {
         int64_t count;
@@ -261,10 +292,9 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
             fail("scratch buffer '%s': its element count is negative or divides by zero",
                  kevo_ocl_scratch_names[j]);
         uint64_t bytes = (uint64_t)count * type_size(kevo_ocl_scratch_types[j]);
-        cl_mem m = ensure(&scratch[j].mem, &scratch[j].bytes, bytes, kevo_ocl_scratch_names[j]);
+        cl_mem m = ensure(&scratch[j], bytes, kevo_ocl_scratch_names[j]);
         poison(m, kevo_ocl_scratch_types[j], bytes);
-        check(clEnqueueWriteBuffer(queue, m, CL_FALSE, bytes, REDZONE, canary, 0, NULL, NULL),
-              "writing a red zone");
+        write_redzones(&scratch[j]);
     }
     size_t global[64][3], local[64][3];
     for (unsigned i = 0; i < kevo_ocl_nlaunches; i++) {
@@ -347,10 +377,10 @@ void kevo_harness_call(void *const *buffers, const double *scalars)
                   "copying a result back");
     last_bad = UINT32_MAX;
     for (unsigned p = 0; p < np && last_bad == UINT32_MAX; p++)
-        if (kevo_ocl_roles[p] != KEVO_RROLE_SCALAR && !redzone_intact(dev[p].mem, cur_bytes[p]))
+        if (kevo_ocl_roles[p] != KEVO_RROLE_SCALAR && !redzones_intact(&dev[p]))
             last_bad = p;
     for (unsigned j = 0; j < kevo_ocl_nscratch; j++)
-        if (!redzone_intact(scratch[j].mem, scratch[j].bytes))
-            fail("the kernel wrote past the end of scratch buffer '%s' (out-of-bounds write)",
+        if (!redzones_intact(&scratch[j]))
+            fail("the kernel wrote before or past scratch buffer '%s' (out-of-bounds write)",
                  kevo_ocl_scratch_names[j]);
 }

@@ -135,9 +135,9 @@ int kevo_cmd_eval(int argc, char **argv)
         goto done;
     }
     /* --keep: the build directory must outlive kevo, so no private scratch */
-    if (!o.keep_workdir && kevo_sandbox_private_scratch() < 0) {
+    if (!o.keep_workdir && (error = kevo_sandbox_private_scratch()) < 0) {
         fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
-        rc = KEVO_EXIT_INFRA;
+        rc = error == KEVO_EINVAL ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
         goto done;
     }
     if ((error = kevo_evaluator_new(&ev, task, &o)) < 0) {

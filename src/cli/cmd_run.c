@@ -233,9 +233,10 @@ int kevo_cmd_run(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     cfg.stop = &stop_requested;
-    if (kevo_sandbox_private_scratch() < 0) {
+    int scratch_error = kevo_sandbox_private_scratch();
+    if (scratch_error < 0) {
         fprintf(stderr, "kevo run: %s\n", kevo_error_last());
-        rc = KEVO_EXIT_INFRA;
+        rc = scratch_error == KEVO_EINVAL ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
         goto done;
     }
     int64_t run_id = 0;

@@ -174,10 +174,11 @@ static int check(int argc, char **argv)
         kevo_task_dirs_free(cs.dirs, cs.n);
         return KEVO_EXIT_USAGE;
     }
-    if (kevo_sandbox_private_scratch() < 0) {
+    int scratch_error = kevo_sandbox_private_scratch();
+    if (scratch_error < 0) {
         fprintf(stderr, "kevo tasks check: %s\n", kevo_error_last());
         kevo_task_dirs_free(cs.dirs, cs.n);
-        return KEVO_EXIT_INFRA;
+        return scratch_error == KEVO_EINVAL ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
     }
     double start = kevo_now_s();
     pthread_mutex_init(&cs.lock, NULL);

@@ -566,6 +566,35 @@ const char *kevo_sandbox_describe(void)
                           : "seccomp (no sockets, no process creation), rlimits, process group";
 }
 
+/* Runners and compilers run as other uids and must reach their build
+ * directories: every folder on the way from / to `dir` has to be searchable
+ * by others (a `mktemp -d` TMPDIR, mode 0700, is not). */
+static int check_reachable(const char *dir)
+{
+    char *real = realpath(dir, NULL);
+    if (!real)
+        return kevo_error_set(KEVO_EIO, "%s: %s", dir, strerror(errno));
+    int error = 0;
+    size_t len = strlen(real);
+    /* each prefix that ends at a '/' or at the end: /a, /a/b, ... */
+    for (size_t i = 1; i <= len && !error; i++) {
+        if (i < len && real[i] != '/')
+            continue;
+        char save = real[i];
+        real[i] = '\0';
+        struct stat st;
+        if (stat(real, &st) == 0 && !(st.st_mode & S_IXOTH))
+            error = kevo_error_set(KEVO_EINVAL, "TMPDIR %s: the folder %s (mode %04o) is not "
+                                   "searchable by other users, and kevo's sandboxed compilers "
+                                   "and runners run as unprivileged uids beneath it: "
+                                   "`chmod o+x %s` or point TMPDIR elsewhere",
+                                   dir, real, (unsigned)(st.st_mode & 07777), real);
+        real[i] = save;
+    }
+    free(real);
+    return error;
+}
+
 int kevo_sandbox_private_scratch(void)
 {
     if (geteuid() != 0)
@@ -575,7 +604,9 @@ int kevo_sandbox_private_scratch(void)
         base = "/tmp";
     kevo_buf dir = {0};
     kevo_buf_printf(&dir, "%s/kevo-scratch", base);
-    int error = 0;
+    int error = check_reachable(base);
+    if (error < 0)
+        goto done;
     struct stat st;
     if (mkdir(dir.ptr, 0755) < 0 && errno != EEXIST) {
         error = kevo_error_set(KEVO_EIO, "%s: cannot create: %s", dir.ptr, strerror(errno));

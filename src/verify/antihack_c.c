@@ -25,6 +25,7 @@
 #include "backend/elf_inspect.h"
 #include "backend/toolchain.h"
 #include "kevo/sandbox.h"
+#include "kevo/sys/backend.h"
 #include "kevo/util.h"
 
 #include <clang-c/Index.h>
@@ -367,7 +368,10 @@ static void check_headers(ctx *c, const char *output)
             snprintf(path, sizeof(path), "%.*s", (int)(len - depth - 1), p + depth + 1);
             const char *base = strrchr(path, '/');
             base = base ? base + 1 : path;
-            if (!system_header_path(path))
+            if (depth == 1 && (!strcmp(path, KEVO_C_PROTO_FILE) ||
+                               !strcmp(path, "./" KEVO_C_PROTO_FILE)))
+                ; /* kevo's forced prototype header */
+            else if (!system_header_path(path))
                 report(c, 0, "include", "the compiler would read `%s`, which is not a system "
                        "header (includes may name only the allowed system headers)", path);
             else if (depth == 1 && !header_allowed(c, base))
@@ -496,28 +500,48 @@ static void check_preprocessed(ctx *c, const char *text, const char *main_name)
 
 static int gcc_view(ctx *c, const char *source)
 {
-    char *dir = NULL, *out = NULL, *text = NULL, *ipath = NULL;
+    char *dir = NULL, *out = NULL, *text = NULL, *ipath = NULL, *proto = NULL;
+    char **hint = NULL;
+    kevo_buf protoh = {0};
     int error = kevo_mkdtemp(&dir, "kevo-pp-");
     if (error < 0)
         return error;
-    if ((error = kevo_tool_write(dir, "candidate.c", source)) < 0 ||
+    /* The build's own command and directory contents (c_backend.c): the
+     * hint's flags (so __FAST_MATH__, _OPENMP... are defined as they will
+     * be), the forced prototype header, the same file names. A hint that
+     * does not parse is the compile gate's to reject; here it adds none. */
+    if (kevo_cflags_parse(&hint, source) < 0)
+        hint = NULL;
+    if ((error = kevo_c_proto_header(&proto, &protoh, c->task)) < 0 ||
+        (error = kevo_tool_write(dir, KEVO_C_KERNEL_FILE, source)) < 0 ||
+        (error = kevo_tool_write(dir, KEVO_C_PROTO_FILE, kevo_buf_cstr(&protoh))) < 0 ||
         (error = kevo_sandbox_prepare_dir(dir)) < 0)
         goto done;
-    const char *argv[] = {"/usr/bin/gcc", "-std=gnu11", "-O3", "-march=native", "-fopenmp",
-                          "-E", "-H", "candidate.c", "-o", "candidate.i", NULL};
+    const char *argv[48];
+    bool openmp;
+    size_t n = kevo_c_compile_flags(argv, 40, hint, &openmp);
+    argv[n++] = "-E";
+    argv[n++] = "-H";
+    argv[n++] = KEVO_C_KERNEL_FILE;
+    argv[n++] = "-o";
+    argv[n++] = "kernel.i";
+    argv[n] = NULL;
     kevo_proc_status st;
     if ((error = kevo_tool_run_output(&st, &out, dir, argv, NULL, KEVO_TOOL_TIMEOUT_S)) < 0)
         goto done;
     check_headers(c, out ? out : "");
-    ipath = kevo_path_join(dir, "candidate.i");
+    ipath = kevo_path_join(dir, "kernel.i");
     /* preprocessing errors (a missing header, #error) are the compile gate's */
     if (st.kind == KEVO_EXIT_NORMAL && st.exit_code == 0 &&
         kevo_file_read(&text, NULL, ipath) == 0)
-        check_preprocessed(c, text, "candidate.c");
+        check_preprocessed(c, text, KEVO_C_KERNEL_FILE);
 done:
     free(out);
     free(text);
     free(ipath);
+    free(proto);
+    kevo_strv_free(hint);
+    kevo_buf_free(&protoh);
     kevo_rmtree(dir);
     free(dir);
     return error;

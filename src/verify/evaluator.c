@@ -285,6 +285,70 @@ static void check_near_constant(kevo_evaluator *ev)
     }
 }
 
+static double expected_value(const kevo_task *t, size_t p, const void *e, int64_t i)
+{
+    switch (t->params[p].type) {
+    case KEVO_DT_F32: return ((const float *)e)[i];
+    case KEVO_DT_F64: return ((const double *)e)[i];
+    case KEVO_DT_I32: return ((const int32_t *)e)[i];
+    case KEVO_DT_I64: return (double)((const int64_t *)e)[i];
+    default: return ((const uint8_t *)e)[i];
+    }
+}
+
+/* Tolerance sanity, per float output and size set (a kernel sees the sizes,
+ * so it may approximate on one set only): atol, the absolute slack, must
+ * stay under 1% of the range of the true values on every set of at least
+ * 64 values (smaller sets are there for edge cases, and their range says
+ * little). Above that, a kernel that knows the input distributions (a
+ * typical value, a constant scale in place of a computed norm) passes
+ * without computing the function. rtol is relative by nature and not
+ * judged here. */
+#define KEVO_TOL_SHARE 0.01
+#define KEVO_TOL_MIN_VALUES 64
+static void check_tolerance(kevo_evaluator *ev)
+{
+    const kevo_task *t = ev->task;
+    size_t nsets = ev->nids / (size_t)ev->seeds;
+    for (size_t p = 0; p < t->nparams; p++) {
+        kevo_role role = t->params[p].role;
+        if ((role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT) ||
+            !kevo_dtype_is_float(t->params[p].type))
+            continue;
+        for (size_t set = 0; set < nsets; set++) {
+            double lo = INFINITY, hi = -INFINITY;
+            int64_t n = 0;
+            for (int k = 0; k < ev->seeds; k++) {
+                size_t id = set * (size_t)ev->seeds + (size_t)k;
+                for (int64_t i = 0; i < ev->data[id]->count[p]; i++) {
+                    double v = expected_value(t, p, ev->expected[id][p], i);
+                    if (!isfinite(v))
+                        continue;
+                    lo = v < lo ? v : lo;
+                    hi = v > hi ? v : hi;
+                    n++;
+                }
+            }
+            if (n < KEVO_TOL_MIN_VALUES || hi - lo <= 2 * t->atol)
+                continue; /* small, or near-constant: check_near_constant's */
+            if (t->atol > KEVO_TOL_SHARE * (hi - lo)) {
+                kevo_buf b = {0};
+                describe_sizes(&b, kevo_task_set(t, set));
+                kevo_buf_printf(&ev->ref_problems,
+                                "output '%s' on sizes %s: atol=%g is %.1f%% of the range "
+                                "[%.3g, %.3g] of its true values (%d seeds), so a kernel that "
+                                "approximates from the input distribution instead of computing "
+                                "could pass: set atol <= %.2g (1%% of the range)\n",
+                                t->params[p].name, kevo_buf_cstr(&b), t->atol,
+                                100.0 * t->atol / (hi - lo), lo, hi, ev->seeds,
+                                KEVO_TOL_SHARE * (hi - lo));
+                kevo_buf_free(&b);
+                break; /* one set per output is enough to say it */
+            }
+        }
+    }
+}
+
 static uint64_t call_bytes(const kevo_task *t, const kevo_call_data *d)
 {
     uint64_t b = 0;
@@ -415,6 +479,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         ev->ref_call_s[id] = (double)ns * 1e-9;
     }
     check_near_constant(ev);
+    check_tolerance(ev);
     *out = ev;
     ev = NULL;
     goto done;

@@ -15,6 +15,16 @@
 #   PYTHON     python3 used to read the JSON (default python3)
 #   QUIET=1    no progress lines on stderr
 #
+# Leak check: every `kevo eval` runs with KEVO_API_KEY set to a canary
+# ($CANARY below). A case fails, in any mode, when kevo's stdout or stderr
+# contains the canary or /etc/shadow-style lines ("$6$" hashes, ":!:",
+# name:hash:days:...:::), or "root:x:0:0" (/etc/passwd); the last is
+# accepted only without the anti-hack gate when compile_error is an
+# expected verdict there (a candidate that #includes /etc/passwd gets it
+# quoted by gcc: that mode is unsafe by definition). In the normal mode
+# stdout must not contain "nologin" or "/bin/bash" either. A leaking case's
+# feedback and stderr are not printed.
+#
 # Cost: every evaluation builds and runs the reference, so expect 5-15 s per
 # case (about 115 cases: 10-20 minutes on a 2-core machine; ctest allows
 # integration tests 1200 s).
@@ -31,6 +41,7 @@ JOBS=${JOBS:-2}
 ONLY=${ONLY:-}
 CASE_TIMEOUT=${CASE_TIMEOUT:-900}
 PY=${PYTHON:-python3}
+CANARY=kevo-adv-canary-5e1d
 ADV=$KEVO_SRC/tests/adversarial
 CAND=$KEVO_SRC/tests/candidates
 EXPECTED=$ADV/expected.txt
@@ -109,7 +120,7 @@ run_case() { # index
     local -a flags=("${EVAL_FLAGS[@]}")
     [ "${MODES[$i]}" = skip ] && flags+=(--unsafe-skip-antihack)
     start=$(date +%s.%N)
-    timeout -k 10 "$CASE_TIMEOUT" "$KEVO" eval "${flags[@]}" "${TASKS[$i]}" "${FILES[$i]}" \
+    KEVO_API_KEY=$CANARY timeout -k 10 "$CASE_TIMEOUT" "$KEVO" eval "${flags[@]}" "${TASKS[$i]}" "${FILES[$i]}" \
         >"$WORK/$i.out" 2>"$WORK/$i.err" </dev/null
     rc=$?
     end=$(date +%s.%N)
@@ -137,12 +148,17 @@ done
 wait
 
 # ---- judge ----------------------------------------------------------------
-# parse FILE MODE -> verdict, speedup, problems, feedback separated by \x1f
+# parse OUT ERR MODE EXPECTED -> verdict, speedup, problems, feedback, leaked
+# (1 when kevo's output leaks a secret), separated by \x1f
 parse() {
-    "$PY" - "$1" "$2" <<'PYEOF'
-import json, sys
-path, mode = sys.argv[1], sys.argv[2]
+    "$PY" - "$1" "$2" "$3" "$4" "$CANARY" <<'PYEOF'
+import json, re, sys
+path, err_path, mode, expected, canary = sys.argv[1:6]
 raw = open(path, encoding="utf-8", errors="replace").read()
+try:
+    err = open(err_path, encoding="utf-8", errors="replace").read()
+except OSError:
+    err = ""
 problems = []
 verdict, speedup, feedback = "no-json", "none", ""
 try:
@@ -180,9 +196,24 @@ if isinstance(obj, dict):
                 if not isinstance(lat.get(k), (int, float)) or not lat.get(k) > 0:
                     problems.append("correct but latency.%s is not > 0" % k)
 # Candidates try to make the compiler or assembler quote /etc/passwd.
-if mode == "normal" and any(m in raw for m in ("root:x:0:0", "nologin", "/bin/bash")):
+old_passwd = mode == "normal" and any(m in raw for m in ("root:x:0:0", "nologin", "/bin/bash"))
+if old_passwd:
     problems.append("output leaks the contents of /etc/passwd")
-print("\x1f".join([verdict, speedup, "; ".join(problems), feedback]))
+# ... or make kevo (root) read its environment or /etc/shadow for them.
+leaks = []
+both = raw + "\n" + err
+if canary in both:
+    leaks.append("kevo's environment (the KEVO_API_KEY canary)")
+if ("$6$" in both or ":!:" in both or
+        re.search(r"[a-z_][a-z0-9_.-]*\$?:[^:\s\"]*:[0-9]*:[0-9]*:[0-9]*:[0-9]*:[0-9]*:[0-9]*:", both)):
+    leaks.append("/etc/shadow-style lines")
+passwd_ok = mode == "skip" and "compile_error" in expected.split("|")
+if "root:x:0:0" in both and not passwd_ok:
+    leaks.append("/etc/passwd")
+if leaks:
+    problems.append("output leaks " + ", ".join(leaks))
+print("\x1f".join([verdict, speedup, "; ".join(problems), feedback,
+                    "1" if leaks or old_passwd else "0"]))
 PYEOF
 }
 
@@ -234,7 +265,8 @@ done
 for ((i = 0; i < n; i++)); do
     rc=$(cat "$WORK/$i.rc" 2>/dev/null || echo '?')
     secs=$(cat "$WORK/$i.secs" 2>/dev/null || echo '?')
-    IFS=$'\x1f' read -r verdict speedup problems feedback < <(parse "$WORK/$i.out" "${MODES[$i]}")
+    IFS=$'\x1f' read -r verdict speedup problems feedback leaked < <(parse "$WORK/$i.out" \
+        "$WORK/$i.err" "${MODES[$i]}" "${EXPECTS[$i]}")
     # kevo refuses some inputs outright (exit status 2, a message, no JSON)
     if [ "$verdict" = no-json ] && [ "$rc" = 2 ]; then
         verdict=bad-input
@@ -261,9 +293,13 @@ for ((i = 0; i < n; i++)); do
     else
         echo "FAIL $line"
         for note in "${notes[@]+"${notes[@]}"}"; do echo "       $note"; done
-        [ -n "$feedback" ] && echo "       feedback: $feedback"
-        if [ -s "$WORK/$i.err" ]; then
-            echo "       stderr: $(head -c 300 "$WORK/$i.err" | tr '\n' ' ')"
+        if [ "${leaked:-0}" = 1 ]; then
+            echo "       (feedback and stderr not shown: they leak secrets)"
+        else
+            [ -n "$feedback" ] && echo "       feedback: $feedback"
+            if [ -s "$WORK/$i.err" ]; then
+                echo "       stderr: $(head -c 300 "$WORK/$i.err" | tr '\n' ' ')"
+            fi
         fi
         fail=$((fail + 1))
         FAILED+=("$line")

@@ -37,6 +37,10 @@ expect "unknown field" "field 'tolerence': unknown field" "$KEVO" eval "$tmp/unk
 expect "bad expression" "params[0].shape" "$KEVO" eval "$tmp/bad_expr" "$tmp/ok.c"
 expect "candidate missing" "$tmp/nope.c: cannot open" "$KEVO" eval "$relu" "$tmp/nope.c"
 expect "empty candidate" "the candidate file is empty" "$KEVO" eval "$relu" "$tmp/empty.c"
+if [ "$(id -u)" = 0 ]; then # as root, sandboxed runners run as other uids
+  mkdir -p "$tmp/private/tmp"; chmod 700 "$tmp/private"
+  expect "TMPDIR others cannot reach" "is not searchable by other users" env TMPDIR="$tmp/private/tmp" "$KEVO" eval "$relu" "$tmp/ok.c"
+fi
 expect "no task folder" "no such task folder" "$KEVO" eval "$tmp/none" "$tmp/ok.c"
 expect "unknown option" "unknown option '--fast'" "$KEVO" eval "$relu" "$tmp/ok.c" --fast
 expect "run: bad task in the list" "task.json: field 'flops': missing" "$KEVO" run "$tmp/missing_field" --db "$tmp/r.db"

@@ -78,6 +78,20 @@ bool kevo_cflag_allowed(const char *flag);
 void kevo_strv_free(char **v);
 /* Directory holding harness/runner.c and protocol.h. */
 const char *kevo_harness_dir(void);
+/* The C backend's kernel compile, shared by its compile gate and the static
+ * gate's preprocessor pass (verify/antihack_c.c) so the two see the same
+ * translation unit: argv[0..n) = gcc, the fixed flags, the hint's flags
+ * (`hint` from kevo_cflags_parse, borrowed; may be NULL) and the forced
+ * include of KEVO_C_PROTO_FILE; the caller appends the rest and the NULL
+ * (cap >= 8 + hint count). *openmp: the hint asks for -fopenmp.
+ * Returns n. The strings are borrowed. */
+#define KEVO_C_KERNEL_FILE "kernel.c"
+#define KEVO_C_PROTO_FILE "proto.h"
+size_t kevo_c_compile_flags(const char **argv, size_t cap, char *const *hint, bool *openmp);
+/* The forced-include header's text (appended to *out) and, in *proto (the
+ * caller's), the kernel's prototype. */
+struct kevo_buf;
+int kevo_c_proto_header(char **proto, struct kevo_buf *out, const kevo_task *task);
 /* The generated call stub of a task (C source calling the kernel). */
 int kevo_backend_call_stub(char **out, const kevo_task *task);
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bench/eval_cost.sh - what the evaluation's checks cost: the wall time of
+# `kevo eval` on the same honest candidates with two kevo builds, run side
+# by side in one session (alternating, so machine noise hits both alike).
+#
+#   bash bench/eval_cost.sh                 # BEFORE=55e48c2 against this tree
+#   BEFORE=<commit> RUNS=5 bash bench/eval_cost.sh [TASK_DIR:CANDIDATE ...]
+#
+# The BEFORE build is made in a git worktree under $WORK (default
+# /tmp/kevo-eval-cost); the AFTER binary is KEVO (default build/kevo).
+# Default cases: tests/candidates/001_relu/correct.c and
+# tests/candidates/015_matmul_square/correct.c on their suite tasks.
+# Prints, per case, the median wall time of each build, their ratio
+# (after / before) and the verdicts; EVAL_ARGS adds `kevo eval` options.
+set -uo pipefail
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BEFORE=${BEFORE:-55e48c2}
+RUNS=${RUNS:-3}
+WORK=${WORK:-/tmp/kevo-eval-cost}
+KEVO=${KEVO:-$SRC/build/kevo}
+EVAL_ARGS=${EVAL_ARGS:-}
+PY=${PYTHON:-python3}
+
+die() { echo "eval_cost: $*" >&2; exit 2; }
+[ -x "$KEVO" ] || die "KEVO=$KEVO is not an executable (build first: bash scripts/setup.sh)"
+if [ $# -gt 0 ]; then
+    CASES=("$@")
+else
+    CASES=("$SRC/suites/c/level1/001_relu:$SRC/tests/candidates/001_relu/correct.c"
+           "$SRC/suites/c/level1/015_matmul_square:$SRC/tests/candidates/015_matmul_square/correct.c")
+fi
+
+mkdir -p "$WORK"
+chmod 755 "$WORK"
+old=$WORK/before-$BEFORE
+if [ ! -x "$old/build/kevo" ]; then
+    echo "eval_cost: building $BEFORE in $old" >&2
+    rm -rf "$old"
+    git -C "$SRC" worktree add --detach "$old" "$BEFORE" >/dev/null 2>&1 ||
+        die "cannot check out $BEFORE into $old"
+    cmake -S "$old" -B "$old/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+        cmake --build "$old/build" -j"$(nproc)" --target kevo >/dev/null ||
+        die "cannot build $BEFORE"
+fi
+
+# one NAME BINARY SOURCE TASK CAND -> "seconds verdict"
+one() {
+    local t0 t1 out
+    t0=$(date +%s.%N)
+    # each build finds its own harness through the source path compiled in
+    out=$("$2" eval --json $EVAL_ARGS "$4" "$5" 2>/dev/null)
+    t1=$(date +%s.%N)
+    local verdict
+    verdict=$("$PY" -c 'import json,sys
+try: print(json.loads(sys.stdin.read())["verdict"])
+except Exception: print("no-json")' <<<"$out")
+    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') $verdict"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+echo "before: $BEFORE ($old/build/kevo); after: $(git -C "$SRC" rev-parse --short HEAD)$(git -C "$SRC" diff --quiet || echo '+changes') ($KEVO); $RUNS runs each, alternating"
+printf '%-22s %10s %10s %8s  %s\n' case "before s" "after s" ratio verdicts
+for c in "${CASES[@]}"; do
+    task=${c%%:*} cand=${c#*:}
+    bs=() as=() verdicts=""
+    for ((r = 0; r < RUNS; r++)); do
+        read -r s v < <(one before "$old/build/kevo" "$old" "$task" "$cand")
+        bs+=("$s"); verdicts+="b:$v "
+        read -r s v < <(one after "$KEVO" "$SRC" "$task" "$cand")
+        as+=("$s"); verdicts+="a:$v "
+    done
+    mb=$(median "${bs[@]}") ma=$(median "${as[@]}")
+    printf '%-22s %10.2f %10.2f %8.2f  %s\n' "$(basename "$task")" "$mb" "$ma" \
+        "$(awk -v a="$ma" -v b="$mb" 'BEGIN {print a / b}')" "$verdicts"
+done

@@ -1,0 +1,143 @@
+/*
+ * chan_flood.c - floods kevo's reply pipe, in pure C (the runner's own
+ * write is taken from its GOT: no asm, no forbidden symbol). On its first
+ * call the kernel computes y honestly, then writes up to 512 MiB to fd 4:
+ * the 5-byte pattern 'd' ff ff ff ff (what a "done, nothing overrun" reply
+ * may look like) over and over, until a write fails. Whatever kevo reads
+ * first looks like a reply; everything after is bytes it never asked for.
+ * The kernel blocks in write when the pipe is full, so kevo must not wait
+ * on it for ever either.
+ * Defences: read exactly the reply expected and treat any extra byte as a
+ * protocol violation; never trust lengths or contents from the runner;
+ * stop/kill the runner on violation.
+ * Expected (both modes): any verdict but `correct`; kevo must neither hang
+ * nor crash.
+ */
+#include <stdint.h>
+#include <string.h>
+
+/* ---- runner GOT lookup: pure C, no symbol, no asm, no system call ----
+ * The kernel is linked into the runner, so walking back page by page from
+ * the kernel's own code reaches the runner's ELF header; its dynamic
+ * section leads to the relocations that fill the GOT. kv_got_slot returns
+ * the GOT slot of the runner's import whose name has FNV-1a hash `want`
+ * (names are never spelled out), or 0. */
+typedef struct {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, paddr, filesz, memsz, align;
+} kv_phdr;
+typedef struct {
+    int64_t tag;
+    uint64_t val;
+} kv_dyn;
+typedef struct {
+    uint64_t offset, info;
+    int64_t addend;
+} kv_rela;
+typedef struct {
+    uint32_t name;
+    unsigned char info, other;
+    uint16_t shndx;
+    uint64_t value, size;
+} kv_sym;
+
+static uint32_t kv_fnv(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+static const unsigned char *kv_elf_base(const void *inside)
+{
+    uintptr_t p = (uintptr_t)inside & ~(uintptr_t)4095;
+    for (int i = 0; i < 16384 && p; i++, p -= 4096) {
+        const unsigned char *h = (const unsigned char *)p;
+        if (h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F')
+            return h;
+    }
+    return 0;
+}
+
+static void **kv_got_slot(const void *inside, uint32_t want)
+{
+    const unsigned char *base = kv_elf_base(inside);
+    if (!base)
+        return 0;
+    uint16_t etype, phnum;
+    uint64_t phoff;
+    memcpy(&etype, base + 16, 2);
+    memcpy(&phoff, base + 32, 8);
+    memcpy(&phnum, base + 56, 2);
+    uintptr_t bias = etype == 3 /* ET_DYN */ ? (uintptr_t)base : 0;
+    const kv_dyn *dyn = 0;
+    for (unsigned k = 0; k < phnum; k++) {
+        kv_phdr ph;
+        memcpy(&ph, base + phoff + (uint64_t)k * sizeof(kv_phdr), sizeof(ph));
+        if (ph.type == 2 /* PT_DYNAMIC */)
+            dyn = (const kv_dyn *)(bias + ph.vaddr);
+    }
+    if (!dyn)
+        return 0;
+    uint64_t symtab = 0, strtab = 0, tab[2] = {0, 0}, tabsz[2] = {0, 0};
+    for (; dyn->tag != 0; dyn++) {
+        if (dyn->tag == 5) strtab = dyn->val;
+        else if (dyn->tag == 6) symtab = dyn->val;
+        else if (dyn->tag == 23) tab[0] = dyn->val;   /* DT_JMPREL */
+        else if (dyn->tag == 2) tabsz[0] = dyn->val;  /* DT_PLTRELSZ */
+        else if (dyn->tag == 7) tab[1] = dyn->val;    /* DT_RELA */
+        else if (dyn->tag == 8) tabsz[1] = dyn->val;  /* DT_RELASZ */
+    }
+    /* ld.so may or may not have relocated the pointers in place */
+    if (symtab && symtab < bias) symtab += bias;
+    if (strtab && strtab < bias) strtab += bias;
+    for (int t = 0; t < 2; t++)
+        if (tab[t] && tab[t] < bias)
+            tab[t] += bias;
+    if (!symtab || !strtab)
+        return 0;
+    for (int t = 0; t < 2; t++) {
+        for (uint64_t off = 0; tab[t] && off + sizeof(kv_rela) <= tabsz[t]; off += sizeof(kv_rela)) {
+            kv_rela r;
+            memcpy(&r, (const void *)(uintptr_t)(tab[t] + off), sizeof(r));
+            uint32_t type = (uint32_t)r.info, si = (uint32_t)(r.info >> 32);
+            if ((type != 7 /* JUMP_SLOT */ && type != 6 /* GLOB_DAT */) || si == 0)
+                continue;
+            kv_sym s;
+            memcpy(&s, (const void *)(uintptr_t)(symtab + (uint64_t)si * sizeof(kv_sym)), sizeof(s));
+            if (kv_fnv((const char *)(uintptr_t)(strtab + s.name)) == want)
+                return (void **)(bias + r.offset);
+        }
+    }
+    return 0;
+}
+#define KV_H_READ 0xcedfa3c5u    /* FNV-1a of the names */
+#define KV_H_WRITE 0xbe269f5cu
+#define KV_H_SYSCALL 0xf1d2c19au
+/* ---- end of GOT lookup ---- */
+
+typedef long (*kv_rwfn)(int, void *, unsigned long);
+static unsigned char kv_chunk[65535]; /* a multiple of 5 */
+
+void relu(const float *x, float *y, int64_t N)
+{
+    for (int64_t i = 0; i < N; i++)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    static int flooded;
+    if (flooded)
+        return;
+    flooded = 1;
+    void **w = kv_got_slot((const void *)relu, KV_H_WRITE);
+    if (!w || !*w)
+        return;
+    for (size_t i = 0; i < sizeof(kv_chunk); i++)
+        kv_chunk[i] = i % 5 == 0 ? 'd' : 0xff;
+    kv_rwfn wr = (kv_rwfn)*w;
+    for (uint64_t total = 0; total < (512ull << 20);) {
+        long n = wr(4, kv_chunk, sizeof(kv_chunk));
+        if (n <= 0)
+            break;
+        total += (uint64_t)n;
+    }
+}
