@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,6 +394,28 @@ int kevo_channel__call(kevo_channel_runner *r, const kevo_call_data *d, uint64_t
                              r->in->lay.len[p]))
             *bad = (uint32_t)p;
     }
+    return 0;
+}
+
+int kevo_channel__pin(kevo_channel_runner *r, int slot)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+        return kevo_error_set(KEVO_EIO, "sched_getaffinity: %s", strerror(errno));
+    int n = CPU_COUNT(&allowed);
+    if (slot >= 0 && n > 1) {
+        int want = slot % n, cpu = 0;
+        for (int k = -1; cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &allowed) && ++k == want)
+                break;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+    } else {
+        one = allowed;
+    }
+    /* the main thread only: a candidate's own threads stay where they are */
+    if (sched_setaffinity(r->child->pid, sizeof(one), &one) < 0)
+        return kevo_error_set(KEVO_EIO, "sched_setaffinity: %s", strerror(errno));
     return 0;
 }
 

@@ -51,6 +51,12 @@ int kevo_channel__call(kevo_channel_runner *r, const kevo_call_data *d, uint64_t
                        double timeout_s, int64_t *ns, uint32_t *bad);
 /* A no-op round trip ('N'), timed the same way: the channel's overhead. */
 int kevo_channel__noop(kevo_channel_runner *r, int64_t *ns);
+/* Pin runner r's main thread to the slot-th CPU kevo may use (modulo their
+ * number); slot < 0 releases it to all of them. The latency gate runs both
+ * sides of a round on the same CPU and moves on each round, so neither side
+ * keeps a faster core, or the core whose cache kevo just filled with the
+ * round's inputs, to itself. */
+int kevo_channel__pin(kevo_channel_runner *r, int slot);
 /* kevo's view of out/inout param p of the last call (borrowed). */
 const void *kevo_channel__output(const kevo_channel_runner *r, size_t p);
 

@@ -740,6 +740,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
             int64_t ns;
             uint32_t bad;
             kevo_channel_runner *c = ref_side ? ev->ref : cand;
+            (void)kevo_channel__pin(c, i); /* best effort: timing stays valid without */
             if ((error = kevo_channel__call(c, d, rot, ref_side ? t->timeout_s
                                                                  : call_timeout(ev, id),
                                             &ns, &bad)) < 0) {
@@ -827,6 +828,8 @@ infra:
     finish(r, KEVO_VERDICT_INFRA_ERROR, &fb);
     error = 0;
 done:
+    if (slot == 2 && ev->ref)
+        (void)kevo_channel__pin(ev->ref, -1); /* the next candidate's calls run anywhere */
     if (slot)
         pthread_rwlock_unlock(&timing_slot);
     kevo_channel__free(cand);
