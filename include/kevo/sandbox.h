@@ -39,6 +39,9 @@ typedef struct kevo_sandbox_opts {
     const char *const *extra_env; /* "K=V" strings added to the scrubbed environment */
     const int *pass_fds;      /* kevo_sandbox_spawn: these fds become the child's 5, 6, ... */
     size_t npass_fds;
+    const char *const *ro_paths; /* NULL-terminated host folders the child may read besides
+                                    its minimal root (kevo's harness sources, for a
+                                    toolchain); NULL: none */
 } kevo_sandbox_opts;
 
 typedef enum {

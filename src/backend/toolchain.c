@@ -6,6 +6,7 @@
  */
 #include "backend/toolchain.h"
 #include "kevo/sandbox.h"
+#include "kevo/sys/backend.h"
 #include "kevo/util.h"
 
 #include <stdlib.h>
@@ -125,7 +126,9 @@ static int run(kevo_proc_status *st, char **output, const char *dir, const char 
                            .mem_bytes = KEVO_TOOL_MEM,
                            .cpu_s = timeout_s,
                            .drop_privileges = unprivileged_dir,
-                           .extra_env = env};
+                           .extra_env = env,
+                           /* kevo's harness sources, read in place by the device backends */
+                           .ro_paths = (const char *const[]){kevo_harness_dir(), NULL}};
     *output = NULL;
     return kevo_sandbox_run(st, output, 1 << 20, argv, &o);
 }

@@ -1,8 +1,9 @@
 /*
  * sandbox/sandbox.c - fork/exec of untrusted programs with rlimits, a
  * process group of their own killed at the wall-clock limit, a scrubbed
- * environment, a network namespace where permitted, an unprivileged uid
- * when kevo runs as root, and a seccomp policy.
+ * environment, PID, network and mount namespaces where permitted (with a
+ * minimal read-only root: root.c), an unprivileged uid when kevo runs as
+ * root, and a seccomp policy.
  *
  * Between fork and exec the child only makes async-signal-safe system
  * calls: the seccomp program is built once in the parent (policy.c), so
@@ -12,6 +13,7 @@
 #include "kevo/sandbox.h"
 #include "kevo/util.h"
 #include "sandbox/policy.h"
+#include "sandbox/root.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,7 +78,8 @@ static void set_limit(int res, rlim_t v)
  * keep[]: fds the child gets as 0, 1, 2 (stdout again), 3, 4, 5, 6...;
  * -1 leaves a slot closed. */
 static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *prog,
-                        const int *keep_in, int nkeep, const char *const argv[], char **env)
+                        const kevo_root_plan *root, const int *keep_in, int nkeep,
+                        const char *const argv[], char **env)
 {
     setpgid(0, 0);
     /* Move the fds we keep above 20 first so dup2 cannot clobber them. */
@@ -101,6 +104,11 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
         set_limit(RLIMIT_AS, o->mem_bytes);
     if (o->cpu_s > 0)
         set_limit(RLIMIT_CPU, (rlim_t)(o->cpu_s + 1));
+    /* In a mount namespace of its own (root: sandbox_fork): only the
+     * system's programs and libraries and its own work directory in view.
+     * A child that cannot have that root does not run. */
+    if (root && kevo_sandbox__root_enter(root) < 0)
+        _exit(126);
     if (chdir(o->workdir) < 0)
         _exit(126);
     if (o->drop_privileges && !o->untrusted && geteuid() == 0) {
@@ -131,16 +139,24 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
     _exit(127);
 }
 
-/* fork(), or as root a child that is pid 1 of its own PID and network
- * namespaces: it sees no other process, reaches no network, and when it
- * dies every process it left behind dies with it. */
-static pid_t sandbox_fork(void)
+/* fork(), or as root a child that is pid 1 of its own PID, network and
+ * mount namespaces: it sees no other process, reaches no network, and when
+ * it dies every process it left behind dies with it. *own_mounts: the
+ * child has a mount namespace of its own (only then may it build its
+ * minimal root: anywhere else it would change kevo's view). */
+static pid_t sandbox_fork(bool *own_mounts)
 {
+    *own_mounts = false;
     if (geteuid() != 0)
         return fork();
-    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(SIGCHLD | CLONE_NEWPID | CLONE_NEWNET),
+    pid_t pid = (pid_t)syscall(SYS_clone,
+                               (unsigned long)(SIGCHLD | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS),
                                NULL, NULL, NULL, 0UL);
-    if (pid < 0 && (errno == EPERM || errno == EINVAL || errno == ENOSPC))
+    if (pid >= 0) {
+        *own_mounts = true;
+        return pid;
+    }
+    if (errno == EPERM || errno == EINVAL || errno == ENOSPC)
         return fork(); /* no namespaces here (a container): the uid and seccomp still hold */
     return pid;
 }
@@ -170,11 +186,16 @@ int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sa
     int error = 0;
     int cmd[2] = {-1, -1}, reply[2] = {-1, -1}, devnull = -1, logfd = -1;
     char **env = NULL;
+    kevo_root_plan *root = NULL;
     const struct sock_fprog *prog = policy_or_error(o, &error);
     if (error < 0)
         return error;
     if ((error = build_env(&env, o)) < 0)
         return error;
+    if (geteuid() == 0 && (error = kevo_sandbox__root_plan(&root, o->workdir, o->ro_paths)) < 0) {
+        free_env(env);
+        return error;
+    }
     if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(reply, O_CLOEXEC) < 0) {
         error = kevo_error_set(KEVO_EIO, "pipe: %s", strerror(errno));
         goto done;
@@ -198,14 +219,15 @@ int kevo_sandbox_spawn(kevo_child **out, const char *const argv[], const kevo_sa
     int nkeep = 4;
     for (size_t i = 0; i < o->npass_fds && nkeep < 16; i++)
         keep[nkeep++] = o->pass_fds[i];
-    pid_t pid = sandbox_fork();
+    bool own_mounts;
+    pid_t pid = sandbox_fork(&own_mounts);
     if (pid < 0) {
         free(c);
         error = kevo_error_set(KEVO_EIO, "fork: %s", strerror(errno));
         goto done;
     }
     if (pid == 0)
-        child_setup(o, prog, keep, nkeep, argv, env);
+        child_setup(o, prog, own_mounts ? root : NULL, keep, nkeep, argv, env);
     setpgid(pid, pid);
     c->pid = pid;
     c->to_child = cmd[1];
@@ -229,6 +251,7 @@ done:
     if (logfd >= 0)
         close(logfd);
     free_env(env);
+    kevo_sandbox__root_plan_free(root);
     return error;
 }
 
@@ -434,6 +457,7 @@ int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
     int error = 0;
     int outp[2] = {-1, -1}, devnull = -1;
     char **env = NULL;
+    kevo_root_plan *root = NULL;
     kevo_buf output = {0};
     memset(status, 0, sizeof(*status));
     if (out_output)
@@ -443,6 +467,10 @@ int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
         return error;
     if ((error = build_env(&env, o)) < 0)
         return error;
+    if (geteuid() == 0 && (error = kevo_sandbox__root_plan(&root, o->workdir, o->ro_paths)) < 0) {
+        free_env(env);
+        return error;
+    }
     if (pipe2(outp, O_CLOEXEC) < 0) {
         error = kevo_error_set(KEVO_EIO, "pipe: %s", strerror(errno));
         goto done;
@@ -450,13 +478,14 @@ int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     double start = kevo_now_s();
     int keep[2] = {devnull, outp[1]};
-    pid_t pid = sandbox_fork();
+    bool own_mounts;
+    pid_t pid = sandbox_fork(&own_mounts);
     if (pid < 0) {
         error = kevo_error_set(KEVO_EIO, "fork: %s", strerror(errno));
         goto done;
     }
     if (pid == 0)
-        child_setup(o, prog, keep, 2, argv, env);
+        child_setup(o, prog, own_mounts ? root : NULL, keep, 2, argv, env);
     setpgid(pid, pid);
     close(outp[1]);
     outp[1] = -1;
@@ -522,6 +551,7 @@ done:
         close(devnull);
     kevo_buf_free(&output);
     free_env(env);
+    kevo_sandbox__root_plan_free(root);
     return error;
 }
 
@@ -561,8 +591,8 @@ int kevo_sandbox_prepare_dir(const char *dir)
 
 const char *kevo_sandbox_describe(void)
 {
-    return geteuid() == 0 ? "a uid of its own, PID and network namespaces, seccomp allow-list, "
-                            "rlimits, process group"
+    return geteuid() == 0 ? "a uid of its own, PID, network and mount namespaces with a minimal "
+                            "read-only root, seccomp allow-list, rlimits, process group"
                           : "seccomp (no sockets, no process creation), rlimits, process group";
 }
 

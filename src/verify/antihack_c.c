@@ -354,12 +354,26 @@ static bool system_header_path(const char *path)
     return !strncmp(path, "/usr/include/", 13) || !strncmp(path, "/usr/lib/gcc/", 13);
 }
 
-/* -H prints one line per header: depth dots, a space, the path. */
+/* -H prints one line per header: depth dots, a space, the path. A header
+ * gcc could not find (the compiler's minimal root has no /etc/passwd, no
+ * other build folder) is an include all the same: "...: fatal error: NAME:
+ * No such file or directory". */
 static void check_headers(ctx *c, const char *output)
 {
     for (const char *p = output; *p;) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        const char *fe = memmem(p, len, "fatal error: ", 13);
+        const char *nf = fe ? memmem(fe, (size_t)(p + len - fe), ": No such file or directory",
+                                     27)
+                            : NULL;
+        if (fe && nf && nf > fe + 13) {
+            char name[512];
+            snprintf(name, sizeof(name), "%.*s", (int)(nf - fe - 13), fe + 13);
+            if (strchr(name, '/') || !header_allowed(c, name))
+                report(c, 0, "include", "`%s` is not an allowed system header (as gcc resolves "
+                       "the includes)", name);
+        }
         size_t depth = 0;
         while (depth < len && p[depth] == '.')
             depth++;

@@ -18,10 +18,8 @@
 # Leak check: every `kevo eval` runs with KEVO_API_KEY set to a canary
 # ($CANARY below). A case fails, in any mode, when kevo's stdout or stderr
 # contains the canary or /etc/shadow-style lines ("$6$" hashes, ":!:",
-# name:hash:days:...:::), or "root:x:0:0" (/etc/passwd); the last is
-# accepted only without the anti-hack gate when compile_error is an
-# expected verdict there (a candidate that #includes /etc/passwd gets it
-# quoted by gcc: that mode is unsafe by definition). In the normal mode
+# name:hash:days:...:::), or "root:x:0:0" (/etc/passwd), also without the
+# anti-hack gate (the compilers' minimal root has no /etc/passwd). In the normal mode
 # stdout must not contain "nologin" or "/bin/bash" either. A leaking case's
 # feedback and stderr are not printed.
 #
@@ -207,8 +205,7 @@ if canary in both:
 if ("$6$" in both or ":!:" in both or
         re.search(r"[a-z_][a-z0-9_.-]*\$?:[^:\s\"]*:[0-9]*:[0-9]*:[0-9]*:[0-9]*:[0-9]*:[0-9]*:", both)):
     leaks.append("/etc/shadow-style lines")
-passwd_ok = mode == "skip" and "compile_error" in expected.split("|")
-if "root:x:0:0" in both and not passwd_ok:
+if "root:x:0:0" in both:
     leaks.append("/etc/passwd")
 if leaks:
     problems.append("output leaks " + ", ".join(leaks))
