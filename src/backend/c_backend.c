@@ -13,6 +13,7 @@
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,11 +44,126 @@ int kevo_c_proto_header(char **proto, kevo_buf *out, const kevo_task *task)
     return 0;
 }
 
+/* ---- the harness objects, compiled once per process ----
+ * runner.o is the same for every task, call.o the same for every candidate
+ * of a task: both are built the first time they are needed (in a folder
+ * of their own, by the sandboxed compiler), read into kevo's memory, and
+ * written into each build folder from there. Nothing a candidate's build
+ * or runner can reach is ever read back as harness code. */
+#define CALL_CACHE 64
+static pthread_mutex_t harness_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char *runner_o;
+    size_t runner_len;
+    struct {
+        uint64_t key;
+        char *obj;
+        size_t len;
+    } call[CALL_CACHE];
+    size_t ncall, next_evict;
+} harness;
+
+/* Compile `src_name` (written as `src`, with the harness headers beside it)
+ * with argv in a fresh folder; *out, *len: the object's bytes. */
+static int compile_harness(char **out, size_t *len, const char *src_name, const char *src,
+                           const char *const argv[])
+{
+    char *dir = NULL, *obj = NULL, *diag = NULL;
+    bool ok = true;
+    int error = kevo_mkdtemp(&dir, "kevo-harness-");
+    if (error < 0)
+        return error;
+    for (int k = 0; k < 2 && error == 0 && !src; k++) {
+        const char *name = k == 0 ? "runner.c" : "protocol.h";
+        char *from = kevo_path_join(kevo_harness_dir(), name), *text = NULL;
+        error = kevo_file_read(&text, NULL, from);
+        free(from);
+        if (error < 0) {
+            error = kevo_error_set(KEVO_EINFRA, "harness missing (set KEVO_HARNESS_DIR): %s",
+                                   kevo_error_last());
+            break;
+        }
+        error = kevo_tool_write(dir, name, text);
+        free(text);
+    }
+    if (error == 0 && src)
+        error = kevo_tool_write(dir, src_name, src);
+    if (error == 0 && (error = kevo_sandbox_prepare_dir(dir)) == 0 &&
+        (error = kevo_tool_run(&ok, &diag, dir, argv, NULL)) == 0) {
+        if (!ok) {
+            error = kevo_error_set(KEVO_EINFRA, "cannot build the harness: %s", diag);
+        } else {
+            obj = kevo_path_join(dir, "h.o");
+            error = kevo_file_read(out, len, obj);
+        }
+    }
+    free(diag);
+    free(obj);
+    kevo_rmtree(dir);
+    free(dir);
+    return error;
+}
+
+static int harness_objects(const char *dir, const char *stub)
+{
+    uint64_t key = kevo_hash64(stub, strlen(stub), 0x63616c6cULL);
+    char *runner = NULL, *call = NULL;
+    size_t runner_len = 0, call_len = 0;
+    int error = 0;
+    pthread_mutex_lock(&harness_lock);
+    if (!harness.runner_o) {
+        const char *argv[] = {"/usr/bin/gcc", "-O3", "-std=gnu11", "-I.", "-c", "runner.c",
+                              "-o", "h.o", NULL};
+        error = compile_harness(&harness.runner_o, &harness.runner_len, NULL, NULL, argv);
+    }
+    size_t i = 0;
+    while (error == 0 && i < harness.ncall && harness.call[i].key != key)
+        i++;
+    if (error == 0 && i == harness.ncall) {
+        const char *argv[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", "-c", "call.c", "-o", "h.o",
+                              NULL};
+        char *obj = NULL;
+        size_t len = 0;
+        if ((error = compile_harness(&obj, &len, "call.c", stub, argv)) == 0) {
+            if (harness.ncall < CALL_CACHE) {
+                i = harness.ncall++;
+            } else { /* many tasks in one process: replace the oldest */
+                i = harness.next_evict++ % CALL_CACHE;
+                free(harness.call[i].obj);
+            }
+            harness.call[i].key = key;
+            harness.call[i].obj = obj;
+            harness.call[i].len = len;
+        }
+    }
+    if (error == 0) {
+        runner = malloc(harness.runner_len);
+        call = malloc(harness.call[i].len);
+        if (!runner || !call) {
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        } else {
+            memcpy(runner, harness.runner_o, harness.runner_len);
+            runner_len = harness.runner_len;
+            memcpy(call, harness.call[i].obj, harness.call[i].len);
+            call_len = harness.call[i].len;
+        }
+    }
+    pthread_mutex_unlock(&harness_lock);
+    char *rp = kevo_path_join(dir, "runner.o"), *cp = kevo_path_join(dir, "call.o");
+    if (error == 0 && (error = kevo_file_write(rp, runner, runner_len)) == 0)
+        error = kevo_file_write(cp, call, call_len);
+    free(rp);
+    free(cp);
+    free(runner);
+    free(call);
+    return error;
+}
+
 static int c_build(const kevo_backend *be, const kevo_task *task, const char *source,
                    bool is_reference, const char *dir, kevo_build_result *out)
 {
     int error = 0;
-    char *proto = NULL, *stub = NULL, *runner_src = NULL, *hdr = NULL;
+    char *proto = NULL, *stub = NULL;
     char **hint = NULL;
     kevo_elf_report elf = {0};
     kevo_buf protoh = {0};
@@ -86,42 +202,8 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
         goto done;
     }
     kevo_backend_call_stub(&stub, task);
-    if ((error = kevo_tool_write(dir, "call.c", stub)) < 0)
+    if ((error = harness_objects(dir, stub)) < 0)
         goto done;
-    /* The compiler runs as nobody in `dir`: give it the harness there. */
-    for (int k = 0; k < 2; k++) {
-        const char *name = k == 0 ? "runner.c" : "protocol.h";
-        char *from = kevo_path_join(kevo_harness_dir(), name), *text = NULL;
-        error = kevo_file_read(&text, NULL, from);
-        free(from);
-        if (error < 0) {
-            error = kevo_error_set(KEVO_EINFRA, "harness missing (set KEVO_HARNESS_DIR): %s",
-                                   kevo_error_last());
-            goto done;
-        }
-        error = kevo_tool_write(dir, name, text);
-        free(text);
-        if (error < 0)
-            goto done;
-    }
-    if ((error = kevo_sandbox_prepare_dir(dir)) < 0)
-        goto done;
-    runner_src = strdup("runner.c");
-    hdr = strdup("-I.");
-    {
-        const char *argv[] = {"/usr/bin/gcc", "-O3", "-std=gnu11", hdr, "-c", runner_src,
-                              "-o", "runner.o", NULL};
-        const char *argv2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", "-c", "call.c", "-o",
-                               "call.o", NULL};
-        if ((error = kevo_tool_run(&ok, &diag, dir, argv, NULL)) < 0 ||
-            (ok && (error = kevo_tool_run(&ok, &diag, dir, argv2, NULL)) < 0))
-            goto done;
-        if (!ok) {
-            error = kevo_error_set(KEVO_EINFRA, "cannot build the harness: %s", diag);
-            free(diag);
-            goto done;
-        }
-    }
     if (!is_reference) {
         kevo_buf keep = {0};
         kevo_buf_printf(&keep, "--keep-global-symbol=%s", task->name);
@@ -169,8 +251,6 @@ done:
     out->cflags_used = hint;
     free(proto);
     free(stub);
-    free(runner_src);
-    free(hdr);
     kevo_buf_free(&protoh);
     kevo_elf_report_clear(&elf);
     return error;

@@ -74,6 +74,18 @@ static void set_limit(int res, rlim_t v)
     setrlimit(res, &rl);
 }
 
+/* uid and gid `id`, no supplementary groups: raw system calls. glibc's
+ * setuid() and friends broadcast the change to every thread the parent
+ * had (and take the thread-stack lock to do it), which in a child of a raw
+ * clone() of a multi-threaded kevo can wait forever. */
+static int drop_to(unsigned id)
+{
+    if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, id, id, id) < 0 ||
+        syscall(SYS_setresuid, id, id, id) < 0)
+        return -1;
+    return 0;
+}
+
 /* Runs in the child between fork and exec: async-signal-safe calls only.
  * keep[]: fds the child gets as 0, 1, 2 (stdout again), 3, 4, 5, 6...;
  * -1 leaves a slot closed. */
@@ -112,14 +124,14 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
     if (chdir(o->workdir) < 0)
         _exit(126);
     if (o->drop_privileges && !o->untrusted && geteuid() == 0) {
-        if (setgroups(0, NULL) < 0 || setgid(NOBODY_ID) < 0 || setuid(NOBODY_ID) < 0)
+        if (drop_to(NOBODY_ID) < 0)
             _exit(126);
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     }
     if (o->untrusted) {
         if (geteuid() == 0) {
             unsigned id = o->run_as_uid ? o->run_as_uid : NOBODY_ID;
-            if (setgroups(0, NULL) < 0 || setgid(id) < 0 || setuid(id) < 0)
+            if (drop_to(id) < 0)
                 _exit(126);
         }
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
