@@ -63,8 +63,8 @@ static struct {
     size_t ncall, next_evict;
 } harness;
 
-/* Compile `src_name` (written as `src`, with the harness headers beside it)
- * with argv in a fresh folder; *out, *len: the object's bytes. */
+/* Compile with argv in a fresh folder (holding `src` as `src_name` when
+ * src is not NULL); *out, *len: the bytes of its h.o. */
 static int compile_harness(char **out, size_t *len, const char *src_name, const char *src,
                            const char *const argv[])
 {
@@ -73,20 +73,7 @@ static int compile_harness(char **out, size_t *len, const char *src_name, const 
     int error = kevo_mkdtemp(&dir, "kevo-harness-");
     if (error < 0)
         return error;
-    for (int k = 0; k < 2 && error == 0 && !src; k++) {
-        const char *name = k == 0 ? "runner.c" : "protocol.h";
-        char *from = kevo_path_join(kevo_harness_dir(), name), *text = NULL;
-        error = kevo_file_read(&text, NULL, from);
-        free(from);
-        if (error < 0) {
-            error = kevo_error_set(KEVO_EINFRA, "harness missing (set KEVO_HARNESS_DIR): %s",
-                                   kevo_error_last());
-            break;
-        }
-        error = kevo_tool_write(dir, name, text);
-        free(text);
-    }
-    if (error == 0 && src)
+    if (src)
         error = kevo_tool_write(dir, src_name, src);
     if (error == 0 && (error = kevo_sandbox_prepare_dir(dir)) == 0 &&
         (error = kevo_tool_run(&ok, &diag, dir, argv, NULL)) == 0) {
@@ -112,9 +99,15 @@ static int harness_objects(const char *dir, const char *stub)
     int error = 0;
     pthread_mutex_lock(&harness_lock);
     if (!harness.runner_o) {
-        const char *argv[] = {"/usr/bin/gcc", "-O3", "-std=gnu11", "-I.", "-c", "runner.c",
-                              "-o", "h.o", NULL};
+        /* read in place: toolchains see kevo's harness folder (read-only) */
+        char *src = kevo_path_join(kevo_harness_dir(), "runner.c");
+        kevo_buf inc = {0};
+        kevo_buf_printf(&inc, "-I%s", kevo_harness_dir());
+        const char *argv[] = {"/usr/bin/gcc", "-O3", "-std=gnu11", kevo_buf_cstr(&inc), "-c",
+                              src, "-o", "h.o", NULL};
         error = compile_harness(&harness.runner_o, &harness.runner_len, NULL, NULL, argv);
+        free(src);
+        kevo_buf_free(&inc);
     }
     size_t i = 0;
     while (error == 0 && i < harness.ncall && harness.call[i].key != key)

@@ -167,7 +167,8 @@ int kevo_sandbox__root_plan(kevo_root_plan **out, const char *workdir,
     for (const char *const *r = ro_paths; r && *r && error == 0; r++) {
         char *real = realpath(*r, NULL);
         if (!real) {
-            error = kevo_error_set(KEVO_EIO, "%s: %s", *r, strerror(errno));
+            error = kevo_error_set(KEVO_EIO, "%s (a folder the sandboxed program reads, e.g. "
+                                   "kevo's harness: KEVO_HARNESS_DIR): %s", *r, strerror(errno));
             break;
         }
         error = add_at_path(p, real, OP_BIND, real, true);

@@ -243,48 +243,6 @@ static double call_timeout(const kevo_evaluator *ev, size_t id)
     return t < ev->task->timeout_s ? t : ev->task->timeout_s;
 }
 
-static void check_near_constant(kevo_evaluator *ev)
-{
-    const kevo_task *t = ev->task;
-    for (size_t p = 0; p < t->nparams; p++) {
-        kevo_role role = t->params[p].role;
-        if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
-            continue;
-        double lo = INFINITY, hi = -INFINITY;
-        int64_t nonfinite = 0;
-        for (size_t id = 0; id < ev->nids; id++) {
-            const void *e = ev->expected[id][p];
-            for (int64_t i = 0; i < ev->data[id]->count[p]; i++) {
-                double v;
-                switch (t->params[p].type) {
-                case KEVO_DT_F32: v = ((const float *)e)[i]; break;
-                case KEVO_DT_F64: v = ((const double *)e)[i]; break;
-                case KEVO_DT_I32: v = ((const int32_t *)e)[i]; break;
-                case KEVO_DT_I64: v = (double)((const int64_t *)e)[i]; break;
-                default: v = ((const uint8_t *)e)[i]; break;
-                }
-                if (!isfinite(v)) {
-                    nonfinite++;
-                    continue;
-                }
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
-            }
-        }
-        if (nonfinite)
-            kevo_buf_printf(&ev->ref_problems, "output '%s': the reference produces %lld NaN/Inf "
-                            "values\n", t->params[p].name, (long long)nonfinite);
-        bool exact = !kevo_dtype_is_float(t->params[p].type);
-        if (hi - lo <= 2 * t->atol && !(exact && hi > lo)) {
-            ev->near_constant++;
-            kevo_buf_printf(&ev->ref_problems, "output '%s' is near-constant: every true value "
-                            "over all size sets and seeds lies in [%g, %g], within atol=%g of "
-                            "one value, so a kernel returning a constant would pass\n",
-                            t->params[p].name, lo, hi, t->atol);
-        }
-    }
-}
-
 static double expected_value(const kevo_task *t, size_t p, const void *e, int64_t i)
 {
     switch (t->params[p].type) {
@@ -296,56 +254,77 @@ static double expected_value(const kevo_task *t, size_t p, const void *e, int64_
     }
 }
 
-/* Tolerance sanity, per float output and size set (a kernel sees the sizes,
- * so it may approximate on one set only): atol, the absolute slack, must
- * stay under 1% of the range of the true values on every set of at least
- * 64 values (smaller sets are there for edge cases, and their range says
- * little). Above that, a kernel that knows the input distributions (a
- * typical value, a constant scale in place of a computed norm) passes
- * without computing the function. rtol is relative by nature and not
- * judged here. */
+/* What the reference's outputs say about the task, in one pass over them:
+ * - NaN/Inf in the true values;
+ * - near-constant: every true value over all size sets and seeds within
+ *   2 x atol of one value (a kernel returning a constant would pass);
+ * - tolerance sanity, per float output and size set (a kernel sees the
+ *   sizes, so it may approximate on one set only): atol, the absolute
+ *   slack, must stay under 1% of the range of the true values on every set
+ *   of at least 64 values (smaller sets are there for edge cases, and their
+ *   range says little). Above that, a kernel that knows the input
+ *   distributions (a typical value, a constant scale in place of a
+ *   computed norm) passes without computing the function. rtol is relative
+ *   by nature and not judged here. */
 #define KEVO_TOL_SHARE 0.01
 #define KEVO_TOL_MIN_VALUES 64
-static void check_tolerance(kevo_evaluator *ev)
+static void check_outputs(kevo_evaluator *ev)
 {
     const kevo_task *t = ev->task;
     size_t nsets = ev->nids / (size_t)ev->seeds;
     for (size_t p = 0; p < t->nparams; p++) {
         kevo_role role = t->params[p].role;
-        if ((role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT) ||
-            !kevo_dtype_is_float(t->params[p].type))
+        if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
             continue;
+        bool exact = !kevo_dtype_is_float(t->params[p].type);
+        double lo = INFINITY, hi = -INFINITY;
+        int64_t nonfinite = 0;
+        kevo_buf loose = {0}; /* the first set whose range atol swallows */
         for (size_t set = 0; set < nsets; set++) {
-            double lo = INFINITY, hi = -INFINITY;
+            double slo = INFINITY, shi = -INFINITY;
             int64_t n = 0;
             for (int k = 0; k < ev->seeds; k++) {
                 size_t id = set * (size_t)ev->seeds + (size_t)k;
                 for (int64_t i = 0; i < ev->data[id]->count[p]; i++) {
                     double v = expected_value(t, p, ev->expected[id][p], i);
-                    if (!isfinite(v))
+                    if (!isfinite(v)) {
+                        nonfinite++;
                         continue;
-                    lo = v < lo ? v : lo;
-                    hi = v > hi ? v : hi;
+                    }
+                    slo = v < slo ? v : slo;
+                    shi = v > shi ? v : shi;
                     n++;
                 }
             }
-            if (n < KEVO_TOL_MIN_VALUES || hi - lo <= 2 * t->atol)
-                continue; /* small, or near-constant: check_near_constant's */
-            if (t->atol > KEVO_TOL_SHARE * (hi - lo)) {
-                kevo_buf b = {0};
-                describe_sizes(&b, kevo_task_set(t, set));
-                kevo_buf_printf(&ev->ref_problems,
-                                "output '%s' on sizes %s: atol=%g is %.1f%% of the range "
-                                "[%.3g, %.3g] of its true values (%d seeds), so a kernel that "
-                                "approximates from the input distribution instead of computing "
-                                "could pass: set atol <= %.2g (1%% of the range)\n",
-                                t->params[p].name, kevo_buf_cstr(&b), t->atol,
-                                100.0 * t->atol / (hi - lo), lo, hi, ev->seeds,
-                                KEVO_TOL_SHARE * (hi - lo));
-                kevo_buf_free(&b);
-                break; /* one set per output is enough to say it */
-            }
+            lo = slo < lo ? slo : lo;
+            hi = shi > hi ? shi : hi;
+            if (exact || loose.len || n < KEVO_TOL_MIN_VALUES || shi - slo <= 2 * t->atol ||
+                t->atol <= KEVO_TOL_SHARE * (shi - slo))
+                continue;
+            kevo_buf b = {0};
+            describe_sizes(&b, kevo_task_set(t, set));
+            kevo_buf_printf(&loose,
+                            "output '%s' on sizes %s: atol=%g is %.1f%% of the range "
+                            "[%.3g, %.3g] of its true values (%d seeds), so a kernel that "
+                            "approximates from the input distribution instead of computing "
+                            "could pass: set atol <= %.2g (1%% of the range)\n",
+                            t->params[p].name, kevo_buf_cstr(&b), t->atol,
+                            100.0 * t->atol / (shi - slo), slo, shi, ev->seeds,
+                            KEVO_TOL_SHARE * (shi - slo));
+            kevo_buf_free(&b);
         }
+        if (nonfinite)
+            kevo_buf_printf(&ev->ref_problems, "output '%s': the reference produces %lld NaN/Inf "
+                            "values\n", t->params[p].name, (long long)nonfinite);
+        if (hi - lo <= 2 * t->atol && !(exact && hi > lo)) {
+            ev->near_constant++;
+            kevo_buf_printf(&ev->ref_problems, "output '%s' is near-constant: every true value "
+                            "over all size sets and seeds lies in [%g, %g], within atol=%g of "
+                            "one value, so a kernel returning a constant would pass\n",
+                            t->params[p].name, lo, hi, t->atol);
+        }
+        kevo_buf_puts(&ev->ref_problems, kevo_buf_cstr(&loose));
+        kevo_buf_free(&loose);
     }
 }
 
@@ -410,7 +389,7 @@ static void *inputs_worker(void *arg)
     }
 }
 
-static int inputs_start(inputs_gen *g, kevo_evaluator *ev)
+static void inputs_start(inputs_gen *g, kevo_evaluator *ev)
 {
     g->ev = ev;
     pthread_mutex_init(&g->lock, NULL);
@@ -422,26 +401,12 @@ static int inputs_start(inputs_gen *g, kevo_evaluator *ev)
             break;
     if (g->nth == 0)
         inputs_worker(g); /* no thread to be had: here, then */
-    return 0;
 }
 
-/* Waits for the workers (a no-op when none were started). */
-static int inputs_join(inputs_gen *g)
-{
-    for (int i = 0; i < g->nth; i++)
-        pthread_join(g->th[i], NULL);
-    g->nth = 0;
-    int error = 0;
-    if (g->error < 0)
-        error = kevo_error_set(g->error, "%s", g->why ? g->why : "input generation failed");
-    free(g->why);
-    g->why = NULL;
-    g->error = 0;
-    return error;
-}
-
-/* Joins what is still running, keeping the caller's error. */
-static void inputs_abandon(inputs_gen *g)
+/* Waits for the workers and releases what they shared; a no-op once done
+ * (or never started). Keeps the caller's error: on an early exit from
+ * kevo_evaluator_new the workers still write into ev. */
+static void inputs_stop(inputs_gen *g)
 {
     if (!g->ev)
         return;
@@ -452,6 +417,19 @@ static void inputs_abandon(inputs_gen *g)
     g->why = NULL;
     pthread_mutex_destroy(&g->lock);
     g->ev = NULL;
+}
+
+/* inputs_stop, then the first worker's failure as this thread's error. */
+static int inputs_join(inputs_gen *g)
+{
+    for (int i = 0; i < g->nth; i++)
+        pthread_join(g->th[i], NULL);
+    g->nth = 0;
+    int error = g->error < 0 ? kevo_error_set(g->error, "%s", g->why ? g->why
+                                                                     : "input generation failed")
+                             : 0;
+    inputs_stop(g);
+    return error;
 }
 
 int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_eval_options *opts)
@@ -492,8 +470,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         goto done;
     }
     /* Inputs are generated on every core while the reference builds. */
-    if ((error = inputs_start(&gen, ev)) < 0)
-        goto done;
+    inputs_start(&gen, ev);
     if ((error = kevo_mkdtemp(&ev->root, "kevo-eval-")) < 0)
         goto done;
     chmod(ev->root, 0755);
@@ -562,8 +539,7 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
                        ev->data[id]->bytes[p]);
         ev->ref_call_s[id] = (double)ns * 1e-9;
     }
-    check_near_constant(ev);
-    check_tolerance(ev);
+    check_outputs(ev);
     *out = ev;
     ev = NULL;
     goto done;
@@ -576,7 +552,7 @@ ref_failed: {
     kevo_buf_free(&msg);
 }
 done:
-    inputs_abandon(&gen); /* on an early exit: the workers still write into ev */
+    inputs_stop(&gen);
     if (slot_held)
         pthread_rwlock_unlock(&timing_slot);
     kevo_child_free(dead);
