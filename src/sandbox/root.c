@@ -29,10 +29,11 @@
 
 typedef enum {
     OP_DIR,     /* mkdir dst */
-    OP_BIND,    /* mkdir or touch dst (by src's kind), bind src there; ro: read-only */
+    OP_BIND,    /* mkdir or touch dst (by src's kind), bind src there; ro: read-only.
+                   src is opened before the tmpfs covers ROOT_MOUNT, so a source
+                   beneath it (a work or harness folder under /tmp) still binds */
     OP_LINK,    /* symlink src at dst */
     OP_PROC,    /* a proc of the child's PID namespace at dst */
-    OP_WORKDIR, /* bind the work directory (opened before the tmpfs hides it) at dst */
 } op_kind;
 
 typedef struct {
@@ -176,7 +177,7 @@ int kevo_sandbox__root_plan(kevo_root_plan **out, const char *workdir,
     }
     /* the work directory last, at its own path (read-write) */
     if (error == 0)
-        error = add_at_path(p, p->workdir, OP_WORKDIR, NULL, false);
+        error = add_at_path(p, p->workdir, OP_BIND, p->workdir, false);
 done:
     if (error < 0) {
         kevo_sandbox__root_plan_free(p);
@@ -198,7 +199,8 @@ static int bind_at(const char *src, const op *o)
     return 0;
 }
 
-static int run_op(const op *o, const char *workdir_fd_path)
+/* src_path: where op o's source can be reached now (its O_PATH fd) */
+static int run_op(const op *o, const char *src_path)
 {
     switch (o->kind) {
     case OP_DIR:
@@ -207,11 +209,9 @@ static int run_op(const op *o, const char *workdir_fd_path)
         return symlink(o->src, o->dst);
     case OP_PROC:
         return mount("proc", o->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-    case OP_WORKDIR:
-        if (mkdir(o->dst, 0755) < 0 && errno != EEXIST)
-            return -1;
-        return bind_at(workdir_fd_path, o);
     case OP_BIND:
+        if (!src_path)
+            return -1;
         if (o->is_dir) {
             if (mkdir(o->dst, 0755) < 0 && errno != EEXIST)
                 return -1;
@@ -221,7 +221,7 @@ static int run_op(const op *o, const char *workdir_fd_path)
                 return -1;
             close(fd);
         }
-        return bind_at(o->src, o);
+        return bind_at(src_path, o);
     }
     return -1;
 }
@@ -245,18 +245,25 @@ static void fd_path(char *buf, int fd)
 
 int kevo_sandbox__root_enter(const kevo_root_plan *p)
 {
-    int wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (wfd < 0)
-        return -1;
-    char wpath[40];
-    fd_path(wpath, wfd);
+    /* every bind source, held before the tmpfs hides what lies under it */
+    int fds[MAX_OPS];
+    for (int i = 0; i < p->n; i++) {
+        fds[i] = p->ops[i].kind == OP_BIND ? open(p->ops[i].src, O_PATH | O_CLOEXEC) : -1;
+        if (p->ops[i].kind == OP_BIND && fds[i] < 0 && !p->ops[i].optional)
+            return -1;
+    }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
         mount("kevo-root", ROOT_MOUNT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
         return -1;
-    for (int i = 0; i < p->n; i++)
-        if (run_op(&p->ops[i], wpath) < 0 && !p->ops[i].optional)
+    for (int i = 0; i < p->n; i++) {
+        char src[40];
+        if (fds[i] >= 0)
+            fd_path(src, fds[i]);
+        if (run_op(&p->ops[i], fds[i] >= 0 ? src : NULL) < 0 && !p->ops[i].optional)
             return -1;
-    close(wfd);
+        if (fds[i] >= 0)
+            close(fds[i]);
+    }
     if (chdir(ROOT_MOUNT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
         umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
         return -1;
