@@ -43,10 +43,12 @@ fi
 
 # run NAME BINARY TREE -> WORK/NAME.db, WORK/NAME.secs
 run() {
-    rm -f "$WORK/$1.db"
+    rm -rf "$WORK/$1.db" "$WORK/$1.cache"
     local t0 t1
     t0=$(date +%s.%N)
-    (cd "$3" && "$2" run "${TASKS[@]}" --generator builtin --iterations "$ITER" --quick \
+    # an empty cache folder: both builds start cold (no reference results,
+    # no harness objects from an earlier run)
+    (cd "$3" && KEVO_CACHE_DIR="$WORK/$1.cache" "$2" run "${TASKS[@]}" --generator builtin --iterations "$ITER" --quick \
         --quiet --db "$WORK/$1.db") >"$WORK/$1.log" 2>&1 || die "$1: kevo run failed (see $WORK/$1.log)"
     t1=$(date +%s.%N)
     awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}' >"$WORK/$1.secs"

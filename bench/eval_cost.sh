@@ -12,6 +12,9 @@
 # tests/candidates/015_matmul_square/correct.c on their suite tasks.
 # Prints, per case, the median wall time of each build, their ratio
 # (after / before) and the verdicts; EVAL_ARGS adds `kevo eval` options.
+# The AFTER build runs twice per round: cold (an empty cache folder, as on
+# a first evaluation) and warm (the reference cache and harness objects of
+# an earlier evaluation); "ratio" is cold after / before.
 set -uo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,7 +52,7 @@ one() {
     local t0 t1 out
     t0=$(date +%s.%N)
     # each build finds its own harness through the source path compiled in
-    out=$("$2" eval --json $EVAL_ARGS "$4" "$5" 2>/dev/null)
+    out=$(KEVO_CACHE_DIR=$6 "$2" eval --json $EVAL_ARGS "$4" "$5" 2>/dev/null)
     t1=$(date +%s.%N)
     local verdict
     verdict=$("$PY" -c 'import json,sys
@@ -62,17 +65,24 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "before: $BEFORE ($old/build/kevo); after: $(git -C "$SRC" rev-parse --short HEAD)$(git -C "$SRC" diff --quiet || echo '+changes') ($KEVO); $RUNS runs each, alternating"
-printf '%-22s %10s %10s %8s  %s\n' case "before s" "after s" ratio verdicts
+printf '%-22s %10s %10s %10s %8s  %s\n' case "before s" "cold s" "warm s" ratio verdicts
+cache=$WORK/cache
 for c in "${CASES[@]}"; do
     task=${c%%:*} cand=${c#*:}
-    bs=() as=() verdicts=""
+    bs=() as=() ws=() verdicts=""
+    rm -rf "$cache.warm"
+    one after "$KEVO" "$SRC" "$task" "$cand" "$cache.warm" >/dev/null # primes the warm cache
     for ((r = 0; r < RUNS; r++)); do
-        read -r s v < <(one before "$old/build/kevo" "$old" "$task" "$cand")
+        rm -rf "$cache.none" "$cache.cold"
+        read -r s v < <(one before "$old/build/kevo" "$old" "$task" "$cand" "$cache.none")
         bs+=("$s"); verdicts+="b:$v "
-        read -r s v < <(one after "$KEVO" "$SRC" "$task" "$cand")
-        as+=("$s"); verdicts+="a:$v "
+        read -r s v < <(one after "$KEVO" "$SRC" "$task" "$cand" "$cache.cold")
+        as+=("$s"); verdicts+="c:$v "
+        read -r s v < <(one after "$KEVO" "$SRC" "$task" "$cand" "$cache.warm")
+        ws+=("$s"); verdicts+="w:$v "
     done
-    mb=$(median "${bs[@]}") ma=$(median "${as[@]}")
-    printf '%-22s %10.2f %10.2f %8.2f  %s\n' "$(basename "$task")" "$mb" "$ma" \
+    mb=$(median "${bs[@]}") ma=$(median "${as[@]}") mw=$(median "${ws[@]}")
+    printf '%-22s %10.2f %10.2f %10.2f %8.2f  %s\n' "$(basename "$task")" "$mb" "$ma" "$mw" \
         "$(awk -v a="$ma" -v b="$mb" 'BEGIN {print a / b}')" "$verdicts"
 done
+rm -rf "$cache.none" "$cache.cold" "$cache.warm"

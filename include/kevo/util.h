@@ -53,14 +53,23 @@ int kevo_rmtree(const char *path);
  * name starts with `prefix`. *out is the caller's (free()). */
 int kevo_mkdtemp(char **out, const char *prefix);
 
+/* kevo's cache folder for one kind of content (e.g. "reference"),
+ * created private (0700) on first use; NULL when caching is off
+ * (KEVO_CACHE=off) or the folder is not private to this user. Borrowed.
+ * Base: $KEVO_CACHE_DIR, else $XDG_CACHE_HOME/kevo, else ~/.cache/kevo. */
+const char *kevo_cache_dir(const char *name);
+bool kevo_cache_enabled(void);
+
 /* Monotonic time in seconds / nanoseconds. */
 double kevo_now_s(void);
 int64_t kevo_now_ns(void);
 /* Wall-clock time as an ISO-8601 UTC string into buf (>= 21 bytes). */
 void kevo_iso_time(char *buf, size_t len);
 
-/* 64-bit FNV-1a hash. */
+/* 64-bit FNV-1a hash (short keys). */
 uint64_t kevo_hash64(const void *data, size_t len, uint64_t seed);
+/* A 64-bit hash of large buffers at memory speed (checksums, not security). */
+uint64_t kevo_hash64_words(const void *data, size_t len, uint64_t seed);
 
 /* Deterministic PRNG (xoshiro256**), seeded through splitmix64. */
 typedef struct kevo_rng {

@@ -75,6 +75,7 @@ typedef struct kevo_eval_options {
     int max_samples;          /* latency: cap per side, default 1000 */
     double max_time_s;        /* latency: cap on the whole gate, default 30 */
     bool skip_latency;        /* stop after correctness */
+    bool no_reference_cache;  /* rebuild and re-run the reference (src/verify/ref_cache.h) */
     bool skip_antihack;       /* tests of the sandbox only: the runtime defences alone */
     bool keep_workdir;        /* leave build directories for inspection */
     uint64_t mem_bytes;       /* runner address-space limit; 0 = automatic */
@@ -92,6 +93,9 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
  * infra_error); negative only when kevo cannot work at all. */
 int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result *out);
 void kevo_evaluator_free(kevo_evaluator *ev);
+/* Whether the reference's outputs came from the reference cache (not
+ * built and run by this evaluator). */
+bool kevo_evaluator_reference_cached(const kevo_evaluator *ev);
 
 /* What `kevo tasks check` reports about a task's reference. */
 typedef struct kevo_reference_report {

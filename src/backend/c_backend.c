@@ -14,6 +14,7 @@
 #include "kevo/util.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,7 +50,10 @@ int kevo_c_proto_header(char **proto, kevo_buf *out, const kevo_task *task)
  * of a task: both are built the first time they are needed (in a folder
  * of their own, by the sandboxed compiler), read into kevo's memory, and
  * written into each build folder from there. Nothing a candidate's build
- * or runner can reach is ever read back as harness code. */
+ * or runner can reach is ever read back as harness code. They are also
+ * kept in kevo's private cache (kevo_cache_dir("harness")), keyed by their
+ * source and compile command, so the next kevo process links them
+ * without compiling. */
 #define CALL_CACHE 64
 static pthread_mutex_t harness_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -91,6 +95,54 @@ static int compile_harness(char **out, size_t *len, const char *src_name, const 
     return error;
 }
 
+/* compile_harness through the disk cache: the key is the command and the
+ * source (src, or the file the command names). */
+static int cached_harness(char **out, size_t *len, const char *src_name, const char *src,
+                          const char *src_path, const char *const argv[])
+{
+    const char *cache = kevo_cache_dir("harness");
+    char *path = NULL;
+    if (cache) {
+        kevo_buf key = {0};
+        for (size_t i = 0; argv[i]; i++)
+            kevo_buf_printf(&key, "%s\n", argv[i]);
+        char *text = NULL;
+        if (src)
+            kevo_buf_puts(&key, src);
+        else if (kevo_file_read(&text, NULL, src_path) == 0)
+            kevo_buf_puts(&key, text);
+        else
+            cache = NULL;
+        /* the harness's headers are part of its source */
+        char *proto = kevo_path_join(kevo_harness_dir(), "protocol.h"), *ptext = NULL;
+        if (cache && proto && kevo_file_read(&ptext, NULL, proto) == 0)
+            kevo_buf_puts(&key, ptext);
+        struct stat st;
+        if (stat(argv[0], &st) == 0)
+            kevo_buf_printf(&key, "compiler %lld %lld\n", (long long)st.st_size,
+                            (long long)st.st_mtime);
+        char name[64];
+        snprintf(name, sizeof(name), "%016llx%016llx.o",
+                 (unsigned long long)kevo_hash64_words(key.ptr, key.len, 1),
+                 (unsigned long long)kevo_hash64_words(key.ptr, key.len, 2));
+        if (cache && key.ptr)
+            path = kevo_path_join(cache, name);
+        free(text);
+        free(proto);
+        free(ptext);
+        kevo_buf_free(&key);
+    }
+    if (path && kevo_file_read(out, len, path) == 0 && *len > 0) {
+        free(path);
+        return 0;
+    }
+    int error = compile_harness(out, len, src_name, src, argv);
+    if (error == 0 && path)
+        (void)kevo_file_write(path, *out, *len); /* best effort */
+    free(path);
+    return error;
+}
+
 static int harness_objects(const char *dir, const char *stub)
 {
     uint64_t key = kevo_hash64(stub, strlen(stub), 0x63616c6cULL);
@@ -105,7 +157,7 @@ static int harness_objects(const char *dir, const char *stub)
         kevo_buf_printf(&inc, "-I%s", kevo_harness_dir());
         const char *argv[] = {"/usr/bin/gcc", "-O3", "-std=gnu11", kevo_buf_cstr(&inc), "-c",
                               src, "-o", "h.o", NULL};
-        error = compile_harness(&harness.runner_o, &harness.runner_len, NULL, NULL, argv);
+        error = cached_harness(&harness.runner_o, &harness.runner_len, NULL, NULL, src, argv);
         free(src);
         kevo_buf_free(&inc);
     }
@@ -117,7 +169,7 @@ static int harness_objects(const char *dir, const char *stub)
                               NULL};
         char *obj = NULL;
         size_t len = 0;
-        if ((error = compile_harness(&obj, &len, "call.c", stub, argv)) == 0) {
+        if ((error = cached_harness(&obj, &len, "call.c", stub, NULL, argv)) == 0) {
             if (harness.ncall < CALL_CACHE) {
                 i = harness.ncall++;
             } else { /* many tasks in one process: replace the oldest */

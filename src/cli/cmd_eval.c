@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  --backend NAME         c (default), opencl, cuda (docs/backends/)\n"
             "  --quick                shorter latency measurement (0.3 s, 5 calls per side)\n"
             "  --no-latency           stop after the correctness gate\n"
+            "  --no-cache             rebuild and re-run the reference instead of reading its\n"
+            "                         cached outputs (KEVO_CACHE=off: every cache)\n"
             "  --min-time S           minimum timed seconds per side (default 1.0)\n"
             "  --keep                 keep the build directory for inspection\n"
             "  --unsafe-skip-antihack skip the static gate (to test the runtime sandbox)\n"
@@ -34,10 +36,13 @@ static void usage(FILE *f)
             "exit status: 0 correct, 1 another verdict, 2 bad input, 3 kevo's own failure\n");
 }
 
-static void print_text(const kevo_task *t, const char *cand, const kevo_eval_result *r)
+static void print_text(const kevo_task *t, const char *cand, const kevo_eval_result *r,
+                       bool ref_cached)
 {
     printf("task       %s (%s)\n", t->name, t->dir);
     printf("candidate  %s\n", cand);
+    printf("reference  %s\n", ref_cached ? "outputs from the reference cache"
+                                          : "built and run for this evaluation");
     for (size_t i = 0; i < r->ngates; i++) {
         const kevo_gate *g = &r->gates[i];
         printf("  %-12s %s\n", g->name, g->ok ? "ok" : "FAILED");
@@ -76,6 +81,8 @@ int kevo_cmd_eval(int argc, char **argv)
             o.min_samples = 5;
         } else if (!strcmp(a, "--no-latency")) {
             o.skip_latency = true;
+        } else if (!strcmp(a, "--no-cache")) {
+            o.no_reference_cache = true;
         } else if (!strcmp(a, "--keep")) {
             o.keep_workdir = true;
         } else if (!strcmp(a, "--unsafe-skip-antihack")) {
@@ -156,7 +163,7 @@ int kevo_cmd_eval(int argc, char **argv)
         printf("%s\n", text);
         free(text);
     } else {
-        print_text(task, cand_path, &r);
+        print_text(task, cand_path, &r, kevo_evaluator_reference_cached(ev));
     }
     rc = r.verdict == KEVO_VERDICT_CORRECT       ? KEVO_EXIT_OK
          : r.verdict == KEVO_VERDICT_INFRA_ERROR ? KEVO_EXIT_INFRA

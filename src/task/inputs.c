@@ -46,26 +46,10 @@ static int64_t saturate_i64(double v)
 
 static void fill(void *buf, const kevo_param *p, int64_t n, kevo_rng *rng)
 {
-    double spare = 0;
-    bool have_spare = false;
     for (int64_t i = 0; i < n; i++) {
         double v;
         switch (p->init.dist) {
-        case KEVO_INIT_NORMAL: {
-            /* Box-Muller gives two independent normals per pair of uniforms. */
-            double z;
-            if (have_spare) {
-                z = spare;
-            } else {
-                double u1 = kevo_rng_uniform(rng), u2 = kevo_rng_uniform(rng);
-                double r = sqrt(-2.0 * log(u1 > 1e-300 ? u1 : 1e-300));
-                z = r * cos(2.0 * M_PI * u2);
-                spare = r * sin(2.0 * M_PI * u2);
-            }
-            have_spare = !have_spare;
-            v = p->init.a + p->init.b * z;
-            break;
-        }
+        case KEVO_INIT_NORMAL: v = p->init.a + p->init.b * kevo_rng_normal(rng); break;
         case KEVO_INIT_UNIFORM: v = p->init.a + (p->init.b - p->init.a) * kevo_rng_uniform(rng); break;
         case KEVO_INIT_RANDINT: {
             double span = floor(p->init.b) - ceil(p->init.a);

@@ -1,10 +1,12 @@
 /*
- * util/clock.c - clocks, hashing, the deterministic PRNG, CPU count, sorting
+ * util/clock.c - clocks, the deterministic PRNG, CPU count, sorting
  * numbers (for medians and quantiles).
  */
 #include "kevo/util.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,17 +31,6 @@ void kevo_iso_time(char *buf, size_t len)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-uint64_t kevo_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ULL ^ seed;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -80,12 +71,66 @@ double kevo_rng_uniform(kevo_rng *r)
     return (double)(kevo_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
+/* Normal variates by the ziggurat method (Marsaglia and Tsang, 2000, in
+ * the form of Doornik, 2005: 128 strips of equal area V under the density,
+ * the base strip ending in the exact tail beyond R). Exact in
+ * distribution, and about five times faster than Box-Muller: most draws
+ * take one random number, one comparison and one multiply, no libm call.
+ * One 64-bit draw gives both the strip (its low 7 bits) and the position
+ * (its top 53 bits), so the two are independent. */
+#define ZIG_STRIPS 128
+#define ZIG_R 3.442619855899
+#define ZIG_V 9.91256303526217e-3
+static double zig_x[ZIG_STRIPS + 1], zig_ratio[ZIG_STRIPS];
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_init(void)
+{
+    double f = exp(-0.5 * ZIG_R * ZIG_R);
+    zig_x[0] = ZIG_V / f; /* the base strip, tail included, as a rectangle */
+    zig_x[1] = ZIG_R;
+    zig_x[ZIG_STRIPS] = 0;
+    for (int i = 2; i < ZIG_STRIPS; i++) {
+        zig_x[i] = sqrt(-2.0 * log(ZIG_V / zig_x[i - 1] + f));
+        f = exp(-0.5 * zig_x[i] * zig_x[i]);
+    }
+    for (int i = 0; i < ZIG_STRIPS; i++)
+        zig_ratio[i] = zig_x[i + 1] / zig_x[i];
+}
+
+static double uniform_open(kevo_rng *r) /* (0, 1) */
+{
+    return ((double)(kevo_rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* The tail beyond R, by Marsaglia's exponential rejection. */
+static double zig_tail(kevo_rng *r, bool negative)
+{
+    double x, y;
+    do {
+        x = log(uniform_open(r)) / ZIG_R;
+        y = log(uniform_open(r));
+    } while (-2.0 * y < x * x);
+    return negative ? x - ZIG_R : ZIG_R - x;
+}
+
 double kevo_rng_normal(kevo_rng *r)
 {
-    double u1 = kevo_rng_uniform(r), u2 = kevo_rng_uniform(r);
-    if (u1 < 1e-300)
-        u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    pthread_once(&zig_once, zig_init);
+    for (;;) {
+        uint64_t b = kevo_rng_next(r);
+        double u = 2.0 * ((double)(b >> 11) * 0x1.0p-53) - 1.0; /* [-1, 1) */
+        int i = (int)(b & (ZIG_STRIPS - 1));
+        if (fabs(u) < zig_ratio[i])
+            return u * zig_x[i]; /* inside the strip's rectangle: accepted */
+        if (i == 0)
+            return zig_tail(r, u < 0);
+        double x = u * zig_x[i];
+        double f0 = exp(-0.5 * (zig_x[i] * zig_x[i] - x * x));
+        double f1 = exp(-0.5 * (zig_x[i + 1] * zig_x[i + 1] - x * x));
+        if (f1 + kevo_rng_uniform(r) * (f0 - f1) < 1.0)
+            return x; /* under the density in the strip's wedge */
+    }
 }
 
 int kevo_cpu_count(void)

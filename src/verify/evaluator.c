@@ -19,6 +19,7 @@
 #include "kevo/verify.h"
 #include "verify/antihack.h"
 #include "verify/channel.h"
+#include "verify/ref_cache.h"
 #include "../../harness/protocol.h"
 
 #include <cjson/cJSON.h>
@@ -55,6 +56,10 @@ struct kevo_evaluator {
     int serial;
     kevo_buf ref_problems;
     int near_constant;
+    char cache_key[33];    /* empty: no reference cache for this evaluator */
+    uint64_t *input_hash;  /* [nids] when caching: ties outputs to their inputs */
+    kevo_ref_cached cached;
+    bool from_cache;       /* expected[][] point into cached's mapping */
 };
 
 static const char *verdict_names[] = {"correct", "incorrect", "compile_error", "rejected",
@@ -221,7 +226,9 @@ void kevo_evaluator_free(kevo_evaluator *ev)
     kevo_channel__free(ev->ref);
     kevo_channel__inputs_free(ev->inputs);
     for (size_t i = 0; i < ev->nids; i++) {
-        if (ev->expected)
+        if (ev->expected && ev->from_cache)
+            free(ev->expected[i]);
+        else if (ev->expected)
             free_outputs(ev->expected[i], ev->task->nparams);
         if (ev->data)
             kevo_call_data_free(ev->data[i]);
@@ -230,6 +237,8 @@ void kevo_evaluator_free(kevo_evaluator *ev)
     free(ev->data);
     free(ev->ref_call_s);
     free(ev->order);
+    free(ev->input_hash);
+    kevo_ref_cache__release(&ev->cached);
     if (ev->root && !ev->opts.keep_workdir)
         kevo_rmtree(ev->root);
     free(ev->root);
@@ -378,6 +387,8 @@ static void *inputs_worker(void *arg)
             return NULL;
         int e = kevo_task_inputs(&ev->data[id], ev->task, id / (size_t)ev->seeds,
                                  (uint64_t)(id % (size_t)ev->seeds));
+        if (e == 0 && ev->input_hash)
+            ev->input_hash[id] = kevo_ref_cache__inputs_hash(ev->task, ev->data[id]);
         if (e < 0) {
             pthread_mutex_lock(&g->lock);
             if (g->error == 0) {
@@ -432,16 +443,152 @@ static int inputs_join(inputs_gen *g)
     return error;
 }
 
-int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_eval_options *opts)
+/* Build the reference in ref_dir: the C backend, the task author's code. */
+static int reference_build(kevo_evaluator *ev, const char *ref_dir, kevo_build_result *build)
 {
-    *out = NULL;
-    int error = 0;
-    char *ref_dir = NULL, *source = NULL;
-    kevo_build_result build = {0};
-    kevo_child *dead = NULL;
-    bool slot_held = false;
-    inputs_gen gen = {0};
-    kevo_evaluator *ev = calloc(1, sizeof(*ev));
+    char *source = NULL;
+    const kevo_backend *c = kevo_backend_find("c");
+    int error = kevo_file_read(&source, NULL, ev->task->reference_path);
+    if (error == 0)
+        error = c->build(c, ev->task, source, true, ref_dir, build);
+    free(source);
+    if (error < 0)
+        return error;
+    ev->ref_build_s = build->seconds;
+    if (!build->ok)
+        return kevo_error_set(KEVO_EINVAL, "%s: the reference does not build:\n%s",
+                              ev->task->reference_path,
+                              build->diagnostics ? build->diagnostics : "");
+    return 0;
+}
+
+static bool is_output(const kevo_task *t, size_t p)
+{
+    return t->params[p].role == KEVO_ROLE_OUT || t->params[p].role == KEVO_ROLE_INOUT;
+}
+
+/* A cached entry serves exactly the inputs it was computed from. */
+static bool cache_matches(const kevo_evaluator *ev)
+{
+    const kevo_ref_cached *c = &ev->cached;
+    size_t np = ev->task->nparams;
+    if (c->nids != ev->nids || c->nparams != np)
+        return false;
+    for (size_t id = 0; id < ev->nids; id++) {
+        if (c->input_hash[id] != ev->input_hash[id])
+            return false;
+        for (size_t p = 0; p < np; p++)
+            if (c->bytes[id * np + p] != (is_output(ev->task, p) ? ev->data[id]->bytes[p] : 0))
+                return false;
+    }
+    return true;
+}
+
+/* The reference's results from the cache entry in ev->cached. */
+static int use_cached(kevo_evaluator *ev)
+{
+    static const uint64_t empty_output;
+    const kevo_ref_cached *c = &ev->cached;
+    size_t np = ev->task->nparams;
+    ev->from_cache = true;
+    for (size_t id = 0; id < ev->nids; id++) {
+        if (!(ev->expected[id] = calloc(np, sizeof(void *))))
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        for (size_t p = 0; p < np; p++)
+            if (is_output(ev->task, p))
+                ev->expected[id][p] = c->out[id * np + p] ? (void *)c->out[id * np + p]
+                                                          : (void *)&empty_output;
+        ev->ref_call_s[id] = c->call_s[id];
+    }
+    ev->near_constant = c->near_constant;
+    ev->ref_build_s = c->build_s;
+    kevo_buf_puts(&ev->ref_problems, c->problems ? c->problems : "");
+    return 0;
+}
+
+/* Keep what the reference just produced for the next evaluator (best effort). */
+static void cache_store(kevo_evaluator *ev, const char *runner_path)
+{
+    kevo_ref_cached c;
+    size_t np = ev->task->nparams;
+    if (!ev->cache_key[0] || kevo_ref_cache__alloc(&c, ev->nids, np) < 0)
+        return;
+    for (size_t id = 0; id < ev->nids; id++) {
+        c.input_hash[id] = ev->input_hash[id];
+        c.call_s[id] = ev->ref_call_s[id];
+        for (size_t p = 0; p < np; p++)
+            if (is_output(ev->task, p)) {
+                c.bytes[id * np + p] = ev->data[id]->bytes[p];
+                c.out[id * np + p] = ev->expected[id][p];
+            }
+    }
+    c.near_constant = ev->near_constant;
+    c.problems = strdup(kevo_buf_cstr(&ev->ref_problems));
+    c.build_s = ev->ref_build_s;
+    if (c.problems)
+        (void)kevo_ref_cache__store(ev->cache_key, runner_path, &c);
+    kevo_ref_cache__release(&c);
+}
+
+/* Run the reference on every (size set, seed): its outputs and call times. */
+static int reference_calls(kevo_evaluator *ev)
+{
+    const kevo_task *task = ev->task;
+    for (size_t id = 0; id < ev->nids; id++) {
+        int64_t ns;
+        uint32_t bad;
+        kevo_channel__set_inputs(ev->inputs, ev->data[id], 0);
+        int error = kevo_channel__call(ev->ref, ev->data[id], 0, task->timeout_s, &ns, &bad);
+        if (error < 0) {
+            kevo_buf msg = {0};
+            kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
+            error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
+                                   "%s: the reference failed to run: %s", task->reference_path,
+                                   kevo_buf_cstr(&msg));
+            kevo_buf_free(&msg);
+            return error;
+        }
+        if (bad != UINT32_MAX)
+            return kevo_error_set(KEVO_EINVAL, "%s: the reference writes outside '%s'",
+                                  task->reference_path, task->params[bad].name);
+        if (!(ev->expected[id] = alloc_outputs(task, ev->data[id])))
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        for (size_t p = 0; p < task->nparams; p++)
+            if (ev->expected[id][p])
+                memcpy(ev->expected[id][p], kevo_channel__output(ev->ref, p),
+                       ev->data[id]->bytes[p]);
+        ev->ref_call_s[id] = (double)ns * 1e-9;
+    }
+    return 0;
+}
+
+/* The channel's own cost, measured on the reference (code the task's
+ * author wrote, not a candidate's) and subtracted from both sides. */
+static int channel_cost(kevo_evaluator *ev)
+{
+    double noop[21], mn, cv;
+    for (int i = 0; i < 21; i++) {
+        int64_t ns;
+        int error = kevo_channel__noop(ev->ref, &ns);
+        if (error < 0) {
+            kevo_buf msg = {0};
+            kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
+            error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
+                                   "%s: the reference failed to run: %s",
+                                   ev->task->reference_path, kevo_buf_cstr(&msg));
+            kevo_buf_free(&msg);
+            return error;
+        }
+        noop[i] = (double)ns;
+    }
+    kevo_stats(noop, 21, &ev->channel_ns, &mn, &cv);
+    return 0;
+}
+
+static int evaluator_alloc(kevo_evaluator **out, const kevo_task *task,
+                           const kevo_eval_options *opts)
+{
+    kevo_evaluator *ev = *out = calloc(1, sizeof(*ev));
     if (!ev)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     ev->task = task;
@@ -454,10 +601,8 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     if (ev->opts.seeds < 3)
         ev->opts.seeds = 3;
     ev->be = kevo_backend_find(ev->opts.backend);
-    if (!ev->be) {
-        error = kevo_error_set(KEVO_EINVAL, "unknown backend '%s'", ev->opts.backend);
-        goto done;
-    }
+    if (!ev->be)
+        return kevo_error_set(KEVO_EINVAL, "unknown backend '%s'", ev->opts.backend);
     ev->nsets = kevo_task_nsets(task);
     ev->seeds = ev->opts.seeds;
     ev->nids = ev->nsets * (size_t)ev->seeds;
@@ -465,32 +610,50 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     ev->expected = calloc(ev->nids, sizeof(*ev->expected));
     ev->ref_call_s = calloc(ev->nids, sizeof(double));
     ev->order = calloc(ev->nids, sizeof(size_t));
-    if (!ev->data || !ev->expected || !ev->ref_call_s || !ev->order) {
-        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (!ev->data || !ev->expected || !ev->ref_call_s || !ev->order)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (!ev->opts.no_reference_cache && kevo_ref_cache__dir() &&
+        kevo_ref_cache__key(ev->cache_key, task, ev->seeds) == 0 &&
+        !(ev->input_hash = calloc(ev->nids, sizeof(uint64_t))))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (!ev->input_hash)
+        ev->cache_key[0] = 0;
+    return 0;
+}
+
+int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_eval_options *opts)
+{
+    *out = NULL;
+    char *ref_dir = NULL, *runner = NULL;
+    kevo_build_result build = {0};
+    kevo_child *dead = NULL;
+    inputs_gen gen = {0};
+    kevo_evaluator *ev = NULL;
+    int error = evaluator_alloc(&ev, task, opts);
+    if (error < 0)
         goto done;
-    }
-    /* Inputs are generated on every core while the reference builds. */
+    /* Inputs are generated on every core while the reference builds (or
+     * its cached results are read). */
     inputs_start(&gen, ev);
     if ((error = kevo_mkdtemp(&ev->root, "kevo-eval-")) < 0)
         goto done;
     chmod(ev->root, 0755);
     if ((error = make_dir(&ref_dir, ev->root, "reference")) < 0)
         goto done;
-    if ((error = kevo_file_read(&source, NULL, task->reference_path)) < 0)
-        goto done;
+    runner = kevo_path_join(ref_dir, "runner");
     pthread_rwlock_rdlock(&timing_slot);
-    slot_held = true;
-    if ((error = kevo_backend_find("c")->build(kevo_backend_find("c"), task, source, true,
-                                               ref_dir, &build)) < 0)
-        goto done;
-    ev->ref_build_s = build.seconds;
-    if (!build.ok) {
-        error = kevo_error_set(KEVO_EINVAL, "%s: the reference does not build:\n%s",
-                               task->reference_path, build.diagnostics ? build.diagnostics : "");
-        goto done;
-    }
+    bool hit = ev->cache_key[0] && kevo_ref_cache__load(&ev->cached, ev->cache_key, runner) == 1;
+    if (!hit && (error = reference_build(ev, ref_dir, &build)) < 0)
+        goto done_locked;
     if ((error = inputs_join(&gen)) < 0)
-        goto done;
+        goto done_locked;
+    if (hit && !cache_matches(ev)) { /* other inputs: the entry is stale */
+        kevo_ref_cache__release(&ev->cached);
+        kevo_ref_cache__drop(ev->cache_key);
+        hit = false;
+        if ((error = reference_build(ev, ref_dir, &build)) < 0)
+            goto done_locked;
+    }
     uint64_t total = 0;
     for (size_t id = 0; id < ev->nids; id++) {
         uint64_t b = call_bytes(task, ev->data[id]);
@@ -499,68 +662,39 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     order_by_size(ev);
     ev->runner_mem = ev->opts.mem_bytes ? ev->opts.mem_bytes : 6 * total + (3ULL << 30);
     if ((error = kevo_channel__inputs_new(&ev->inputs, task, ev->data, ev->nids)) < 0)
-        goto done;
-    if ((error = runner_start(&ev->ref, &dead, ev, NULL, build.runner_path, ref_dir)) < 0) {
+        goto done_locked;
+    if ((error = runner_start(&ev->ref, &dead, ev, NULL, runner, ref_dir)) < 0) {
         error = kevo_error_set(KEVO_EINFRA, "cannot start the reference runner: %s",
                                kevo_error_last());
-        goto done;
+        goto done_locked;
     }
-    /* The channel's own cost, measured on the reference (code the task's
-     * author wrote, not a candidate's) and subtracted from both sides. */
-    double noop[21];
-    for (int i = 0; i < 21; i++) {
-        int64_t ns;
-        if ((error = kevo_channel__noop(ev->ref, &ns)) < 0)
-            goto ref_failed;
-        noop[i] = (double)ns;
+    if ((error = channel_cost(ev)) < 0)
+        goto done_locked;
+    if (hit) {
+        error = use_cached(ev);
+    } else if ((error = reference_calls(ev)) == 0) {
+        check_outputs(ev);
+        cache_store(ev, runner);
     }
-    double mn, cv;
-    kevo_stats(noop, 21, &ev->channel_ns, &mn, &cv);
-    for (size_t id = 0; id < ev->nids; id++) {
-        int64_t ns;
-        uint32_t bad;
-        kevo_channel__set_inputs(ev->inputs, ev->data[id], 0);
-        if ((error = kevo_channel__call(ev->ref, ev->data[id], 0, task->timeout_s, &ns, &bad)) <
-            0)
-            goto ref_failed;
-        if (bad != UINT32_MAX) {
-            error = kevo_error_set(KEVO_EINVAL, "%s: the reference writes outside '%s'",
-                                   task->reference_path, task->params[bad].name);
-            goto done;
-        }
-        ev->expected[id] = alloc_outputs(task, ev->data[id]);
-        if (!ev->expected[id]) {
-            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t p = 0; p < task->nparams; p++)
-            if (ev->expected[id][p])
-                memcpy(ev->expected[id][p], kevo_channel__output(ev->ref, p),
-                       ev->data[id]->bytes[p]);
-        ev->ref_call_s[id] = (double)ns * 1e-9;
+    if (error == 0) {
+        *out = ev;
+        ev = NULL;
     }
-    check_outputs(ev);
-    *out = ev;
-    ev = NULL;
-    goto done;
-ref_failed: {
-    kevo_buf msg = {0};
-    kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
-    error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
-                           "%s: the reference failed to run: %s", task->reference_path,
-                           kevo_buf_cstr(&msg));
-    kevo_buf_free(&msg);
-}
+done_locked:
+    pthread_rwlock_unlock(&timing_slot);
 done:
     inputs_stop(&gen);
-    if (slot_held)
-        pthread_rwlock_unlock(&timing_slot);
     kevo_child_free(dead);
     kevo_build_result_clear(&build);
     free(ref_dir);
-    free(source);
+    free(runner);
     kevo_evaluator_free(ev);
     return error;
+}
+
+bool kevo_evaluator_reference_cached(const kevo_evaluator *ev)
+{
+    return ev->from_cache;
 }
 
 int kevo_evaluator_reference_report(kevo_reference_report *out, kevo_evaluator *ev)

@@ -9,7 +9,7 @@ KEVO=${KEVO:-build/kevo}
 SRC=${KEVO_SRC:-.}
 SERVER=${KEVO_BUILD:-build}/tests/fake_llm_server
 tmp=$(mktemp -d)
-cleanup() { [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null; rm -rf "$tmp"; }
+cleanup() { [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null; pkill -f "$tmp/script" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 fails=0; passes=0
 check() { if eval "$2"; then echo "ok   $1"; passes=$((passes+1)); else echo "FAIL $1"; fails=$((fails+1)); fi; }
@@ -125,6 +125,9 @@ for _ in $(seq 1 50); do [ -s "$tmp/port3" ] && break; sleep 0.1; done
 "$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$(head -1 "$tmp/port3")/v1" \
   --model fake --iterations 1 --quick --db "$tmp/d.db" --audit --reflect > "$tmp/run4.txt" 2>&1
 check "audit run exits 0" "[ $? -eq 0 ]"
+# every server is stopped once used: a server left running holds the
+# test's output open, and ctest waits out its whole --lifetime
+kill "$spid" 2>/dev/null; spid=
 python3 - "$tmp/d.db" <<'PY' || fails=$((fails+1))
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

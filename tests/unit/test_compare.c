@@ -457,6 +457,62 @@ static void test_compare__stats_outlier_moves_mean_not_median(void **state)
     assert_true(cv > 1); /* the outlier dominates the spread */
 }
 
+/* The fast path (vector lanes, tails, one part per core above 4 MiB) must
+ * agree with kevo_compare_output on every kind of bad element at every
+ * position class: the first, inside a vector, the scalar tail, each part
+ * boundary, the last. */
+static void test_compare__allclose_agrees_with_exact(void **state)
+{
+    (void)state;
+    const int64_t n = 3 * (1 << 20) + 7; /* 12 MiB of f32: several parts, a tail */
+    float *e = malloc((size_t)n * sizeof(float)), *a = malloc((size_t)n * sizeof(float));
+    double *ed = malloc((size_t)n * sizeof(double)), *ad = malloc((size_t)n * sizeof(double));
+    assert_non_null(e);
+    assert_non_null(a);
+    assert_non_null(ed);
+    assert_non_null(ad);
+    for (int64_t i = 0; i < n; i++) {
+        e[i] = (float)sin((double)i * 0.001) * 3;
+        ed[i] = e[i];
+    }
+    const double atol = 1e-5, rtol = 1e-5;
+    const int64_t where[] = {0, 1, 5, n / 2, n / 3, n / 3 + 1, 2 * (n / 3), n - 7, n - 4, n - 1};
+    const float bad[] = {NAN, INFINITY, -INFINITY, 1.0f};
+    kevo_compare_stats st;
+    for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++)
+        for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+            memcpy(a, e, (size_t)n * sizeof(float));
+            memcpy(ad, ed, (size_t)n * sizeof(double));
+            int64_t i = where[w];
+            a[i] = b == 3 ? e[i] + 1e-3f + fabsf(e[i]) * 1e-3f : bad[b];
+            ad[i] = b == 3 ? ed[i] + 1e-3 + fabs(ed[i]) * 1e-3 : (double)bad[b];
+            kevo_compare_output(&st, NULL, "y", KEVO_DT_F32, &n, 1, e, a, n, atol, rtol);
+            assert_int_equal(st.mismatches, 1);
+            assert_false(kevo_compare_allclose(KEVO_DT_F32, e, a, n, atol, rtol));
+            assert_false(kevo_compare_allclose(KEVO_DT_F64, ed, ad, n, atol, rtol));
+            /* just inside the tolerance: close */
+            a[i] = (float)((double)e[i] + 0.5 * (atol + rtol * fabs((double)e[i])));
+            ad[i] = ed[i] + 0.5 * (atol + rtol * fabs(ed[i]));
+            assert_true(kevo_compare_allclose(KEVO_DT_F32, e, a, n, atol, rtol));
+            assert_true(kevo_compare_allclose(KEVO_DT_F64, ed, ad, n, atol, rtol));
+        }
+    /* NaN expected: the fast path answers false and leaves it to the exact one */
+    memcpy(a, e, (size_t)n * sizeof(float));
+    e[n - 2] = a[n - 2] = NAN;
+    assert_false(kevo_compare_allclose(KEVO_DT_F32, e, a, n, atol, rtol));
+    /* integers: exact bytes, in every part */
+    int32_t *ie = (int32_t *)e, *ia = (int32_t *)a;
+    for (int64_t i = 0; i < n; i++)
+        ie[i] = ia[i] = (int32_t)i;
+    assert_true(kevo_compare_allclose(KEVO_DT_I32, ie, ia, n, 0, 0));
+    ia[n - 1]++;
+    assert_false(kevo_compare_allclose(KEVO_DT_I32, ie, ia, n, 0, 0));
+    free(e);
+    free(a);
+    free(ed);
+    free(ad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_compare__stats_even),
         cmocka_unit_test(test_compare__stats_constant_and_single),
         cmocka_unit_test(test_compare__stats_outlier_moves_mean_not_median),
+        cmocka_unit_test(test_compare__allclose_agrees_with_exact),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }

@@ -999,6 +999,42 @@ static void test_task__inputs_layout(void **state)
     remove_dir(dir);
 }
 
+/* kevo_rng_normal's shape, tails included: 2M draws in 20 bins against
+ * the normal distribution's probabilities (Pearson's chi-square, 19
+ * degrees of freedom; 70 is beyond the 1e-6 quantile, and the seed is
+ * fixed, so this cannot flake). A wrong strip table, a wrong tail or a
+ * correlation between strip and position would show here. */
+static void test_task__rng_normal_shape(void **state)
+{
+    (void)state;
+    const double edge[] = {-4, -3.44, -3, -2.5, -2, -1.5, -1, -0.5, -0.25, 0,
+                           0.25, 0.5, 1, 1.5, 2, 2.5, 3, 3.44, 4};
+    enum { NE = sizeof(edge) / sizeof(edge[0]), NB = NE + 1, N = 2000000 };
+    long count[NB] = {0};
+    kevo_rng r;
+    kevo_rng_seed(&r, 20261201);
+    double sum = 0;
+    for (int k = 0; k < N; k++) {
+        double z = kevo_rng_normal(&r);
+        sum += z;
+        int b = 0;
+        while (b < NE && z >= edge[b])
+            b++;
+        count[b]++;
+    }
+    double chi = 0;
+    for (int b = 0; b < NB; b++) {
+        double lo = b == 0 ? 0 : 0.5 * erfc(-edge[b - 1] / sqrt(2.0));
+        double hi = b == NE ? 1 : 0.5 * erfc(-edge[b] / sqrt(2.0));
+        double e = (hi - lo) * N;
+        chi += (count[b] - e) * (count[b] - e) / e;
+    }
+    if (chi > 70)
+        print_error("chi-square %.1f over %d bins\n", chi, NB);
+    assert_true(chi < 70);
+    assert_true(fabs(sum / N) < 0.005);
+}
+
 static void test_task__inputs_distributions(void **state)
 {
     char *dir;
@@ -1375,6 +1411,7 @@ int main(void)
         cmocka_unit_test(test_task__inputs_different_seed_differs),
         cmocka_unit_test(test_task__inputs_layout),
         cmocka_unit_test(test_task__inputs_distributions),
+        cmocka_unit_test(test_task__rng_normal_shape),
         cmocka_unit_test(test_task__find_nested_sorted),
         cmocka_unit_test(test_task__find_suite),
         cmocka_unit_test(test_task__shape_out_of_range),
