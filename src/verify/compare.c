@@ -174,10 +174,11 @@ void kevo_stats(double *s, int n, double *median, double *min, double *cv)
 typedef double v4d __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
 typedef long long v4l __attribute__((vector_size(32)));
+#define ABS_MASK 0x7fffffffffffffffLL /* every bit of a double but its sign */
 
 static bool close_f32(const float *e, const float *a, int64_t n, double atol, double rtol)
 {
-    const v4l sign = {~(1LL << 63), ~(1LL << 63), ~(1LL << 63), ~(1LL << 63)};
+    const v4l sign = {ABS_MASK, ABS_MASK, ABS_MASK, ABS_MASK};
     v4l all = {-1, -1, -1, -1};
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
@@ -198,7 +199,7 @@ static bool close_f32(const float *e, const float *a, int64_t n, double atol, do
 
 static bool close_f64(const double *e, const double *a, int64_t n, double atol, double rtol)
 {
-    const v4l sign = {~(1LL << 63), ~(1LL << 63), ~(1LL << 63), ~(1LL << 63)};
+    const v4l sign = {ABS_MASK, ABS_MASK, ABS_MASK, ABS_MASK};
     v4l all = {-1, -1, -1, -1};
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
