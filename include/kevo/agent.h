@@ -41,9 +41,15 @@ typedef struct kevo_run_config {
     const char *replay_path; /* --generator replay: the recording */
     const char *record_path; /* --record FILE: append every exchange */
     bool memory;             /* false: --memory off (no cross-task Q, no experience) */
-    double epsilon;          /* default 0.1 */
-    double alpha;            /* default 0.3 */
-    double q_init;           /* optimistic initial Q, default 0.5 */
+    /* The method's hyper-parameters, one flag each (docs/memory.md): the same
+     * values drive selection (context), learning (Q updates) and the
+     * built-in generator's arms. */
+    double epsilon;          /* exploration rate, default 0.1 */
+    double alpha;            /* Q step size, default 0.3 */
+    double q_init;           /* Q0 of an item or start point never updated, default 0.5 */
+    int lambda;              /* candidate pool = lambda * pool_n items, default 3 */
+    int pool_n;              /* N: experience items selected per prompt, default 6 */
+    bool normalize;          /* z-score refine rewards (App. A form), default off */
     int max_tasks;           /* 0 = all */
     int jobs;                /* tasks in flight (default 1) */
     bool audit;              /* LLM runs: the model-based anti-hacking auditor */
@@ -58,6 +64,8 @@ typedef struct kevo_run_config {
 } kevo_run_config;
 
 void kevo_run_config_init(kevo_run_config *cfg);
+/* NULL when the hyper-parameters are in range, else what is wrong (static). */
+const char *kevo_run_config_check(const kevo_run_config *cfg);
 
 /* Run (or resume) a whole run; prints progress on stdout. *out_run_id gets
  * the run id. Returns 0 when every task ran its budget, KEVO_EINTR when

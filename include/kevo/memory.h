@@ -227,9 +227,10 @@ double kevo_memory_reward_draft(const char *verdict);
 double kevo_memory_reward_refine(const char *verdict, double start_us, double new_us);
 /* One Monte-Carlo step: q + alpha (r - q). */
 double kevo_memory_q_step(double q, double r, double alpha);
-/* z-score `r` against running statistics (n, mean, m2 as in Welford's
- * algorithm, already including r), with std >= sqrt(var_floor), clipped to
- * [-clip, clip]. Returns 0 when n < 2. */
+/* z-score `r` against running statistics of the rewards before it (n,
+ * mean, m2 as in Welford's algorithm; EvoKernel App. A: mu_{t-1},
+ * sigma_{t-1}), with std >= sqrt(var_floor), clipped to [-clip, clip].
+ * Returns 0 when n < 2 (no spread to measure against yet). */
 double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2, double var_floor,
                                     double clip);
 

@@ -30,8 +30,12 @@ int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
     kevo_context_config_init(&cc);
     if (cfg->token_budget > 0)
         cc.token_budget = cfg->token_budget;
+    /* the run's values: selection and learning see one Q0, alpha, pool */
     cc.epsilon = cfg->epsilon;
     cc.alpha = cfg->alpha;
+    cc.q_init = cfg->q_init;
+    cc.lambda = cfg->lambda;
+    cc.n = cfg->pool_n;
     kevo_context_mode_parse(&cc.mode, !strcmp(cfg->context, "passive") ? "passive"
                                       : !strcmp(cfg->retrieval, "value") ? "value"
                                                                          : "heuristic");

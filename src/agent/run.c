@@ -35,6 +35,23 @@ void kevo_run_config_init(kevo_run_config *c)
     c->epsilon = 0.1;
     c->alpha = 0.3;
     c->q_init = 0.5;
+    c->lambda = 3;
+    c->pool_n = 6;
+}
+
+const char *kevo_run_config_check(const kevo_run_config *c)
+{
+    if (!(c->epsilon >= 0 && c->epsilon <= 1))
+        return "epsilon (--epsilon) must be in [0, 1]";
+    if (!(c->alpha > 0 && c->alpha <= 1))
+        return "alpha (--alpha) must be in (0, 1]";
+    if (!(c->q_init >= -1 && c->q_init <= 1))
+        return "q_init (--q-init) must be in [-1, 1], the range of the rewards";
+    if (c->lambda < 1 || c->lambda > 100)
+        return "lambda (--lambda) must be an integer in [1, 100]";
+    if (c->pool_n < 0 || c->pool_n > 100)
+        return "pool_n (--pool-n) must be an integer in [0, 100]";
+    return NULL;
 }
 
 void kevo_proposal_clear(kevo_proposal *p)
@@ -72,6 +89,9 @@ static char *config_json(const kevo_run_config *c, char **dirs, size_t ndirs)
     cJSON_AddNumberToObject(o, "epsilon", c->epsilon);
     cJSON_AddNumberToObject(o, "alpha", c->alpha);
     cJSON_AddNumberToObject(o, "q_init", c->q_init);
+    cJSON_AddNumberToObject(o, "lambda", c->lambda);
+    cJSON_AddNumberToObject(o, "pool_n", c->pool_n);
+    cJSON_AddBoolToObject(o, "normalize", c->normalize);
     cJSON_AddBoolToObject(o, "quick_timing", c->quick_timing);
     cJSON_AddNumberToObject(o, "refine_with_builtin", c->refine_with_builtin);
     cJSON_AddBoolToObject(o, "audit", c->audit);
@@ -117,6 +137,16 @@ static int config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJS
         c->alpha = v->valuedouble;
     if ((v = cJSON_GetObjectItem(root, "q_init")) && cJSON_IsNumber(v))
         c->q_init = v->valuedouble;
+    if ((v = cJSON_GetObjectItem(root, "lambda")) && cJSON_IsNumber(v))
+        c->lambda = v->valueint;
+    if ((v = cJSON_GetObjectItem(root, "pool_n")) && cJSON_IsNumber(v))
+        c->pool_n = v->valueint;
+    if ((v = cJSON_GetObjectItem(root, "normalize")))
+        c->normalize = cJSON_IsTrue(v);
+    /* a stored configuration is input like any other */
+    const char *bad = kevo_run_config_check(c);
+    if (bad)
+        return kevo_error_set(KEVO_EINVAL, "the run's stored configuration: %s", bad);
     if ((v = cJSON_GetObjectItem(root, "audit")))
         c->audit = cJSON_IsTrue(v);
     if ((v = cJSON_GetObjectItem(root, "reflect")))
@@ -282,6 +312,7 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
     kevo_learn_config_init(&lc);
     lc.alpha = cfg->alpha;
     lc.q_init = cfg->q_init;
+    lc.normalize = cfg->normalize;
     double best = 0;
     for (size_t i = 0; i < done_list->n; i++)
         if (done_list->attempts[i].speedup > best)

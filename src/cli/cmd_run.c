@@ -53,7 +53,13 @@ static void usage(FILE *f)
             "  --seed S           makes the run's random choices reproducible (default 1)\n"
             "  --retrieval MODE   value (default) | heuristic | random\n"
             "  --memory on|off    off: no learned values (ablation)\n"
-            "  --epsilon E        exploration rate (default 0.1)\n"
+            "  --epsilon E        exploration rate of every epsilon-greedy pick (default 0.1)\n"
+            "  --alpha A          Q step size, Q <- Q + A (R - Q) (default 0.3)\n"
+            "  --q-init Q         Q0 of items and start points never updated, in [-1, 1]\n"
+            "                     (default 0.5: every unseen item is tried before a poor one)\n"
+            "  --lambda L         LLM context: the candidate pool holds L x N items (default 3)\n"
+            "  --pool-n N         LLM context: experience items selected per prompt (default 6)\n"
+            "  --normalize        z-score refine rewards against the earlier ones (App. A)\n"
             "  --memory-from FILE import an exported memory first (transfer)\n"
             "  --max-tasks N      only the first N tasks (sorted by path)\n"
             "  --jobs N           N tasks in flight; latency measurements never overlap\n"
@@ -96,6 +102,8 @@ int kevo_cmd_run(int argc, char **argv)
             cfg.audit = true;
         } else if (!strcmp(a, "--reflect")) {
             cfg.reflect = true;
+        } else if (!strcmp(a, "--normalize")) {
+            cfg.normalize = true;
         } else if (a[0] == '-' && !v) {
             fprintf(stderr, "kevo run: %s needs a value (see kevo run --help)\n", a);
             rc = KEVO_EXIT_USAGE;
@@ -185,13 +193,23 @@ int kevo_cmd_run(int argc, char **argv)
                 cfg.max_tokens = n;
             else
                 cfg.seed = (uint64_t)n;
-        } else if (!strcmp(a, "--epsilon")) {
-            cfg.epsilon = atof(argv[++i]);
-            if (cfg.epsilon < 0 || cfg.epsilon > 1) {
-                fprintf(stderr, "kevo run: --epsilon must be in [0, 1]\n");
+        } else if (!strcmp(a, "--epsilon") || !strcmp(a, "--alpha") || !strcmp(a, "--q-init")) {
+            char *end;
+            double x = strtod(argv[++i], &end);
+            if (end == argv[i] || *end) {
+                fprintf(stderr, "kevo run: %s needs a number, got '%s'\n", a, argv[i]);
                 rc = KEVO_EXIT_USAGE;
                 goto done;
             }
+            *(!strcmp(a, "--epsilon") ? &cfg.epsilon
+              : !strcmp(a, "--alpha") ? &cfg.alpha
+                                      : &cfg.q_init) = x;
+        } else if (!strcmp(a, "--lambda") || !strcmp(a, "--pool-n")) {
+            if (parse_int(&n, a, argv[++i]) < 0) {
+                rc = KEVO_EXIT_USAGE;
+                goto done;
+            }
+            *(!strcmp(a, "--lambda") ? &cfg.lambda : &cfg.pool_n) = n;
         } else if (a[0] == '-') {
             fprintf(stderr, "kevo run: unknown option '%s' (see kevo run --help)\n", a);
             rc = KEVO_EXIT_USAGE;
@@ -219,6 +237,19 @@ int kevo_cmd_run(int argc, char **argv)
     }
     if (!strcmp(cfg.generator, "replay") && !cfg.replay_path && !cfg.resume_run) {
         fprintf(stderr, "kevo run: --generator replay needs --replay FILE\n");
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    const char *bad = kevo_run_config_check(&cfg);
+    if (bad) {
+        fprintf(stderr, "kevo run: %s\n", bad);
+        rc = KEVO_EXIT_USAGE;
+        goto done;
+    }
+    if (!strcmp(cfg.strategy, "passk") && !strcmp(cfg.generator, "builtin")) {
+        fprintf(stderr, "kevo run: --strategy passk needs an LLM generator (openai or replay): "
+                        "the built-in draft is deterministic, so independent samples of it "
+                        "would all be one kernel\n");
         rc = KEVO_EXIT_USAGE;
         goto done;
     }

@@ -220,12 +220,13 @@ static int relearn_all(kevo_memory *mem, filter_ctx *fc, const kevo_learn_config
     for (size_t i = 0; i < rv.n; i++) {
         if (rv.v[i].infra)
             continue;
+        /* as when recorded: against the rewards before this one (App. A) */
+        double r = kevo_memory_reward_normalize(rv.v[i].raw, st.n, st.mean, st.m2, cfg->var_floor,
+                                                cfg->clip);
         st.n++;
         double d = rv.v[i].raw - st.mean;
         st.mean += d / (double)st.n;
         st.m2 += d * (rv.v[i].raw - st.mean);
-        double r = kevo_memory_reward_normalize(rv.v[i].raw, st.n, st.mean, st.m2, cfg->var_floor,
-                                                cfg->clip);
         if ((error = s->attempt_set_reward(s, rv.v[i].id, r)) < 0)
             goto done;
         /* Q2 of the start point, in the same order */

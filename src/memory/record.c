@@ -264,9 +264,10 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
             if ((error = mem->store->reward_stats_get(mem->store, KEVO_STAGE_REFINE, &st)) < 0)
                 goto done;
             st.stage = KEVO_STAGE_REFINE;
-            stats_add(&st, raw);
+            /* App. A: against mu_{t-1}, sigma_{t-1}, the rewards before this one */
             reward =
                 kevo_memory_reward_normalize(raw, st.n, st.mean, st.m2, cfg->var_floor, cfg->clip);
+            stats_add(&st, raw);
             if ((error = mem->store->reward_stats_set(mem->store, &st)) < 0)
                 goto done;
         }

@@ -45,6 +45,12 @@ expect "no task folder" "no such task folder" "$KEVO" eval "$tmp/none" "$tmp/ok.
 expect "unknown option" "unknown option '--fast'" "$KEVO" eval "$relu" "$tmp/ok.c" --fast
 expect "run: bad task in the list" "task.json: field 'flops': missing" "$KEVO" run "$tmp/missing_field" --db "$tmp/r.db"
 expect "run: bad --iterations" "--iterations needs a non-negative integer" "$KEVO" run "$relu" --iterations x
+expect "run: --q-init out of range" "q_init (--q-init) must be in [-1, 1]" "$KEVO" run "$relu" --q-init 2 --db "$tmp/h.db"
+expect "run: --alpha not a number" "--alpha needs a number, got 'fast'" "$KEVO" run "$relu" --alpha fast --db "$tmp/h.db"
+expect "run: --alpha 0" "alpha (--alpha) must be in (0, 1]" "$KEVO" run "$relu" --alpha 0 --db "$tmp/h.db"
+expect "run: --lambda 0" "lambda (--lambda) must be an integer in [1, 100]" "$KEVO" run "$relu" --lambda 0 --db "$tmp/h.db"
+expect "run: --epsilon out of range" "epsilon (--epsilon) must be in [0, 1]" "$KEVO" run "$relu" --epsilon 1.5 --db "$tmp/h.db"
+expect "run: passk with the built-in generator" "--strategy passk needs an LLM generator" "$KEVO" run "$relu" --strategy passk --db "$tmp/h.db"
 expect "run: no task lists the backend" "lists backend 'opencl' in its task.json field 'backends'" "$KEVO" run "$SRC/suites/c/level1/030_frobenius_norm" --backend opencl --db "$tmp/b.db"
 expect "run: built-in generator on cuda" "the built-in generator writes C and OpenCL candidates, not cuda" "$KEVO" run "$SRC/suites/c/level1/001_relu" --backend cuda --db "$tmp/c.db"
 echo "$pass passed, $fail failed"

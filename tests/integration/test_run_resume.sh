@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A run killed with SIGKILL mid-way resumes and completes with no duplicate
 # and no lost attempt: every task ends with exactly --iterations attempts,
-# iterations 1..T each once.
+# iterations 1..T each once; the method's hyper-parameters given as flags
+# are recorded with the run and survive the resume.
 set -uo pipefail
 KEVO=${KEVO:-build/kevo}
 SRC=${KEVO_SRC:-.}
@@ -10,7 +11,8 @@ trap 'rm -rf "$tmp"' EXIT
 db="$tmp/run.db"
 T1="$SRC/suites/c/level1/010_hardtanh"
 T2="$SRC/suites/c/level1/002_leaky_relu"
-"$KEVO" run "$T1" "$T2" --iterations 3 --quick --db "$db" > "$tmp/out.txt" 2>&1 &
+"$KEVO" run "$T1" "$T2" --iterations 3 --quick --db "$db" --alpha 0.2 --q-init 0.1 --lambda 2 \
+  --pool-n 4 --normalize --epsilon 0.05 > "$tmp/out.txt" 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
   grep -q "iter  2/3" "$tmp/out.txt" 2>/dev/null && break
@@ -32,6 +34,12 @@ for t in r["per_task"]:
 ok = r["tasks"] == 2 and r["status"] == "finished"
 print(("ok  " if ok else "FAIL"), "tasks", r["tasks"], "status", r["status"])
 bad += not ok
-print(f"{3 - bad} passed, {bad} failed")
+c = r["config"]
+want = {"alpha": 0.2, "q_init": 0.1, "lambda": 2, "pool_n": 4, "normalize": True, "epsilon": 0.05}
+got = {k: c.get(k) for k in want}
+ok = got == want
+print(("ok  " if ok else "FAIL"), "hyper-parameters recorded and resumed", got)
+bad += not ok
+print(f"{4 - bad} passed, {bad} failed")
 sys.exit(1 if bad else 0)
 PY

@@ -63,11 +63,11 @@ static void test_memory__reward_normalize_bounded(void **state)
     for (int i = 0; i < 20000; i++) {
         /* heavy tails and constant stretches */
         double r = (i % 1000) < 500 ? 0.25 : tanh(kevo_rng_normal(&rng) * 3);
+        double z = kevo_memory_reward_normalize(r, n, mean, m2, 0.01, 3.0);
         n++;
         double d = r - mean;
         mean += d / (double)n;
         m2 += d * (r - mean);
-        double z = kevo_memory_reward_normalize(r, n, mean, m2, 0.01, 3.0);
         assert_true(isfinite(z));
         assert_true(z >= -3.0 && z <= 3.0);
     }
@@ -168,12 +168,66 @@ static void test_memory__q_converges_in_store(void **state)
     free(dir);
 }
 
+/* Normalised refine rewards through the store, against the rewards before
+ * each one (App. A: mu_{t-1}, sigma_{t-1}), the first two 0 (no spread
+ * yet). Expected values computed here from the raw rewards. */
+static void test_memory__normalize_uses_earlier_rewards(void **state)
+{
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-"), 0);
+    char *path = kevo_path_join(dir, "m.db");
+    kevo_memory *mem = NULL;
+    assert_int_equal(kevo_memory_open(&mem, path), 0);
+    kevo_learn_config cfg;
+    kevo_learn_config_init(&cfg);
+    cfg.normalize = 1;
+    kevo_attempt d = {.task = "relu", .backend = "c", .generator = "test",
+                      .stage = KEVO_STAGE_DRAFT, .verdict = "correct", .source = "x",
+                      .candidate_us = 100, .reference_us = 100, .speedup = 1};
+    int64_t draft = 0;
+    assert_int_equal(kevo_memory_attempt_record(mem, &d, NULL, 0, &cfg, &draft), 0);
+    const double new_us[] = {80, 50, 60, 90};
+    double raw[4];
+    for (int i = 0; i < 4; i++) {
+        kevo_attempt a = d;
+        a.stage = KEVO_STAGE_REFINE;
+        a.iteration = i + 1;
+        a.parent_id = draft;
+        a.candidate_us = new_us[i];
+        a.speedup = 100 / new_us[i];
+        int64_t id = 0;
+        assert_int_equal(kevo_memory_attempt_record(mem, &a, NULL, 0, &cfg, &id), 0);
+        raw[i] = tanh(log(100 / new_us[i]));
+        double expect = 0;
+        if (i >= 2) {
+            double mean = 0, var = 0;
+            for (int k = 0; k < i; k++)
+                mean += raw[k] / i;
+            for (int k = 0; k < i; k++)
+                var += (raw[k] - mean) * (raw[k] - mean) / (i - 1);
+            expect = (raw[i] - mean) / sqrt(var > 0.01 ? var : 0.01);
+        }
+        kevo_attempt *got = NULL;
+        assert_int_equal(kevo_memory_attempt_get(&got, mem, id), 0);
+        if (fabs(got->reward - expect) > 1e-9)
+            print_error("refine %d: reward %.6f, expected %.6f\n", i, got->reward, expect);
+        assert_true(fabs(got->reward_raw - raw[i]) < 1e-12);
+        assert_true(fabs(got->reward - expect) < 1e-9);
+        kevo_attempt_free(got);
+    }
+    kevo_memory_free(mem);
+    kevo_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory__reward_draft_signs),
         cmocka_unit_test(test_memory__reward_refine_bounds),
         cmocka_unit_test(test_memory__reward_normalize_bounded),
+        cmocka_unit_test(test_memory__normalize_uses_earlier_rewards),
         cmocka_unit_test(test_memory__q_step_converges),
         cmocka_unit_test(test_memory__q_converges_in_store),
     };
