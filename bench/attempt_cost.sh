@@ -28,18 +28,8 @@ TASKS=(suites/c/level1/001_relu suites/c/level1/013_softmax_rows
 
 die() { echo "attempt_cost: $*" >&2; exit 2; }
 [ -x "$KEVO" ] || die "KEVO=$KEVO is not an executable (build first: bash scripts/setup.sh)"
-mkdir -p "$WORK"
-chmod 755 "$WORK"
-old=$WORK/before-$BEFORE
-if [ ! -x "$old/build/kevo" ]; then
-    echo "attempt_cost: building $BEFORE in $old" >&2
-    rm -rf "$old"
-    git -C "$SRC" worktree add --detach "$old" "$BEFORE" >/dev/null 2>&1 ||
-        die "cannot check out $BEFORE into $old"
-    cmake -S "$old" -B "$old/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-        cmake --build "$old/build" -j"$(nproc)" --target kevo >/dev/null ||
-        die "cannot build $BEFORE"
-fi
+# shellcheck source=before_build.sh
+. "$SRC/bench/before_build.sh"
 
 # run NAME BINARY TREE -> WORK/NAME.db, WORK/NAME.secs
 run() {

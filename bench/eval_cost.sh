@@ -34,18 +34,8 @@ else
            "$SRC/suites/c/level1/015_matmul_square:$SRC/tests/candidates/015_matmul_square/correct.c")
 fi
 
-mkdir -p "$WORK"
-chmod 755 "$WORK"
-old=$WORK/before-$BEFORE
-if [ ! -x "$old/build/kevo" ]; then
-    echo "eval_cost: building $BEFORE in $old" >&2
-    rm -rf "$old"
-    git -C "$SRC" worktree add --detach "$old" "$BEFORE" >/dev/null 2>&1 ||
-        die "cannot check out $BEFORE into $old"
-    cmake -S "$old" -B "$old/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-        cmake --build "$old/build" -j"$(nproc)" --target kevo >/dev/null ||
-        die "cannot build $BEFORE"
-fi
+# shellcheck source=before_build.sh
+. "$SRC/bench/before_build.sh"
 
 # one NAME BINARY SOURCE TASK CAND -> "seconds verdict"
 one() {

@@ -58,7 +58,6 @@ int kevo_mkdtemp(char **out, const char *prefix);
  * (KEVO_CACHE=off) or the folder is not private to this user. Borrowed.
  * Base: $KEVO_CACHE_DIR, else $XDG_CACHE_HOME/kevo, else ~/.cache/kevo. */
 const char *kevo_cache_dir(const char *name);
-bool kevo_cache_enabled(void);
 
 /* Monotonic time in seconds / nanoseconds. */
 double kevo_now_s(void);

@@ -27,7 +27,7 @@ static struct {
 } parts[MAX_PARTS];
 static int nparts;
 
-bool kevo_cache_enabled(void)
+static bool cache_enabled(void)
 {
     const char *off = getenv("KEVO_CACHE");
     return !(off && (!strcmp(off, "off") || !strcmp(off, "0")));
@@ -67,7 +67,7 @@ static bool open_part(char *path, size_t cap, const char *name)
 
 const char *kevo_cache_dir(const char *name)
 {
-    if (!kevo_cache_enabled() || strlen(name) >= sizeof(parts[0].name))
+    if (!cache_enabled() || strlen(name) >= sizeof(parts[0].name))
         return NULL;
     const char *out = NULL;
     pthread_mutex_lock(&lock);

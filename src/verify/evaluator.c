@@ -134,6 +134,11 @@ static int runner_start(kevo_channel_runner **out, kevo_child **dead, const kevo
     return error;
 }
 
+static bool is_output(const kevo_task *t, size_t p)
+{
+    return t->params[p].role == KEVO_ROLE_OUT || t->params[p].role == KEVO_ROLE_INOUT;
+}
+
 static void free_outputs(void **o, size_t n)
 {
     for (size_t i = 0; o && i < n; i++)
@@ -145,7 +150,7 @@ static void **alloc_outputs(const kevo_task *t, const kevo_call_data *d)
 {
     void **o = calloc(t->nparams, sizeof(void *));
     for (size_t p = 0; o && p < t->nparams; p++)
-        if (t->params[p].role == KEVO_ROLE_OUT || t->params[p].role == KEVO_ROLE_INOUT)
+        if (is_output(t, p))
             o[p] = malloc(d->bytes[p] ? d->bytes[p] : 1);
     return o;
 }
@@ -156,8 +161,7 @@ static void compare_outputs(kevo_buf *mism, const kevo_task *t, const kevo_call_
                             const void *const *expected, kevo_channel_runner *r)
 {
     for (size_t p = 0; p < t->nparams; p++) {
-        kevo_role role = t->params[p].role;
-        if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
+        if (!is_output(t, p))
             continue;
         const void *actual = kevo_channel__output(r, p);
         if (kevo_compare_allclose(t->params[p].type, expected[p], actual, d->count[p], t->atol,
@@ -282,8 +286,7 @@ static void check_outputs(kevo_evaluator *ev)
     const kevo_task *t = ev->task;
     size_t nsets = ev->nids / (size_t)ev->seeds;
     for (size_t p = 0; p < t->nparams; p++) {
-        kevo_role role = t->params[p].role;
-        if (role != KEVO_ROLE_OUT && role != KEVO_ROLE_INOUT)
+        if (!is_output(t, p))
             continue;
         bool exact = !kevo_dtype_is_float(t->params[p].type);
         double lo = INFINITY, hi = -INFINITY;
@@ -462,11 +465,6 @@ static int reference_build(kevo_evaluator *ev, const char *ref_dir, kevo_build_r
     return 0;
 }
 
-static bool is_output(const kevo_task *t, size_t p)
-{
-    return t->params[p].role == KEVO_ROLE_OUT || t->params[p].role == KEVO_ROLE_INOUT;
-}
-
 /* A cached entry serves exactly the inputs it was computed from. */
 static bool cache_matches(const kevo_evaluator *ev)
 {
@@ -530,6 +528,19 @@ static void cache_store(kevo_evaluator *ev, const char *runner_path)
     kevo_ref_cache__release(&c);
 }
 
+/* The reference runner failed (error: what the channel returned): the
+ * task's problem, said as such. */
+static int reference_failed(kevo_evaluator *ev, int error)
+{
+    kevo_buf msg = {0};
+    kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
+    error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
+                           "%s: the reference failed to run: %s", ev->task->reference_path,
+                           kevo_buf_cstr(&msg));
+    kevo_buf_free(&msg);
+    return error;
+}
+
 /* Run the reference on every (size set, seed): its outputs and call times. */
 static int reference_calls(kevo_evaluator *ev)
 {
@@ -539,15 +550,8 @@ static int reference_calls(kevo_evaluator *ev)
         uint32_t bad;
         kevo_channel__set_inputs(ev->inputs, ev->data[id], 0);
         int error = kevo_channel__call(ev->ref, ev->data[id], 0, task->timeout_s, &ns, &bad);
-        if (error < 0) {
-            kevo_buf msg = {0};
-            kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
-            error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
-                                   "%s: the reference failed to run: %s", task->reference_path,
-                                   kevo_buf_cstr(&msg));
-            kevo_buf_free(&msg);
-            return error;
-        }
+        if (error < 0)
+            return reference_failed(ev, error);
         if (bad != UINT32_MAX)
             return kevo_error_set(KEVO_EINVAL, "%s: the reference writes outside '%s'",
                                   task->reference_path, task->params[bad].name);
@@ -570,15 +574,8 @@ static int channel_cost(kevo_evaluator *ev)
     for (int i = 0; i < 21; i++) {
         int64_t ns;
         int error = kevo_channel__noop(ev->ref, &ns);
-        if (error < 0) {
-            kevo_buf msg = {0};
-            kevo_verdict v = runner_failure(&msg, kevo_channel__child(ev->ref), error);
-            error = kevo_error_set(v == KEVO_VERDICT_TIMEOUT ? KEVO_ETIMEOUT : KEVO_EINVAL,
-                                   "%s: the reference failed to run: %s",
-                                   ev->task->reference_path, kevo_buf_cstr(&msg));
-            kevo_buf_free(&msg);
-            return error;
-        }
+        if (error < 0)
+            return reference_failed(ev, error);
         noop[i] = (double)ns;
     }
     kevo_stats(noop, 21, &ev->channel_ns, &mn, &cv);
@@ -616,9 +613,7 @@ static int evaluator_alloc(kevo_evaluator **out, const kevo_task *task,
         kevo_ref_cache__key(ev->cache_key, task, ev->seeds) == 0 &&
         !(ev->input_hash = calloc(ev->nids, sizeof(uint64_t))))
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    if (!ev->input_hash)
-        ev->cache_key[0] = 0;
-    return 0;
+    return 0; /* cache_key stays empty when there is no cache (or no key) */
 }
 
 int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_eval_options *opts)

@@ -362,12 +362,18 @@ static int by_age(const void *a, const void *b)
     return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
+/* The cache's bound in bytes: KEVO_CACHE_MAX_MB, default 4096. */
+static double cache_max_bytes(void)
+{
+    const char *env = getenv("KEVO_CACHE_MAX_MB");
+    return (env && *env ? strtod(env, NULL) : 4096) * 1048576.0;
+}
+
 /* Oldest entries first until the cache fits KEVO_CACHE_MAX_MB; stale
  * temporary folders of killed processes (older than an hour) go too. */
 static void evict(const char *dir, const char *keep)
 {
-    const char *max_env = getenv("KEVO_CACHE_MAX_MB");
-    double max_mb = max_env && *max_env ? strtod(max_env, NULL) : 4096;
+    double max = cache_max_bytes();
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -404,7 +410,7 @@ static void evict(const char *dir, const char *keep)
     }
     closedir(d);
     qsort(v, n, sizeof(*v), by_age);
-    for (size_t i = 0; i < n && (double)total > max_mb * 1048576.0; i++) {
+    for (size_t i = 0; i < n && (double)total > max; i++) {
         if (!strcmp(v[i].name, keep))
             continue;
         char path[4400];
@@ -437,9 +443,7 @@ int kevo_ref_cache__store(const char *key, const char *runner_path, const kevo_r
         return 0;
     size_t size = results_size(c->nids, c->nparams, c->problems ? strlen(c->problems) : 0,
                                c->bytes);
-    const char *max_env = getenv("KEVO_CACHE_MAX_MB");
-    double max_mb = max_env && *max_env ? strtod(max_env, NULL) : 4096;
-    if (size == 0 || (double)size > max_mb * 1048576.0 / 4)
+    if (size == 0 || (double)size > cache_max_bytes() / 4)
         return 0; /* too big to be worth a quarter of the cache */
     char tmp[4200], final_dir[4200], path[4300];
     snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d-%llx", dir, key, (int)getpid(),
