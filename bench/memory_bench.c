@@ -119,6 +119,14 @@ static char *make_source(kevo_rng *rng, const char *op, int variant)
     return kevo_buf_detach(&b);
 }
 
+/* A verdict by name (the bench's names are all valid). */
+static kevo_verdict verdict_of(const char *name)
+{
+    kevo_verdict v = KEVO_VERDICT_INFRA_ERROR;
+    kevo_verdict_parse(&v, name);
+    return v;
+}
+
 static char *make_feedback(kevo_rng *rng, const char *verdict, int *bn)
 {
     kevo_buf b = {0};
@@ -220,7 +228,7 @@ static int fill(kevo_memory *mem, long n_items, long n_attempts, kevo_rng *rng)
                           .stage = refine ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT,
                           .iteration = (int)(i % 30),
                           .parent_id = refine ? last_correct[t] : 0,
-                          .verdict = verdict,
+                          .verdict = verdict_of(verdict),
                           .gates_json = "[{\"gate\":\"anti_hack\",\"ok\":true},"
                                         "{\"gate\":\"compile\",\"ok\":true}]",
                           .feedback = fb,

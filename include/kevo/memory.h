@@ -35,6 +35,7 @@
 #define KEVO_MEMORY_H
 
 #include "kevo/common.h"
+#include "kevo/verdict.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -69,9 +70,6 @@ const char *kevo_stage_name(kevo_stage stage);
 int kevo_stage_parse(kevo_stage *out, const char *name);
 const char *kevo_item_kind_name(kevo_item_kind kind);
 int kevo_item_kind_parse(kevo_item_kind *out, const char *name);
-/* 1 when `verdict` is one of: correct incorrect compile_error rejected
- * timeout crash infra_error. */
-int kevo_verdict_valid(const char *verdict);
 
 /* ---- opening ---------------------------------------------------------- */
 
@@ -172,7 +170,7 @@ typedef struct kevo_attempt {
     kevo_stage stage;         /* required */
     int iteration;            /* 0-based iteration within the task's budget */
     int64_t parent_id;        /* start point this attempt refines; 0 = none */
-    const char *verdict;      /* required; see kevo_verdict_valid() */
+    kevo_verdict verdict;     /* kevo/verdict.h */
     const char *gates_json;   /* the gates array as JSON text */
     const char *feedback;     /* the text the generator was/will be shown */
     const char *source;       /* candidate source */
@@ -220,11 +218,11 @@ typedef struct kevo_learn_config {
 
 void kevo_learn_config_init(kevo_learn_config *cfg);
 
-/* Rewards (EvoKernel). Draft: +1 when `verdict` is "correct", -1 otherwise.
+/* Rewards (EvoKernel). Draft: +1 when `verdict` is correct, -1 otherwise.
  * Refine: tanh(log(start_us / new_us)) for a correct attempt, in (-1, 1);
  * -1 when not correct; 0 when a latency is missing (<= 0). */
-double kevo_memory_reward_draft(const char *verdict);
-double kevo_memory_reward_refine(const char *verdict, double start_us, double new_us);
+double kevo_memory_reward_draft(kevo_verdict verdict);
+double kevo_memory_reward_refine(kevo_verdict verdict, double start_us, double new_us);
 /* One Monte-Carlo step: q + alpha (r - q). */
 double kevo_memory_q_step(double q, double r, double alpha);
 /* z-score `r` against running statistics of the rewards before it (n,

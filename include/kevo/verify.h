@@ -13,6 +13,7 @@
 #define KEVO_VERIFY_H
 
 #include "kevo/task.h"
+#include "kevo/verdict.h"
 #include "kevo/util.h"
 
 #include <stdbool.h>
@@ -20,20 +21,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-    KEVO_VERDICT_CORRECT,
-    KEVO_VERDICT_INCORRECT,
-    KEVO_VERDICT_COMPILE_ERROR,
-    KEVO_VERDICT_REJECTED,
-    KEVO_VERDICT_TIMEOUT,
-    KEVO_VERDICT_CRASH,
-    KEVO_VERDICT_INFRA_ERROR
-} kevo_verdict;
-
-const char *kevo_verdict_name(kevo_verdict v);
-/* Parse a verdict name; KEVO_EINVAL when unknown. */
-int kevo_verdict_parse(kevo_verdict *out, const char *name);
 
 #define KEVO_GATE_MAX 4
 typedef struct kevo_gate {
@@ -66,6 +53,11 @@ void kevo_eval_result_clear(kevo_eval_result *r);
 /* One JSON object (DESIGN.md "Verdicts"). *out is the caller's (free()). */
 int kevo_eval_result_json(char **out, const kevo_eval_result *r, const kevo_task *task,
                           bool pretty);
+/* Just the "gates" array of that object, unformatted: the same bytes as
+ * its "gates" member printed alone (what the store keeps as gates_json).
+ * *out is the caller's (free()). Negative (KEVO_ENOMEM) when out of
+ * memory. */
+int kevo_eval_result_gates_json(char **out, const kevo_eval_result *r);
 
 typedef struct kevo_eval_options {
     const char *backend;      /* default "c" */

@@ -389,11 +389,11 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
         kevo_eval_result r = {0};
         char *gates = NULL;
         if (prop.exhausted) {
-            a.verdict = "compile_error";
+            a.verdict = KEVO_VERDICT_COMPILE_ERROR;
             a.feedback = "no recipe applies to this start point";
             a.source = start ? start->source : at.reference;
         } else if (!prop.source) {
-            a.verdict = "compile_error";
+            a.verdict = KEVO_VERDICT_COMPILE_ERROR;
             a.feedback = prop.failure ? prop.failure : "the generator produced no candidate";
             a.source = "";
         } else {
@@ -402,7 +402,7 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
                 kevo_proposal_clear(&prop);
                 goto done;
             }
-            a.verdict = kevo_verdict_name(r.verdict);
+            a.verdict = r.verdict;
             a.feedback = r.feedback;
             a.source = prop.source;
             gates = gates_json(&r, at.task);
@@ -417,8 +417,7 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
         int64_t extra[2] = {0, 0}; /* auditor and reflection tokens */
         char *audit_reason = NULL, *audit_feedback = NULL, *audit_gates = NULL;
         char *lesson = NULL;
-        bool compiled = !strcmp(a.verdict, "correct") || !strcmp(a.verdict, "incorrect") ||
-                        !strcmp(a.verdict, "timeout") || !strcmp(a.verdict, "crash");
+        bool compiled = kevo_verdict_compiled(a.verdict);
         if (prov && cfg->audit && compiled && prop.source) {
             /* EvoKernel's model-based auditor, after the static gate */
             bool invalid = false;
@@ -447,14 +446,14 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
                     cJSON_Delete(j);
                 audit_gates = g ? cJSON_PrintUnformatted(g) : NULL;
                 cJSON_Delete(g);
-                a.verdict = "rejected";
+                a.verdict = KEVO_VERDICT_REJECTED;
                 a.feedback = audit_feedback;
                 a.gates_json = audit_gates;
                 a.candidate_us = a.reference_us = a.speedup = 0;
             }
         }
         if (prov && cfg->reflect && prop.source &&
-            (error = kevo_llm_reflect(&lesson, prov, &at, prop.source, a.verdict, a.feedback, cfg,
+            (error = kevo_llm_reflect(&lesson, prov, &at, prop.source, kevo_verdict_name(a.verdict), a.feedback, cfg,
                                       extra)) < 0) {
             free(audit_reason);
             free(audit_feedback);
@@ -473,7 +472,7 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
         if (error == 0 && lesson) {
             char title[160];
             snprintf(title, sizeof(title), "reflection on %s, iteration %d (%s)", at.task->name,
-                     it + 1, a.verdict);
+                     it + 1, kevo_verdict_name(a.verdict));
             kevo_item item = {0};
             item.kind = KEVO_ITEM_EXPERIENCE;
             item.title = title;
@@ -497,7 +496,7 @@ static int run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t
                 snprintf(sp, sizeof(sp), "%.2fx", a.speedup);
             printf("[%zu/%zu] %-24s iter %2d/%d %-6s %-24.24s %-13s %7s  best %.2fx\n",
                    index + 1, total, at.task->name, it + 1, cfg->iterations,
-                   a.stage == KEVO_STAGE_DRAFT ? "draft" : "refine", prop.summary, a.verdict, sp,
+                   a.stage == KEVO_STAGE_DRAFT ? "draft" : "refine", prop.summary, kevo_verdict_name(a.verdict), sp,
                    best);
         }
         fflush(stdout);

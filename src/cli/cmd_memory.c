@@ -250,7 +250,7 @@ static int list_attempts(kevo_memory *mem, const opts *o)
         const kevo_attempt *a = &l->attempts[i];
         printf("%lld\t%lld\t%s\t%s\t%d\t%lld\t%s\t%.3f\t%.2f\t%.3f\n", (long long)a->id,
                (long long)a->run_id, a->task, kevo_stage_name(a->stage), a->iteration,
-               (long long)a->parent_id, a->verdict, a->speedup, a->candidate_us, a->reward);
+               (long long)a->parent_id, kevo_verdict_name(a->verdict), a->speedup, a->candidate_us, a->reward);
     }
     kevo_attempt_list_free(l);
     return 0;
@@ -361,7 +361,7 @@ static int show_attempt(kevo_memory *mem, int64_t id)
            "created   %s\n",
            (long long)a->id, a->task, (long long)a->run_id, kevo_stage_name(a->stage), a->iteration,
            (long long)a->parent_id, a->backend ? a->backend : "-",
-           a->generator ? a->generator : "-", a->verdict, a->candidate_us, a->reference_us,
+           a->generator ? a->generator : "-", kevo_verdict_name(a->verdict), a->candidate_us, a->reference_us,
            a->speedup, (long long)a->tokens_prompt, (long long)a->tokens_completion,
            a->tokens_estimated ? " (estimated)" : "", a->reward, a->reward_raw, created);
     if (a->stage == KEVO_STAGE_REFINE || a->parent_id == 0) {
@@ -381,7 +381,7 @@ static int show_attempt(kevo_memory *mem, int64_t id)
     if (kids->n) {
         printf("refined by");
         for (size_t i = 0; i < kids->n; i++)
-            printf(" #%lld(%s)", (long long)kids->attempts[i].id, kids->attempts[i].verdict);
+            printf(" #%lld(%s)", (long long)kids->attempts[i].id, kevo_verdict_name(kids->attempts[i].verdict));
         printf("\n");
     }
     if (a->recipes_json)
@@ -410,7 +410,7 @@ static int show_run(kevo_memory *mem, int64_t id)
     if ((error = kevo_memory_attempts_of_run(&l, mem, id)) == 0) {
         size_t correct = 0;
         for (size_t i = 0; i < l->n; i++)
-            correct += !strcmp(l->attempts[i].verdict, "correct");
+            correct += l->attempts[i].verdict == KEVO_VERDICT_CORRECT;
         printf("run %lld: %s\nstarted   %s\nfinished  %s\nattempts  %zu (%zu correct)\n"
                "config    %s\n",
                (long long)r->id, r->status, s, f, l->n, correct, r->config_json);
@@ -474,8 +474,8 @@ typedef struct tree {
 static void print_node(const kevo_attempt *a)
 {
     printf("#%lld %s it%d %s", (long long)a->id, kevo_stage_name(a->stage), a->iteration,
-           a->verdict);
-    if (!strcmp(a->verdict, "correct"))
+           kevo_verdict_name(a->verdict));
+    if (a->verdict == KEVO_VERDICT_CORRECT)
         printf(" %.2fx %.1fus", a->speedup, a->candidate_us);
     printf(" [%s]\n", a->generator ? a->generator : "-");
 }
@@ -498,8 +498,8 @@ static void print_tree(const tree *t, size_t i, kevo_buf *prefix)
 static void dot_label(const kevo_attempt *a)
 {
     printf("\"#%lld %s it%d\\n%s", (long long)a->id, kevo_stage_name(a->stage), a->iteration,
-           a->verdict);
-    if (!strcmp(a->verdict, "correct"))
+           kevo_verdict_name(a->verdict));
+    if (a->verdict == KEVO_VERDICT_CORRECT)
         printf(" %.2fx", a->speedup);
     printf("\"");
 }
@@ -530,7 +530,7 @@ static int cmd_graph(kevo_memory *mem, const opts *o)
     size_t roots_first = n, roots_last = n, correct = 0, best = n;
     for (size_t i = 0; i < n; i++) {
         const kevo_attempt *a = &t.l->attempts[i];
-        if (!strcmp(a->verdict, "correct")) {
+        if (a->verdict == KEVO_VERDICT_CORRECT) {
             correct++;
             if (best == n || a->speedup > t.l->attempts[best].speedup)
                 best = i;
@@ -554,8 +554,8 @@ static int cmd_graph(kevo_memory *mem, const opts *o)
                o->task);
         for (size_t i = 0; i < n; i++) {
             const kevo_attempt *a = &t.l->attempts[i];
-            const char *color = !strcmp(a->verdict, "correct")     ? "palegreen"
-                                : !strcmp(a->verdict, "incorrect") ? "lightpink"
+            const char *color = a->verdict == KEVO_VERDICT_CORRECT     ? "palegreen"
+                                : a->verdict == KEVO_VERDICT_INCORRECT ? "lightpink"
                                                                    : "lightgray";
             printf("  a%lld [label=", (long long)a->id);
             dot_label(a);

@@ -621,7 +621,7 @@ static int pack_start(builder *b)
         kevo_buf_printf(&part,
                         "Attempt #%lld (%s iteration %d): %s, %.2fx over the reference, "
                         "%.1f us. Its source:\n```%s\n%s\n```\n\n",
-                        (long long)a->id, kevo_stage_name(a->stage), a->iteration, a->verdict,
+                        (long long)a->id, kevo_stage_name(a->stage), a->iteration, kevo_verdict_name(a->verdict),
                         a->speedup, a->candidate_us, b->fence, a->source ? a->source : "");
     if (error == 0) {
         int t =
@@ -640,9 +640,9 @@ static int pack_tried(builder *b)
     for (size_t i = 0; b->tried && i < b->tried->n && shown < (size_t)b->cfg->max_tried; i++) {
         const kevo_attempt *c = &b->tried->attempts[i];
         kevo_buf_clear(&part);
-        if ((error = kevo_buf_printf(&part, "- #%lld %s", (long long)c->id, c->verdict)) < 0)
+        if ((error = kevo_buf_printf(&part, "- #%lld %s", (long long)c->id, kevo_verdict_name(c->verdict))) < 0)
             break;
-        if (!strcmp(c->verdict, "correct") && b->start->candidate_us > 0 && c->candidate_us > 0)
+        if (c->verdict == KEVO_VERDICT_CORRECT && b->start->candidate_us > 0 && c->candidate_us > 0)
             error = kevo_buf_printf(&part, ", %.2fx over the reference, %.2fx vs the start point",
                                     c->speedup, b->start->candidate_us / c->candidate_us);
         if (error == 0 && c->recipes_json && *c->recipes_json)

@@ -145,9 +145,9 @@ int kevo_distill_experience(char **out_title, char **out_body, const kevo_attemp
                             const kevo_attempt *parent, const char *category)
 {
     kevo_buf t = {0}, b = {0};
-    int correct = !strcmp(a->verdict, "correct");
+    int correct = a->verdict == KEVO_VERDICT_CORRECT;
     int error = kevo_buf_printf(&t, "%s %s #%d: %s", a->task, kevo_stage_name(a->stage),
-                                a->iteration, a->verdict);
+                                a->iteration, kevo_verdict_name(a->verdict));
     if (error == 0 && correct && a->speedup > 0)
         error = kevo_buf_printf(&t, ", %.2fx", a->speedup);
     if (error < 0)
@@ -159,7 +159,7 @@ int kevo_distill_experience(char **out_title, char **out_body, const kevo_attemp
                                  kevo_stage_name(a->stage), a->iteration)) < 0)
         goto done;
     if (parent && (error = kevo_buf_printf(&b, "Start point: attempt #%lld (%s, %.2fx, %.1f us).\n",
-                                           (long long)parent->id, parent->verdict, parent->speedup,
+                                           (long long)parent->id, kevo_verdict_name(parent->verdict), parent->speedup,
                                            parent->candidate_us)) < 0)
         goto done;
     if ((error = kevo_buf_puts(&b, "Tried: ")) < 0)
@@ -171,7 +171,7 @@ int kevo_distill_experience(char **out_title, char **out_body, const kevo_attemp
     } else if ((error = describe_source(&b, a->source)) < 0) {
         goto done;
     }
-    if ((error = kevo_buf_printf(&b, ".\nOutcome: %s", a->verdict)) < 0)
+    if ((error = kevo_buf_printf(&b, ".\nOutcome: %s", kevo_verdict_name(a->verdict))) < 0)
         goto done;
     if (correct && a->speedup > 0)
         error = kevo_buf_printf(&b, ", %.2fx over the reference (%.1f us vs %.1f us)", a->speedup,

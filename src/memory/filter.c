@@ -105,7 +105,7 @@ static int reward_cb(void *arg, const kevo_attempt *a)
     r->stage = a->stage;
     r->reward = a->reward;
     r->raw = a->reward_raw;
-    r->infra = a->verdict && !strcmp(a->verdict, "infra_error");
+    r->infra = a->verdict == KEVO_VERDICT_INFRA_ERROR;
     return 1;
 }
 
@@ -141,7 +141,7 @@ done:
 static int stats_cb(void *arg, const kevo_attempt *a)
 {
     kevo_reward_stats *st = arg;
-    if (a->verdict && !strcmp(a->verdict, "infra_error"))
+    if (a->verdict == KEVO_VERDICT_INFRA_ERROR)
         return 0;
     st->n++;
     double d = a->reward_raw - st->mean;
@@ -189,7 +189,7 @@ static int refine_collect_cb(void *arg, const kevo_attempt *a)
         rv->cap = cap;
     }
     rv->v[rv->n++] = (refine_row){a->id, a->parent_id, a->reward_raw,
-                                  a->verdict && !strcmp(a->verdict, "infra_error")};
+                                  a->verdict == KEVO_VERDICT_INFRA_ERROR};
     return 0;
 }
 

@@ -20,8 +20,6 @@
 
 static const char *const kind_names[] = {NULL,    "api_doc",       "experience",
                                          "trace", "best_practice", "recipe"};
-static const char *const verdicts[] = {"correct", "incorrect", "compile_error", "rejected",
-                                       "timeout", "crash",     "infra_error"};
 
 const char *kevo_stage_name(kevo_stage stage)
 {
@@ -56,14 +54,6 @@ int kevo_item_kind_parse(kevo_item_kind *out, const char *name)
     return kevo_error_set(KEVO_EINVAL,
                           "unknown item kind '%s' (api_doc experience trace best_practice recipe)",
                           name ? name : "(null)");
-}
-
-int kevo_verdict_valid(const char *verdict)
-{
-    for (size_t i = 0; verdict && i < sizeof(verdicts) / sizeof(verdicts[0]); i++)
-        if (!strcmp(verdicts[i], verdict))
-            return 1;
-    return 0;
 }
 
 /* ---- small shared helpers -------------------------------------------- */
@@ -114,13 +104,12 @@ static int dup_field(const char **dst, const char *src)
 int kevo_attempt_copy(kevo_attempt *dst, const kevo_attempt *src)
 {
     *dst = *src;
-    dst->task = dst->backend = dst->generator = dst->verdict = dst->gates_json = NULL;
+    dst->task = dst->backend = dst->generator = dst->gates_json = NULL;
     dst->feedback = dst->source = dst->recipes_json = dst->uid = NULL;
     int error = 0;
     if ((error = dup_field(&dst->task, src->task)) < 0 ||
         (error = dup_field(&dst->backend, src->backend)) < 0 ||
         (error = dup_field(&dst->generator, src->generator)) < 0 ||
-        (error = dup_field(&dst->verdict, src->verdict)) < 0 ||
         (error = dup_field(&dst->gates_json, src->gates_json)) < 0 ||
         (error = dup_field(&dst->feedback, src->feedback)) < 0 ||
         (error = dup_field(&dst->source, src->source)) < 0 ||
@@ -137,7 +126,6 @@ void kevo_attempt_clear(kevo_attempt *a)
     FREE_FIELD(a->task);
     FREE_FIELD(a->backend);
     FREE_FIELD(a->generator);
-    FREE_FIELD(a->verdict);
     FREE_FIELD(a->gates_json);
     FREE_FIELD(a->feedback);
     FREE_FIELD(a->source);

@@ -17,17 +17,17 @@
 
 /* ---- rewards ---------------------------------------------------------- */
 
-static int is_correct(const char *verdict)
+static int is_correct(kevo_verdict verdict)
 {
-    return verdict && !strcmp(verdict, "correct");
+    return verdict == KEVO_VERDICT_CORRECT;
 }
 
-double kevo_memory_reward_draft(const char *verdict)
+double kevo_memory_reward_draft(kevo_verdict verdict)
 {
     return is_correct(verdict) ? 1.0 : -1.0;
 }
 
-double kevo_memory_reward_refine(const char *verdict, double start_us, double new_us)
+double kevo_memory_reward_refine(kevo_verdict verdict, double start_us, double new_us)
 {
     if (!is_correct(verdict))
         return -1.0;
@@ -90,11 +90,9 @@ static int validate(const kevo_attempt *a, const kevo_used_item *used, size_t n_
         return kevo_error_set(KEVO_EINVAL,
                               "attempt (task %s): field 'stage' is %d, not draft/refine", a->task,
                               (int)a->stage);
-    if (!kevo_verdict_valid(a->verdict))
-        return kevo_error_set(KEVO_EINVAL,
-                              "attempt (task %s): field 'verdict' is '%s', not one of correct "
-                              "incorrect compile_error rejected timeout crash infra_error",
-                              a->task, a->verdict ? a->verdict : "(null)");
+    if ((unsigned)a->verdict >= KEVO_VERDICT_COUNT)
+        return kevo_error_set(KEVO_EINVAL, "attempt (task %s): field 'verdict' is %d, not a "
+                              "kevo_verdict", a->task, (int)a->verdict);
     if (a->parent_id < 0 || a->run_id < 0)
         return kevo_error_set(KEVO_EINVAL, "attempt (task %s): negative id", a->task);
     if ((error = check_number("candidate_us", a->candidate_us)) < 0 ||
@@ -249,7 +247,7 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
     }
 
     /* Reward. */
-    int infra = !strcmp(a->verdict, "infra_error");
+    int infra = a->verdict == KEVO_VERDICT_INFRA_ERROR;
     double raw = 0.0, reward = 0.0;
     if (!infra) {
         if (a->stage == KEVO_STAGE_DRAFT) {
@@ -304,7 +302,7 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
 
     /* Distilled knowledge. */
     char tags[64];
-    snprintf(tags, sizeof(tags), "%s %s", kevo_stage_name(a->stage), a->verdict);
+    snprintf(tags, sizeof(tags), "%s %s", kevo_stage_name(a->stage), kevo_verdict_name(a->verdict));
     if ((error = kevo_distill_experience(&title, &body, &row, parent, cat.category)) < 0 ||
         (error = add_distilled_item(mem, KEVO_ITEM_EXPERIENCE, title, body, cat.category, &row, id,
                                     tags)) < 0)

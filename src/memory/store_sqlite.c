@@ -600,7 +600,9 @@ static int sq_task_delete(kevo_store *s, const char *name)
     " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"          \
     " a.reward, a.created"
 
-static void attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
+/* A row whose verdict is not a verdict name was not written by kevo: an
+ * error naming the attempt, never a guessed verdict. */
+static int attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
 {
     a->id = sqlite3_column_int64(st, 0);
     a->uid = col_text(st, 1);
@@ -611,7 +613,6 @@ static void attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
     a->stage = (kevo_stage)sqlite3_column_int(st, 6);
     a->iteration = sqlite3_column_int(st, 7);
     a->parent_id = sqlite3_column_int64(st, 8);
-    a->verdict = col_text(st, 9);
     a->gates_json = col_text(st, 10);
     a->feedback = col_text(st, 11);
     a->source = col_text(st, 12);
@@ -625,6 +626,11 @@ static void attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
     a->reward_raw = sqlite3_column_double(st, 20);
     a->reward = sqlite3_column_double(st, 21);
     a->created = sqlite3_column_int64(st, 22);
+    if (kevo_verdict_parse(&a->verdict, col_text(st, 9)) < 0)
+        return kevo_error_set(KEVO_EINVAL, "attempt %lld: the store holds the verdict '%s', "
+                              "which is not a kevo verdict (was the file edited by hand?)",
+                              (long long)a->id, col_text(st, 9) ? col_text(st, 9) : "(null)");
+    return 0;
 }
 
 static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_id)
@@ -659,7 +665,7 @@ static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
     sqlite3_bind_int(st.st, 7, (int)a->stage);
     sqlite3_bind_int(st.st, 8, a->iteration);
     bind_id(st.st, 9, a->parent_id);
-    bind_text(st.st, 10, a->verdict);
+    bind_text(st.st, 10, kevo_verdict_name(a->verdict));
     bind_text(st.st, 11, a->gates_json);
     bind_text(st.st, 12, a->feedback);
     bind_text(st.st, 13, a->source);
@@ -745,8 +751,7 @@ static int sq_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
     int rc;
     while ((rc = sqlite3_step(st.st)) == SQLITE_ROW) {
         kevo_attempt a;
-        attempt_from_row(&a, st.st);
-        if ((error = cb(arg, &a)) != 0)
+        if ((error = attempt_from_row(&a, st.st)) < 0 || (error = cb(arg, &a)) != 0)
             break;
     }
     if (error == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)

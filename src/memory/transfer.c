@@ -124,7 +124,7 @@ static int export_attempt(void *arg, const kevo_attempt *a)
         add_str(o, "stage", kevo_stage_name(a->stage));
         add_num(o, "iteration", a->iteration);
         add_num(o, "parent", (double)a->parent_id);
-        add_str(o, "verdict", a->verdict);
+        add_str(o, "verdict", kevo_verdict_name(a->verdict));
         add_str(o, "gates", a->gates_json);
         add_str(o, "feedback", a->feedback);
         add_str(o, "source", a->source);
@@ -469,6 +469,7 @@ static int import_attempt(import_ctx *ic, const cJSON *o)
     kevo_attempt a = {0};
     double iteration = 0, tp = 0, tc = 0, te = 0, created = 0;
     int64_t file_id = 0, id = 0, run = 0, parent = 0;
+    const char *verdict = NULL;
     int error;
     if ((error = get_id(ic, o, "id", 1, &file_id)) < 0 ||
         (error = get_str(ic, o, "uid", 1, &a.uid)) < 0 ||
@@ -479,7 +480,7 @@ static int import_attempt(import_ctx *ic, const cJSON *o)
         (error = get_stage(ic, o, &a.stage)) < 0 ||
         (error = get_num(ic, o, "iteration", 0, &iteration)) < 0 ||
         (error = get_id(ic, o, "parent", 0, &parent)) < 0 ||
-        (error = get_str(ic, o, "verdict", 1, &a.verdict)) < 0 ||
+        (error = get_str(ic, o, "verdict", 1, &verdict)) < 0 ||
         (error = get_str(ic, o, "gates", 0, &a.gates_json)) < 0 ||
         (error = get_str(ic, o, "feedback", 0, &a.feedback)) < 0 ||
         (error = get_str(ic, o, "source", 0, &a.source)) < 0 ||
@@ -496,8 +497,10 @@ static int import_attempt(import_ctx *ic, const cJSON *o)
         return error;
     if (!*a.task)
         return bad(ic, "field '%s' is empty", "task");
-    if (!kevo_verdict_valid(a.verdict))
-        return bad(ic, "field 'verdict' is not a known verdict");
+    if (kevo_verdict_parse(&a.verdict, verdict) < 0) {
+        kevo_error_clear();
+        return bad(ic, "field 'verdict' is '%s', not a known verdict", verdict);
+    }
     error = s->find_uid(s, KEVO_STORE_ATTEMPTS, a.uid, &id);
     if (error == 0) {
         ic->st.skipped++;

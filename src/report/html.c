@@ -70,12 +70,6 @@ typedef struct run_view {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static bool compiled_verdict(const char *v)
-{
-    return !strcmp(v, "correct") || !strcmp(v, "incorrect") || !strcmp(v, "timeout") ||
-           !strcmp(v, "crash");
-}
-
 static bool good_speedup(double s)
 {
     return isfinite(s) && s > 0;
@@ -86,15 +80,10 @@ static int clamp_iter(int it)
     return it < 0 ? 0 : it >= HTML_MAX_ITERS ? HTML_MAX_ITERS - 1 : it;
 }
 
-/* A CSS class for a verdict: only known verdicts become class names. */
-static const char *verdict_class(const char *v)
+/* A CSS class for a verdict: the verdict names are identifiers. */
+static const char *verdict_class(kevo_verdict v)
 {
-    static const char *const known[] = {"correct", "incorrect", "compile_error", "rejected",
-                                        "timeout", "crash",     "infra_error"};
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        if (v && !strcmp(v, known[i]))
-            return known[i];
-    return "other";
+    return (unsigned)v < KEVO_VERDICT_COUNT ? kevo_verdict_name(v) : "other";
 }
 
 static void fmt_speedup(char *buf, size_t len, double s)
@@ -279,9 +268,9 @@ static int view_load(run_view *v, kevo_memory *mem, const kevo_run_metrics *m)
         int it = clamp_iter(a->iteration) + 1;
         if (it > v->iters)
             v->iters = it;
-        if (compiled_verdict(a->verdict) && (!t->first_compiled || it < t->first_compiled))
+        if (kevo_verdict_compiled(a->verdict) && (!t->first_compiled || it < t->first_compiled))
             t->first_compiled = it;
-        if (!strcmp(a->verdict, "correct")) {
+        if (a->verdict == KEVO_VERDICT_CORRECT) {
             if (!t->first_correct || it < t->first_correct)
                 t->first_correct = it;
             /* the metrics' choice: the first attempt with the highest
@@ -719,7 +708,7 @@ static void task_best_so_far(double *b, int T, const run_view *v, const task_vie
     for (size_t j = 0; j < t->natt; j++) {
         const kevo_attempt *a = &v->list->attempts[t->att[j]];
         int it = clamp_iter(a->iteration);
-        if (it < T && !strcmp(a->verdict, "correct") && good_speedup(a->speedup) &&
+        if (it < T && a->verdict == KEVO_VERDICT_CORRECT && good_speedup(a->speedup) &&
             a->speedup > b[it])
             b[it] = a->speedup;
     }
@@ -1354,9 +1343,9 @@ static void tree_node(kevo_writer *w, const run_view *v, const task_view *t, siz
     kevo_writer_printf(w, "<span%s>#%lld</span> it %d &middot; %s &middot; <span class=\"v v-%s\">",
                        idx == t->best ? " class=\"best\"" : "", (long long)a->id,
                        clamp_iter(a->iteration) + 1, kevo_stage_name(a->stage), vc);
-    kevo_writer_escape(w, a->verdict, (size_t)-1);
+    kevo_writer_escape(w, kevo_verdict_name(a->verdict), (size_t)-1);
     kevo_writer_puts(w, "</span>");
-    if (!strcmp(a->verdict, "correct") && good_speedup(a->speedup)) {
+    if (a->verdict == KEVO_VERDICT_CORRECT && good_speedup(a->speedup)) {
         char sp[32];
         fmt_speedup(sp, sizeof(sp), a->speedup);
         kevo_writer_printf(w, " %s", sp);
@@ -1510,13 +1499,13 @@ static int write_details(kevo_writer *w, const run_view *v, size_t r, size_t n)
         /* the feedback of failed attempts, the first few in decision order */
         size_t failed = 0;
         for (size_t j = 0; j < t->natt; j++)
-            failed += strcmp(v->list->attempts[t->att[j]].verdict, "correct") != 0;
+            failed += v->list->attempts[t->att[j]].verdict != KEVO_VERDICT_CORRECT;
         if (failed) {
             kevo_writer_printf(w, "<h4>Failed attempts (%zu)</h4>\n", failed);
             size_t shown = 0;
             for (size_t j = 0; j < t->natt && shown < FEEDBACK_PER_TASK; j++) {
                 const kevo_attempt *a = &v->list->attempts[t->att[j]];
-                if (!strcmp(a->verdict, "correct"))
+                if (a->verdict == KEVO_VERDICT_CORRECT)
                     continue;
                 shown++;
                 kevo_writer_printf(w,
@@ -1524,7 +1513,7 @@ static int write_details(kevo_writer *w, const run_view *v, size_t r, size_t n)
                                    "v-%s\">",
                                    (long long)a->id, clamp_iter(a->iteration) + 1,
                                    verdict_class(a->verdict));
-                kevo_writer_escape(w, a->verdict, (size_t)-1);
+                kevo_writer_escape(w, kevo_verdict_name(a->verdict), (size_t)-1);
                 kevo_writer_puts(w, "</span></summary><pre class=\"fb\">");
                 put_cut(w, a->feedback && *a->feedback ? a->feedback : "(no feedback recorded)",
                         FEEDBACK_MAX_BYTES, FEEDBACK_MAX_LINES);

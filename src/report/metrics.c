@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool compiled_verdict(const char *v)
-{
-    return !strcmp(v, "correct") || !strcmp(v, "incorrect") || !strcmp(v, "timeout") ||
-           !strcmp(v, "crash");
-}
 
 void kevo_run_metrics_free(kevo_run_metrics *m)
 {
@@ -88,7 +83,7 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
             llm_attempts++;
             llm_tokens += a->tokens_prompt + a->tokens_completion;
         }
-        bool comp = compiled_verdict(a->verdict), corr = !strcmp(a->verdict, "correct");
+        bool comp = kevo_verdict_compiled(a->verdict), corr = a->verdict == KEVO_VERDICT_CORRECT;
         attempts_compiled += comp;
         attempts_correct += corr;
         t->compiled |= comp;

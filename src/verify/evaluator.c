@@ -62,24 +62,6 @@ struct kevo_evaluator {
     bool from_cache;       /* expected[][] point into cached's mapping */
 };
 
-static const char *verdict_names[] = {"correct", "incorrect", "compile_error", "rejected",
-                                      "timeout", "crash", "infra_error"};
-
-const char *kevo_verdict_name(kevo_verdict v)
-{
-    return verdict_names[v];
-}
-
-int kevo_verdict_parse(kevo_verdict *out, const char *name)
-{
-    for (int i = 0; i < 7; i++)
-        if (!strcmp(verdict_names[i], name)) {
-            *out = (kevo_verdict)i;
-            return 0;
-        }
-    return kevo_error_set(KEVO_EINVAL, "unknown verdict '%s'", name);
-}
-
 void kevo_eval_options_default(kevo_eval_options *o)
 {
     memset(o, 0, sizeof(*o));

@@ -14,6 +14,9 @@ static int record(kevo_memory *mem, const char *task, int64_t run, kevo_stage st
                   int it, const char *verdict, double us, const kevo_context *ctx, int64_t *out)
 {
     int ok = !strcmp(verdict, "correct");
+    kevo_verdict v = KEVO_VERDICT_INFRA_ERROR;
+    if (kevo_verdict_parse(&v, verdict) < 0)
+        return -1;
     char source[160];
     snprintf(source, sizeof(source),
              "#pragma omp parallel for\nvoid %s(const float *x, float *y, int64_t n) { /* %d */ }",
@@ -25,7 +28,7 @@ static int record(kevo_memory *mem, const char *task, int64_t run, kevo_stage st
                       .stage = stage,
                       .iteration = it,
                       .parent_id = parent,
-                      .verdict = verdict,
+                      .verdict = v,
                       .gates_json = "[{\"gate\":\"compile\",\"ok\":true}]",
                       .feedback =
                           ok ? "all outputs within tolerance" : "max abs error 0.5 at index 3",

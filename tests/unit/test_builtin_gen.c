@@ -142,7 +142,7 @@ static int64_t record_draft(fixture *f, const char *task, const char *source)
     a.backend = "c";
     a.generator = "builtin";
     a.stage = KEVO_STAGE_DRAFT;
-    a.verdict = "correct";
+    a.verdict = KEVO_VERDICT_CORRECT;
     a.source = source;
     a.candidate_us = a.reference_us = 100.0;
     a.speedup = 1.0;
@@ -171,7 +171,7 @@ static void train(fixture *f, kevo_task *task, const char *source, const char *g
         a.stage = KEVO_STAGE_REFINE;
         a.iteration = r + 1;
         a.parent_id = draft;
-        a.verdict = "correct";
+        a.verdict = KEVO_VERDICT_CORRECT;
         a.source = p.source;
         a.recipes_json = p.recipes_json;
         a.reference_us = 100.0;

@@ -199,7 +199,7 @@ static int setup(void **state)
                                .generator = "test",
                                .stage = prev ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT,
                                .parent_id = prev,
-                               .verdict = ok ? "correct" : "incorrect",
+                               .verdict = ok ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
                                .feedback = "mismatch at index 7\nexpected 1 got 2",
                                .source = src,
                                .candidate_us = ok ? 10 + a : 0,

@@ -57,7 +57,7 @@ static void writer(const char *path, int ready_fd, int batch, uint64_t seed)
                           .stage = refine ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT,
                           .parent_id = refine && (n % 3) ? last_correct : 0,
                           .iteration = (int)n,
-                          .verdict = ok ? "correct" : "incorrect",
+                          .verdict = ok ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
                           .feedback = "max abs error 0.25 at index 17",
                           .source = src,
                           .candidate_us = ok ? 10 + kevo_rng_uniform(&rng) * 10 : 0,
@@ -167,7 +167,7 @@ static void crash_once(int batch, int round)
     /* and it keeps working after the crash */
     kevo_memory *mem = NULL;
     assert_int_equal(kevo_memory_open(&mem, path), 0);
-    kevo_attempt a = {.task = "after", .stage = KEVO_STAGE_DRAFT, .verdict = "correct"};
+    kevo_attempt a = {.task = "after", .stage = KEVO_STAGE_DRAFT, .verdict = KEVO_VERDICT_CORRECT};
     assert_int_equal(kevo_memory_attempt_record(mem, &a, NULL, 0, NULL, NULL), 0);
     kevo_memory_free(mem);
     kevo_rmtree(dir);
@@ -211,7 +211,7 @@ static void test_memory__concurrent_writers(void **state)
             for (int i = 0; i < EACH; i++) {
                 kevo_attempt a = {.task = task,
                                   .stage = KEVO_STAGE_DRAFT,
-                                  .verdict = i % 2 ? "correct" : "incorrect",
+                                  .verdict = i % 2 ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
                                   .source = "void k(void) {}",
                                   .candidate_us = i % 2 ? 5 : 0,
                                   .reference_us = 10,

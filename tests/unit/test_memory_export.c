@@ -107,7 +107,7 @@ static void fill(kevo_memory *mem, const char *keep, const char *drop, int with_
                           .stage = last[t] ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT,
                           .iteration = i,
                           .parent_id = last[t],
-                          .verdict = ok ? "correct" : "incorrect",
+                          .verdict = ok ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
                           .gates_json = "[{\"gate\":\"compile\",\"ok\":true}]",
                           .feedback = t ? "drop feedback line" : "keep feedback line",
                           .source = t ? "// drop source" : "// keep source",
@@ -173,7 +173,7 @@ static void test_memory__export_import_round_trip(void **state)
     kevo_memory *c = open_store(f, "c.db");
     kevo_item own = {.kind = KEVO_ITEM_RECIPE, .title = "own", .body = "mine"};
     assert_int_equal(kevo_memory_item_add(c, &own, NULL), 0);
-    kevo_attempt oa = {.task = "own_task", .stage = KEVO_STAGE_DRAFT, .verdict = "crash"};
+    kevo_attempt oa = {.task = "own_task", .stage = KEVO_STAGE_DRAFT, .verdict = KEVO_VERDICT_CRASH};
     assert_int_equal(kevo_memory_attempt_record(c, &oa, NULL, 0, NULL, NULL), 0);
     kevo_memory_stats sc0, sc1;
     assert_int_equal(kevo_memory_stats_get(&sc0, c), 0);

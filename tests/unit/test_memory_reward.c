@@ -19,11 +19,10 @@
 
 static void test_memory__reward_draft_signs(void **state)
 {
-    assert_true(kevo_memory_reward_draft("correct") == 1.0);
-    const char *bad[] = {"incorrect", "compile_error", "rejected", "timeout", "crash", NULL};
-    for (int i = 0; bad[i]; i++)
-        assert_true(kevo_memory_reward_draft(bad[i]) == -1.0);
-    assert_true(kevo_memory_reward_draft(NULL) == -1.0);
+    assert_true(kevo_memory_reward_draft(KEVO_VERDICT_CORRECT) == 1.0);
+    for (int v = 0; v < KEVO_VERDICT_COUNT; v++)
+        if (v != KEVO_VERDICT_CORRECT)
+            assert_true(kevo_memory_reward_draft((kevo_verdict)v) == -1.0);
 }
 
 static void test_memory__reward_refine_bounds(void **state)
@@ -33,25 +32,25 @@ static void test_memory__reward_refine_bounds(void **state)
     for (int i = 0; i < 100000; i++) {
         double start = exp(kevo_rng_uniform(&rng) * 40 - 20);
         double now = exp(kevo_rng_uniform(&rng) * 40 - 20);
-        double r = kevo_memory_reward_refine("correct", start, now);
+        double r = kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, start, now);
         assert_true(r >= -1.0 && r <= 1.0);
         if (start > now * 1.000001)
             assert_true(r > 0);
         if (start < now / 1.000001)
             assert_true(r < 0);
-        assert_true(kevo_memory_reward_refine("incorrect", start, now) == -1.0);
-        assert_true(kevo_memory_reward_refine("timeout", start, now) == -1.0);
+        assert_true(kevo_memory_reward_refine(KEVO_VERDICT_INCORRECT, start, now) == -1.0);
+        assert_true(kevo_memory_reward_refine(KEVO_VERDICT_TIMEOUT, start, now) == -1.0);
     }
-    assert_true(kevo_memory_reward_refine("correct", 100, 100) == 0.0);
+    assert_true(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, 100, 100) == 0.0);
     /* rho = 2: tanh(log 2) = 3/5 */
-    assert_true(fabs(kevo_memory_reward_refine("correct", 200, 100) - 0.6) < 1e-12);
-    assert_true(fabs(kevo_memory_reward_refine("correct", 100, 200) + 0.6) < 1e-12);
+    assert_true(fabs(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, 200, 100) - 0.6) < 1e-12);
+    assert_true(fabs(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, 100, 200) + 0.6) < 1e-12);
     /* a correct refine 1000x slower is still scored above a failure */
-    assert_true(kevo_memory_reward_refine("correct", 1, 1e3) > -1.0);
+    assert_true(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, 1, 1e3) > -1.0);
     /* missing latencies: neutral */
-    assert_true(kevo_memory_reward_refine("correct", 0, 100) == 0.0);
-    assert_true(kevo_memory_reward_refine("correct", 100, 0) == 0.0);
-    assert_true(kevo_memory_reward_refine("correct", NAN, 100) == 0.0);
+    assert_true(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, 0, 100) == 0.0);
+    assert_true(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, 100, 0) == 0.0);
+    assert_true(kevo_memory_reward_refine(KEVO_VERDICT_CORRECT, NAN, 100) == 0.0);
 }
 
 static void test_memory__reward_normalize_bounded(void **state)
@@ -138,7 +137,7 @@ static void test_memory__q_converges_in_store(void **state)
                           .generator = "test",
                           .stage = KEVO_STAGE_DRAFT,
                           .iteration = i,
-                          .verdict = ok ? "correct" : "incorrect",
+                          .verdict = ok ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
                           .source = "void relu(void) {}",
                           .candidate_us = ok ? 10 : 0,
                           .reference_us = 20,
@@ -182,7 +181,7 @@ static void test_memory__normalize_uses_earlier_rewards(void **state)
     kevo_learn_config_init(&cfg);
     cfg.normalize = 1;
     kevo_attempt d = {.task = "relu", .backend = "c", .generator = "test",
-                      .stage = KEVO_STAGE_DRAFT, .verdict = "correct", .source = "x",
+                      .stage = KEVO_STAGE_DRAFT, .verdict = KEVO_VERDICT_CORRECT, .source = "x",
                       .candidate_us = 100, .reference_us = 100, .speedup = 1};
     int64_t draft = 0;
     assert_int_equal(kevo_memory_attempt_record(mem, &d, NULL, 0, &cfg, &draft), 0);

@@ -261,6 +261,14 @@ static void test_memory__seed_idempotent(void **state)
     assert_int_equal(s1.items, s2.items);
 }
 
+/* A verdict by name; the test's own names are always valid. */
+static kevo_verdict verdict_of(const char *name)
+{
+    kevo_verdict v = KEVO_VERDICT_INFRA_ERROR;
+    assert_int_equal(kevo_verdict_parse(&v, name), 0);
+    return v;
+}
+
 static kevo_attempt draft(const char *task, const char *verdict, double us, double ref)
 {
     int ok = !strcmp(verdict, "correct");
@@ -268,7 +276,7 @@ static kevo_attempt draft(const char *task, const char *verdict, double us, doub
                       .backend = "c",
                       .generator = "test",
                       .stage = KEVO_STAGE_DRAFT,
-                      .verdict = verdict,
+                      .verdict = verdict_of(verdict),
                       .gates_json = "[]",
                       .feedback =
                           "  max abs error 0.5 at index 3\n\nexpected 1.0 got 1.5\nthird\nfourth",
@@ -454,7 +462,7 @@ static void test_memory__record_rejects_and_rolls_back(void **state)
     assert_int_equal(kevo_memory_attempt_record(f->mem, &a, used, 2, NULL, NULL), KEVO_EINVAL);
     /* bad fields */
     kevo_attempt bad = a;
-    bad.verdict = "great";
+    bad.verdict = (kevo_verdict)42;
     assert_int_equal(kevo_memory_attempt_record(f->mem, &bad, NULL, 0, NULL, NULL), KEVO_EINVAL);
     assert_non_null(strstr(kevo_error_last(), "verdict"));
     bad = a;
@@ -530,6 +538,53 @@ static void test_memory__normalized_refine_rewards(void **state)
     assert_true(q >= -2.0 && q <= 2.0);
 }
 
+/* The verdict is a type: one name table, one "compiled" predicate, and a
+ * store row whose verdict is no verdict name is an error naming the
+ * attempt, never a guess. */
+static void test_memory__verdict_typed_at_the_store(void **state)
+{
+    fixture *f = *state;
+    for (int v = 0; v < KEVO_VERDICT_COUNT; v++) {
+        kevo_verdict back = KEVO_VERDICT_COUNT;
+        assert_int_equal(kevo_verdict_parse(&back, kevo_verdict_name((kevo_verdict)v)), 0);
+        assert_int_equal(back, v);
+    }
+    kevo_verdict back;
+    assert_int_equal(kevo_verdict_parse(&back, "great"), KEVO_EINVAL);
+    assert_int_equal(kevo_verdict_parse(&back, NULL), KEVO_EINVAL);
+    assert_string_equal(kevo_verdict_name((kevo_verdict)99), "unknown");
+    const int compiled[KEVO_VERDICT_COUNT] = {
+        [KEVO_VERDICT_CORRECT] = 1, [KEVO_VERDICT_INCORRECT] = 1, [KEVO_VERDICT_TIMEOUT] = 1,
+        [KEVO_VERDICT_CRASH] = 1};
+    for (int v = 0; v < KEVO_VERDICT_COUNT; v++)
+        assert_int_equal(kevo_verdict_compiled((kevo_verdict)v), compiled[v]);
+
+    kevo_attempt a = draft("relu", "timeout", 0, 20);
+    int64_t id = 0;
+    assert_int_equal(kevo_memory_attempt_record(f->mem, &a, NULL, 0, NULL, &id), 0);
+    kevo_attempt *got = NULL;
+    assert_int_equal(kevo_memory_attempt_get(&got, f->mem, id), 0);
+    assert_int_equal(got->verdict, KEVO_VERDICT_TIMEOUT);
+    kevo_attempt_free(got);
+    /* stored as its name: the file stays readable by sqlite3 and scripts */
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT verdict FROM attempts WHERE id = ?", -1, &st,
+                                        NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, id);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "timeout");
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db, "UPDATE attempts SET verdict = 'great'", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    got = NULL;
+    assert_int_equal(kevo_memory_attempt_get(&got, f->mem, id), KEVO_EINVAL);
+    assert_null(got);
+    assert_non_null(strstr(kevo_error_last(), "great"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +597,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory__record_rejects_and_rolls_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_memory__normalized_refine_rewards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory__verdict_typed_at_the_store, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
