@@ -19,20 +19,47 @@
 extern "C" {
 #endif
 
+/* The run's choices, parsed from their names once (the command line and a
+ * resumed run's stored configuration alike); inside kevo they are compared
+ * as enums. *_name() give the stored names; *_parse() return KEVO_EINVAL
+ * naming the field and the accepted names. */
+typedef enum {
+    KEVO_STRATEGY_EVO,    /* the full method */
+    KEVO_STRATEGY_REFINE, /* the papers' iterative-refinement baseline: this task's history
+                             only, the newest correct kernel as the start point */
+    KEVO_STRATEGY_PASSK,  /* independent samples, no feedback, no memory (LLM generators) */
+    KEVO_STRATEGY_COUNT
+} kevo_strategy;
+typedef enum {
+    KEVO_RETRIEVAL_VALUE,     /* epsilon-greedy over learned Q (the method) */
+    KEVO_RETRIEVAL_HEURISTIC, /* similarity only, fastest start point */
+    KEVO_RETRIEVAL_RANDOM,    /* built-in: recipes at random */
+    KEVO_RETRIEVAL_COUNT
+} kevo_retrieval;
+typedef enum {
+    KEVO_RUN_CONTEXT_ACTIVE,  /* selected, token-budgeted context (KOPE) */
+    KEVO_RUN_CONTEXT_PASSIVE, /* recent history, no selection */
+    KEVO_RUN_CONTEXT_COUNT
+} kevo_run_context;
+
+const char *kevo_strategy_name(kevo_strategy s);
+int kevo_strategy_parse(kevo_strategy *out, const char *name);
+const char *kevo_retrieval_name(kevo_retrieval r);
+int kevo_retrieval_parse(kevo_retrieval *out, const char *name);
+const char *kevo_run_context_name(kevo_run_context c);
+int kevo_run_context_parse(kevo_run_context *out, const char *name);
+
 typedef struct kevo_run_config {
     const char **paths;      /* suites or task folders */
     size_t npaths;
-    const char *generator;   /* "builtin" (default), "openai", "replay" */
-    const char *strategy;    /* "evo" (default): the full method; "refine": the papers'
-                                iterative-refinement baseline (this task's history only,
-                                newest correct kernel as start point); "passk": independent
-                                samples, no feedback, no memory (LLM generators only) */
-    const char *backend;     /* "c" */
+    const char *generator;   /* "builtin" (default) or a registered LLM provider's name */
+    kevo_strategy strategy;  /* evo (default) */
+    const char *backend;     /* a registered backend's name, default "c" */
     const char *db_path;     /* default "kevo.db" */
     int iterations;          /* per task, default 30 */
     uint64_t seed;           /* default 1 */
-    const char *retrieval;   /* "value" (default) | "heuristic" | "random" */
-    const char *context;     /* "active" (default) | "passive" (recent history, no selection) */
+    kevo_retrieval retrieval; /* value (default) */
+    kevo_run_context context; /* active (default) */
     int token_budget;        /* context tokens per prompt; 0 = the memory's default (6000) */
     /* LLM generators */
     const char *api_base, *model; /* flags; else KEVO_API_BASE / KEVO_MODEL */
@@ -64,8 +91,11 @@ typedef struct kevo_run_config {
 } kevo_run_config;
 
 void kevo_run_config_init(kevo_run_config *cfg);
-/* NULL when the hyper-parameters are in range, else what is wrong (static). */
-const char *kevo_run_config_check(const kevo_run_config *cfg);
+/* 0 when the configuration can run; KEVO_EINVAL saying what is wrong (a
+ * value out of range, an unknown generator or backend, a combination that
+ * does not make sense). The command line and a resumed run's stored
+ * configuration both pass through it. */
+int kevo_run_config_check(const kevo_run_config *cfg);
 
 /* Run (or resume) a whole run; prints progress on stdout. *out_run_id gets
  * the run id. Returns 0 when every task ran its budget, KEVO_EINTR when

@@ -99,6 +99,8 @@ typedef struct kevo_context_query {
     const char *feedback;   /* latest feedback */
     const char *bottleneck; /* bottleneck diagnosis (roofline, profile) */
     int64_t start_point_id; /* refining: the start point; 0 = pick one */
+    const kevo_attempt *start_point; /* refining: the start point itself, when the caller
+                                        holds it (borrowed; wins over start_point_id) */
 } kevo_context_query;
 
 typedef struct kevo_context_section {
@@ -124,8 +126,9 @@ typedef struct kevo_context {
 
 /* Build the context for `q`. `cfg` NULL = defaults; `rng` NULL = cfg->rng,
  * and when both are NULL a fixed seed (deterministic). When refining
- * without q->start_point_id the start point is picked with
- * kevo_context_pick_start_point() (KEVO_ENOTFOUND when the task has no
+ * without q->start_point and q->start_point_id the start point is picked
+ * with kevo_context_start_point() (value mode: KEVO_START_Q2, else
+ * KEVO_START_FASTEST; every run; KEVO_ENOTFOUND when the task has no
  * correct attempt). *out is the caller's. */
 int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_query *q,
                        const kevo_context_config *cfg, kevo_rng *rng);
@@ -136,14 +139,40 @@ int kevo_context_render(char **out, const kevo_context *ctx);
 
 void kevo_context_free(kevo_context *ctx);
 
-/* Choose the start point for the next refine attempt among the correct
- * attempts of `task` (on `backend` when not NULL) in the store: value mode
- * is epsilon-greedy over Q2 (never-updated start points count q_init; ties
- * go to the lower latency), heuristic and passive take the lowest latency.
- * KEVO_ENOTFOUND when the task has no correct attempt. */
-int kevo_context_pick_start_point(int64_t *out_attempt_id, kevo_memory *mem, const char *task,
-                                  const char *backend, const kevo_context_config *cfg,
-                                  kevo_rng *rng);
+/* ---- start points: the one policy ------------------------------------- */
+
+/* How the start point of a refine attempt is chosen among a task's correct
+ * attempts. */
+typedef enum kevo_start_rule {
+    KEVO_START_Q2,         /* epsilon-greedy over Q2 (EvoKernel); never-updated ones count q_init */
+    KEVO_START_Q2_LATENCY, /* epsilon-greedy over Q2 - log(best / speedup): kevo's
+                              latency-aware score (kevo_context_start_score) */
+    KEVO_START_FASTEST,    /* the fastest (heuristic and passive ablations) */
+    KEVO_START_NEWEST,     /* the newest (the iterative-refinement baseline) */
+} kevo_start_rule;
+
+typedef struct kevo_start_query {
+    const char *task;    /* required */
+    const char *backend; /* NULL: any */
+    int64_t run_id;      /* 0: every run */
+    kevo_start_rule rule;
+    double epsilon; /* exploration rate of the Q2 rules */
+    double q_init;  /* Q2 of a start point never refined */
+} kevo_start_query;
+
+/* Choose the start point. Candidates are ordered fastest first (speedup
+ * descending, then latency, then id); a tie in score goes to the faster.
+ * With probability epsilon a Q2 rule takes a uniformly random candidate.
+ * *out is the chosen attempt with its source (the caller's,
+ * kevo_attempt_free); KEVO_ENOTFOUND when the task has no correct attempt
+ * in scope. `rng` may be NULL only for the rules without exploration. */
+int kevo_context_start_point(kevo_attempt **out, kevo_memory *mem, const kevo_start_query *q,
+                             kevo_rng *rng);
+/* The latency-aware score of a start point: its Q2 (q, updated n times;
+ * q_init when never), plus log(speedup / best), best being the task's
+ * fastest speedup so far: a refinement of a slower kernel must gain that
+ * much just to catch up. */
+double kevo_context_start_score(double q, int64_t n, double speedup, double best, double q_init);
 
 /* Estimated tokens of `text`: ceil(bytes / 3.2) for code, ceil(bytes / 4.7)
  * for prose. NULL is 0 tokens. */

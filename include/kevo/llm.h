@@ -149,6 +149,8 @@ int kevo_llm_provider_register(const char *name, kevo_llm_provider_ctor ctor);
 /* Names of the known providers, comma-separated, into buf (for --help and
  * messages). Returns buf. */
 const char *kevo_llm_provider_names(char *buf, size_t len);
+/* Whether a provider of that name is registered (or built in). */
+bool kevo_llm_provider_known(const char *name);
 
 /* The provider's name (borrowed). */
 const char *kevo_llm_provider_name(const kevo_provider *p);

@@ -303,7 +303,7 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     size_t pick = nr;
     long pick_variant = -1;
     bool explore =
-        !strcmp(cfg->retrieval, "random") || !cfg->memory || kevo_rng_uniform(rng) < cfg->epsilon;
+        cfg->retrieval == KEVO_RETRIEVAL_RANDOM || !cfg->memory || kevo_rng_uniform(rng) < cfg->epsilon;
     if (explore) {
         size_t k = (size_t)(kevo_rng_uniform(rng) * (double)napp);
         for (size_t i = 0; i < nr; i++)

@@ -5,7 +5,11 @@
 #define KEVO_AGENT_INTERNAL_H
 
 #include "kevo/agent.h"
+#include "kevo/context.h"
+#include "kevo/llm.h"
 #include "kevo/memory.h"
+#include "kevo/sys/backend.h"
+#include "kevo/verify.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
 
@@ -37,16 +41,83 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          const char *start_recipes_json, const kevo_run_config *cfg,
                          kevo_rng *rng);
 
-/* The value of a correct attempt as a start point for refining: its Q2
- * (q, updated n times; q_init when never), minus log(best / speedup), where
- * best is the task's fastest speedup so far. */
-double kevo_start_score(double q, int64_t n, double speedup, double best, double q_init);
+/* ---- configuration (config.c) ---------------------------------------- */
 
-typedef struct kevo_provider kevo_provider;
-int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
-                     const kevo_agent_task *at, kevo_stage stage, int64_t start_id,
-                     const char *last_feedback, const kevo_run_config *cfg, kevo_rng *rng,
-                     int iteration);
+/* Everything the modules below are configured with, derived from a run's
+ * configuration by one function. */
+typedef struct kevo_derived {
+    kevo_eval_options eval;
+    kevo_learn_config learn;
+    kevo_context_config context; /* LLM prompts */
+    kevo_llm_config llm;
+    kevo_start_rule start_rule;
+    bool memory; /* the generators may use the memory (off: --memory off, pass@k) */
+} kevo_derived;
+
+void kevo_agent__derive(kevo_derived *out, const kevo_run_config *cfg);
+bool kevo_agent__builtin(const kevo_run_config *cfg);
+/* Whether the built-in generator writes candidates for this backend. */
+bool kevo_agent__builtin_supports(const kevo_backend *be);
+/* The stored form of a run's configuration (cJSON_Print'ed, the caller's). */
+char *kevo_agent__config_json(const kevo_run_config *cfg, char **dirs, size_t ndirs);
+/* Restore it for --resume: parsed and checked as the command line is.
+ * Strings point into `root`. */
+struct cJSON;
+int kevo_agent__config_from_json(kevo_run_config *cfg, char ***dirs, size_t *ndirs,
+                                 struct cJSON *root);
+
+/* ---- one attempt: propose -> judge -> record (attempt.c) -------------- */
+
+/* What travels from one iteration of a task to the next, in memory: the
+ * store is where attempts are kept, not how they are passed along. */
+typedef struct kevo_attempt_state {
+    kevo_memory *mem;
+    const kevo_agent_task *at;
+    const kevo_run_config *cfg;
+    const kevo_derived *derived;
+    kevo_provider *prov; /* NULL: the built-in generator only */
+    int64_t run_id;
+    int iteration;
+    kevo_rng rng;          /* this iteration's, from (seed, iteration, task) */
+    kevo_attempt *start;   /* this iteration's start point (owned); NULL: drafting */
+    char *last_feedback;   /* the previous attempt's feedback (owned) */
+    uint64_t *seen;        /* hashes of the sources recorded for the task in this run */
+    size_t nseen, capseen;
+    double best;           /* the task's best speedup so far */
+} kevo_attempt_state;
+
+/* A generator: one proposal from the state. The built-in draft, the
+ * built-in refiner and the LLM generator implement it. */
+typedef struct kevo_generator {
+    const char *name; /* recorded as the attempt's generator; NULL: the run's --generator */
+    int (*propose)(const struct kevo_generator *gen, kevo_attempt_state *st,
+                   kevo_proposal *out);
+} kevo_generator;
+
+extern const kevo_generator kevo_generator_builtin_draft;
+extern const kevo_generator kevo_generator_builtin_refine;
+extern const kevo_generator kevo_generator_llm;
+
+/* Which generator proposes this iteration (consumes the state's rng as the
+ * choice needs). */
+const kevo_generator *kevo_agent__choose(kevo_attempt_state *st);
+/* Whether a source was already recorded for the task in this run; and
+ * remember one. */
+bool kevo_agent__seen(const kevo_attempt_state *st, const char *source);
+int kevo_agent__remember(kevo_attempt_state *st, const char *source);
+
+/* One attempt of the state's iteration: propose, judge with `ev`, record
+ * in one transaction, print its line; the state moves on (feedback, best,
+ * seen sources). Negative only for kevo's own failures. */
+int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index, size_t total);
+
+/* One task's remaining iterations (task.c). *worked: whether it ran any. */
+int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t run,
+                         const char *dir, size_t index, size_t total,
+                         const kevo_run_config *cfg);
+
+/* The LLM generator's proposal (llm_gen.c). */
+int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st);
 
 /* The model-based auditor (EvoKernel): *out_invalid set with the reason
  * when the model answers `invalid`. Tokens are added to *tokens. */

@@ -16,33 +16,31 @@
 #include <string.h>
 #include <strings.h>
 
-int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
-                     const kevo_agent_task *at, kevo_stage stage, int64_t start_id,
-                     const char *last_feedback, const kevo_run_config *cfg, kevo_rng *rng,
-                     int iteration)
+/* The roofline diagnosis of the start point, when its work is known. */
+static char *bottleneck_of(const kevo_attempt *start, const kevo_task *task)
+{
+    double flops = 0, bytes = 0;
+    kevo_peaks peaks;
+    bool have_peaks = kevo_peaks_load(&peaks) == 0;
+    char *out = NULL;
+    if (start && kevo_task_work(&flops, &bytes, task) == 0)
+        kevo_roofline_diagnose(&out, flops, bytes, start->candidate_us,
+                               have_peaks ? &peaks : NULL);
+    return out;
+}
+
+int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st)
 {
     memset(out, 0, sizeof(*out));
+    const kevo_agent_task *at = st->at;
+    const kevo_run_config *cfg = st->cfg;
+    kevo_provider *prov = st->prov;
+    kevo_stage stage = st->start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
     int error = 0;
     kevo_context *ctx = NULL;
     char *context_text = NULL, *rules = NULL, *system = NULL, *user = NULL, *proto = NULL;
     kevo_llm_response resp = {0};
-    kevo_context_config cc;
-    kevo_context_config_init(&cc);
-    if (cfg->token_budget > 0)
-        cc.token_budget = cfg->token_budget;
-    /* the run's values: selection and learning see one Q0, alpha, pool */
-    cc.epsilon = cfg->epsilon;
-    cc.alpha = cfg->alpha;
-    cc.q_init = cfg->q_init;
-    cc.lambda = cfg->lambda;
-    cc.n = cfg->pool_n;
-    kevo_context_mode_parse(&cc.mode, !strcmp(cfg->context, "passive") ? "passive"
-                                      : !strcmp(cfg->retrieval, "value") ? "value"
-                                                                         : "heuristic");
-    if (!cfg->memory) {
-        cc.n = 0;
-        cc.max_practices = 0;
-    }
+    kevo_context_config cc = st->derived->context;
     kevo_context_query q = {0};
     q.task = at->task->name;
     q.category = at->task->category;
@@ -50,22 +48,12 @@ int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
     q.reference = at->reference;
     q.backend = cfg->backend;
     q.stage = stage;
-    q.feedback = last_feedback;
-    q.start_point_id = start_id;
-    char *bottleneck = NULL;
-    if (start_id) {
-        kevo_attempt *sp = NULL;
-        double flops = 0, bytes = 0;
-        kevo_peaks peaks;
-        bool have_peaks = kevo_peaks_load(&peaks) == 0;
-        if (kevo_memory_attempt_get(&sp, mem, start_id) == 0 &&
-            kevo_task_work(&flops, &bytes, at->task) == 0)
-            kevo_roofline_diagnose(&bottleneck, flops, bytes, sp->candidate_us,
-                                   have_peaks ? &peaks : NULL);
-        kevo_attempt_free(sp);
-        q.bottleneck = bottleneck;
-    }
-    if ((error = kevo_context_build(&ctx, mem, &q, &cc, rng)) < 0 ||
+    /* drafting shows the last attempt's feedback (pass@k: none) */
+    q.feedback = st->start || cfg->strategy == KEVO_STRATEGY_PASSK ? NULL : st->last_feedback;
+    q.start_point = st->start;
+    char *bottleneck = bottleneck_of(st->start, at->task);
+    q.bottleneck = bottleneck;
+    if ((error = kevo_context_build(&ctx, st->mem, &q, &cc, &st->rng)) < 0 ||
         (error = kevo_context_render(&context_text, ctx)) < 0)
         goto done;
     kevo_task_prototype(&proto, at->task);
@@ -88,7 +76,7 @@ int kevo_llm_propose(kevo_proposal *out, kevo_provider *prov, kevo_memory *mem,
     req.messages = msgs;
     req.n_messages = 2;
     char tag[160];
-    snprintf(tag, sizeof(tag), "task=%s iter=%d stage=%s", at->task->name, iteration,
+    snprintf(tag, sizeof(tag), "task=%s iter=%d stage=%s", at->task->name, st->iteration,
              kevo_stage_name(stage));
     req.tag = tag;
     if ((error = kevo_llm_complete(prov, &req, &resp)) < 0)

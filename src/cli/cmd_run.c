@@ -81,180 +81,163 @@ static int parse_int(int *out, const char *flag, const char *v)
     return 0;
 }
 
+static int parse_number(double *out, const char *flag, const char *v)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end) {
+        fprintf(stderr, "kevo run: %s needs a number, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Options without a value. 1: taken, 0: not one of them. */
+static int parse_switch(kevo_run_config *cfg, const char *a)
+{
+    bool *b = !strcmp(a, "--quick")       ? &cfg->quick_timing
+              : !strcmp(a, "--quiet")     ? &cfg->quiet
+              : !strcmp(a, "--audit")     ? &cfg->audit
+              : !strcmp(a, "--reflect")   ? &cfg->reflect
+              : !strcmp(a, "--normalize") ? &cfg->normalize
+                                          : NULL;
+    if (b)
+        *b = true;
+    return b != NULL;
+}
+
+/* The named choices become enums here, with the agent's parsers (the same
+ * a resumed run's stored names go through). 1 taken, 0 not one, -1 bad. */
+static int parse_choice(kevo_run_config *cfg, const char *a, const char *v)
+{
+    int error = 0;
+    if (!strcmp(a, "--strategy"))
+        error = kevo_strategy_parse(&cfg->strategy, v);
+    else if (!strcmp(a, "--retrieval"))
+        error = kevo_retrieval_parse(&cfg->retrieval, v);
+    else if (!strcmp(a, "--context"))
+        error = kevo_run_context_parse(&cfg->context, v);
+    else if (!strcmp(a, "--memory") && (!strcmp(v, "on") || !strcmp(v, "off")))
+        cfg->memory = !strcmp(v, "on");
+    else if (!strcmp(a, "--memory"))
+        error = kevo_error_set(KEVO_EINVAL, "memory must be on or off, not '%s'", v);
+    else if (!strcmp(a, "--refine-with")) {
+        /* builtin[:SHARE] */
+        if (strncmp(v, "builtin", 7) || (v[7] && v[7] != ':'))
+            error = kevo_error_set(KEVO_EINVAL, "--refine-with takes builtin or builtin:SHARE");
+        else if (!((cfg->refine_with_builtin = v[7] ? atof(v + 8) : 0.3) > 0) ||
+                 cfg->refine_with_builtin > 1)
+            error = kevo_error_set(KEVO_EINVAL, "the share of --refine-with must be in (0, 1]");
+    } else
+        return 0;
+    if (error < 0) {
+        fprintf(stderr, "kevo run: %s: %s\n", a, kevo_error_last());
+        return -1;
+    }
+    return 1;
+}
+
+/* Options with a number. 1 taken, 0 not one, -1 bad. */
+static int parse_numeric(kevo_run_config *cfg, const char *a, const char *v)
+{
+    struct {
+        const char *flag;
+        int *i;
+        double *d;
+    } const table[] = {
+        {"--iterations", &cfg->iterations, NULL}, {"--max-tasks", &cfg->max_tasks, NULL},
+        {"--jobs", &cfg->jobs, NULL},             {"--token-budget", &cfg->token_budget, NULL},
+        {"--max-tokens", &cfg->max_tokens, NULL}, {"--lambda", &cfg->lambda, NULL},
+        {"--pool-n", &cfg->pool_n, NULL},         {"--epsilon", NULL, &cfg->epsilon},
+        {"--alpha", NULL, &cfg->alpha},           {"--q-init", NULL, &cfg->q_init},
+    };
+    int n = 0;
+    if (!strcmp(a, "--seed") || !strcmp(a, "--resume")) {
+        if (parse_int(&n, a, v) < 0)
+            return -1;
+        if (!strcmp(a, "--seed"))
+            cfg->seed = (uint64_t)n;
+        else
+            cfg->resume_run = n;
+        return 1;
+    }
+    for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
+        if (strcmp(a, table[k].flag))
+            continue;
+        if (table[k].i)
+            return parse_int(table[k].i, a, v) < 0 ? -1 : 1;
+        return parse_number(table[k].d, a, v) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* The command line into cfg. KEVO_EXIT_OK to run, -1 when --help was
+ * printed, else the exit status. */
+static int parse_args(kevo_run_config *cfg, const char **paths, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int taken;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        if (parse_switch(cfg, a))
+            continue;
+        if (a[0] != '-') {
+            paths[cfg->npaths++] = a;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "kevo run: %s needs a value (see kevo run --help)\n", a);
+            return KEVO_EXIT_USAGE;
+        }
+        const char **str = !strcmp(a, "--generator")     ? &cfg->generator
+                           : !strcmp(a, "--backend")     ? &cfg->backend
+                           : !strcmp(a, "--db")          ? &cfg->db_path
+                           : !strcmp(a, "--model")       ? &cfg->model
+                           : !strcmp(a, "--api-base")    ? &cfg->api_base
+                           : !strcmp(a, "--replay")      ? &cfg->replay_path
+                           : !strcmp(a, "--record")      ? &cfg->record_path
+                           : !strcmp(a, "--memory-from") ? &cfg->memory_from
+                                                         : NULL;
+        if (str) {
+            *str = v;
+        } else if (!strcmp(a, "--temperature")) {
+            if (parse_number(&cfg->temperature, a, v) < 0)
+                return KEVO_EXIT_USAGE;
+        } else if ((taken = parse_choice(cfg, a, v)) == 0 &&
+                   (taken = parse_numeric(cfg, a, v)) == 0) {
+            fprintf(stderr, "kevo run: unknown option '%s' (see kevo run --help)\n", a);
+            return KEVO_EXIT_USAGE;
+        }
+        if (taken < 0)
+            return KEVO_EXIT_USAGE;
+        i++;
+    }
+    return KEVO_EXIT_OK;
+}
+
 int kevo_cmd_run(int argc, char **argv)
 {
     kevo_run_config cfg;
     kevo_run_config_init(&cfg);
     const char **paths = calloc((size_t)argc, sizeof(char *));
-    int rc = KEVO_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int n;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            goto done;
-        } else if (!strcmp(a, "--quick")) {
-            cfg.quick_timing = true;
-        } else if (!strcmp(a, "--quiet")) {
-            cfg.quiet = true;
-        } else if (!strcmp(a, "--audit")) {
-            cfg.audit = true;
-        } else if (!strcmp(a, "--reflect")) {
-            cfg.reflect = true;
-        } else if (!strcmp(a, "--normalize")) {
-            cfg.normalize = true;
-        } else if (a[0] == '-' && !v) {
-            fprintf(stderr, "kevo run: %s needs a value (see kevo run --help)\n", a);
-            rc = KEVO_EXIT_USAGE;
-            goto done;
-        } else if (!strcmp(a, "--generator")) {
-            cfg.generator = argv[++i];
-        } else if (!strcmp(a, "--refine-with")) {
-            /* builtin[:SHARE] */
-            const char *spec = argv[++i];
-            if (strncmp(spec, "builtin", 7) || (spec[7] && spec[7] != ':')) {
-                fprintf(stderr, "kevo run: --refine-with takes builtin or builtin:SHARE\n");
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-            cfg.refine_with_builtin = spec[7] ? atof(spec + 8) : 0.3;
-            if (cfg.refine_with_builtin <= 0 || cfg.refine_with_builtin > 1) {
-                fprintf(stderr, "kevo run: the share of --refine-with must be in (0, 1]\n");
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-        } else if (!strcmp(a, "--strategy")) {
-            cfg.strategy = argv[++i];
-            if (strcmp(cfg.strategy, "evo") && strcmp(cfg.strategy, "refine") &&
-                strcmp(cfg.strategy, "passk")) {
-                fprintf(stderr, "kevo run: --strategy must be evo, refine or passk\n");
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-        } else if (!strcmp(a, "--api-base")) {
-            cfg.api_base = argv[++i];
-        } else if (!strcmp(a, "--model")) {
-            cfg.model = argv[++i];
-        } else if (!strcmp(a, "--replay")) {
-            cfg.replay_path = argv[++i];
-        } else if (!strcmp(a, "--record")) {
-            cfg.record_path = argv[++i];
-        } else if (!strcmp(a, "--temperature")) {
-            cfg.temperature = atof(argv[++i]);
-        } else if (!strcmp(a, "--context")) {
-            cfg.context = argv[++i];
-            if (strcmp(cfg.context, "active") && strcmp(cfg.context, "passive")) {
-                fprintf(stderr, "kevo run: --context must be active or passive\n");
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-        } else if (!strcmp(a, "--backend")) {
-            cfg.backend = argv[++i];
-        } else if (!strcmp(a, "--db")) {
-            cfg.db_path = argv[++i];
-        } else if (!strcmp(a, "--retrieval")) {
-            cfg.retrieval = argv[++i];
-            if (strcmp(cfg.retrieval, "value") && strcmp(cfg.retrieval, "heuristic") &&
-                strcmp(cfg.retrieval, "random")) {
-                fprintf(stderr, "kevo run: --retrieval must be value, heuristic or random\n");
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-        } else if (!strcmp(a, "--memory")) {
-            i++;
-            if (strcmp(v, "on") && strcmp(v, "off")) {
-                fprintf(stderr, "kevo run: --memory must be on or off\n");
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-            cfg.memory = !strcmp(v, "on");
-        } else if (!strcmp(a, "--memory-from")) {
-            cfg.memory_from = argv[++i];
-        } else if (!strcmp(a, "--iterations") || !strcmp(a, "--max-tasks") ||
-                   !strcmp(a, "--resume") || !strcmp(a, "--seed") ||
-                   !strcmp(a, "--token-budget") || !strcmp(a, "--max-tokens") ||
-                   !strcmp(a, "--jobs")) {
-            if (parse_int(&n, a, argv[++i]) < 0) {
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-            if (!strcmp(a, "--iterations"))
-                cfg.iterations = n;
-            else if (!strcmp(a, "--max-tasks"))
-                cfg.max_tasks = n;
-            else if (!strcmp(a, "--resume"))
-                cfg.resume_run = n;
-            else if (!strcmp(a, "--jobs"))
-                cfg.jobs = n;
-            else if (!strcmp(a, "--token-budget"))
-                cfg.token_budget = n;
-            else if (!strcmp(a, "--max-tokens"))
-                cfg.max_tokens = n;
-            else
-                cfg.seed = (uint64_t)n;
-        } else if (!strcmp(a, "--epsilon") || !strcmp(a, "--alpha") || !strcmp(a, "--q-init")) {
-            char *end;
-            double x = strtod(argv[++i], &end);
-            if (end == argv[i] || *end) {
-                fprintf(stderr, "kevo run: %s needs a number, got '%s'\n", a, argv[i]);
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-            *(!strcmp(a, "--epsilon") ? &cfg.epsilon
-              : !strcmp(a, "--alpha") ? &cfg.alpha
-                                      : &cfg.q_init) = x;
-        } else if (!strcmp(a, "--lambda") || !strcmp(a, "--pool-n")) {
-            if (parse_int(&n, a, argv[++i]) < 0) {
-                rc = KEVO_EXIT_USAGE;
-                goto done;
-            }
-            *(!strcmp(a, "--lambda") ? &cfg.lambda : &cfg.pool_n) = n;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "kevo run: unknown option '%s' (see kevo run --help)\n", a);
-            rc = KEVO_EXIT_USAGE;
-            goto done;
-        } else {
-            paths[cfg.npaths++] = a;
-        }
-    }
+    int rc = paths ? parse_args(&cfg, paths, argc, argv) : KEVO_EXIT_INFRA;
     cfg.paths = paths;
+    if (rc != KEVO_EXIT_OK) {
+        rc = rc < 0 ? KEVO_EXIT_OK : rc;
+        goto done;
+    }
     if (cfg.npaths == 0 && !cfg.resume_run) {
         usage(stderr);
         rc = KEVO_EXIT_USAGE;
         goto done;
     }
-    if (strcmp(cfg.generator, "builtin") && strcmp(cfg.generator, "openai") &&
-        strcmp(cfg.generator, "replay")) {
-        fprintf(stderr, "kevo run: --generator must be builtin, openai or replay\n");
-        rc = KEVO_EXIT_USAGE;
-        goto done;
-    }
-    if ((cfg.audit || cfg.reflect) && !strcmp(cfg.generator, "builtin")) {
-        fprintf(stderr, "kevo run: --audit and --reflect need an LLM generator\n");
-        rc = KEVO_EXIT_USAGE;
-        goto done;
-    }
-    if (!strcmp(cfg.generator, "replay") && !cfg.replay_path && !cfg.resume_run) {
-        fprintf(stderr, "kevo run: --generator replay needs --replay FILE\n");
-        rc = KEVO_EXIT_USAGE;
-        goto done;
-    }
-    const char *bad = kevo_run_config_check(&cfg);
-    if (bad) {
-        fprintf(stderr, "kevo run: %s\n", bad);
-        rc = KEVO_EXIT_USAGE;
-        goto done;
-    }
-    if (!strcmp(cfg.strategy, "passk") && !strcmp(cfg.generator, "builtin")) {
-        fprintf(stderr, "kevo run: --strategy passk needs an LLM generator (openai or replay): "
-                        "the built-in draft is deterministic, so independent samples of it "
-                        "would all be one kernel\n");
-        rc = KEVO_EXIT_USAGE;
-        goto done;
-    }
-    if (cfg.iterations < 1) {
-        fprintf(stderr, "kevo run: --iterations must be at least 1\n");
+    if (kevo_run_config_check(&cfg) < 0) {
+        fprintf(stderr, "kevo run: %s\n", kevo_error_last());
         rc = KEVO_EXIT_USAGE;
         goto done;
     }

@@ -135,49 +135,83 @@ static kevo_rng *rng_or_default(kevo_rng *rng, const kevo_context_config *cfg, k
     return storage;
 }
 
-/* ---- start points ----------------------------------------------------- */
+/* ---- start points: the one policy --------------------------------------- */
 
-static int by_latency(const void *a, const void *b)
+double kevo_context_start_score(double q, int64_t n, double speedup, double best, double q_init)
 {
-    const kevo_start_point *x = a, *y = b;
-    double lx = x->candidate_us > 0 ? x->candidate_us : 1e300;
-    double ly = y->candidate_us > 0 ? y->candidate_us : 1e300;
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    return x->attempt_id < y->attempt_id ? -1 : x->attempt_id > y->attempt_id;
+    /* Without the latency term, the draft that gave an 18x child kept the
+     * high Q that child earned it and was refined again instead of the 18x
+     * kernel. */
+    if (n == 0)
+        q = q_init;
+    if (speedup > 0 && best > 0)
+        q += log(speedup / best);
+    return q;
 }
 
-int kevo_context_pick_start_point(int64_t *out_attempt_id, kevo_memory *mem, const char *task,
-                                  const char *backend, const kevo_context_config *cfg,
-                                  kevo_rng *rng)
+/* The index of the best score among the candidates, fastest first. */
+static int pick_by_q2(size_t *pick, kevo_memory *mem, const kevo_attempt_list *list,
+                      const kevo_start_query *q)
 {
-    kevo_context_config defaults;
-    kevo_rng local;
-    kevo_start_point *sp = NULL;
-    size_t n = 0;
-    double *q = NULL;
-    int error = 0;
-    *out_attempt_id = 0;
-    cfg = config_or_default(cfg, &defaults);
-    rng = rng_or_default(rng, cfg, &local);
-    if ((error = kevo_memory_start_points(&sp, &n, mem, task, backend)) < 0)
-        return error;
-    /* lowest latency first: the greedy tie-break and the heuristic pick */
-    qsort(sp, n, sizeof(*sp), by_latency);
-    size_t pick = 0;
-    if (cfg->mode == KEVO_CONTEXT_VALUE) {
-        if (!(q = calloc(n, sizeof(*q)))) {
-            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+    double best = -INFINITY;
+    *pick = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        double q2 = 0;
+        int64_t n = 0;
+        int error = kevo_memory_q_start_get(&q2, &n, mem, list->attempts[i].id);
+        if (error < 0 && error != KEVO_ENOTFOUND)
+            return error;
+        double score = q->rule == KEVO_START_Q2_LATENCY
+                           ? kevo_context_start_score(q2, n, list->attempts[i].speedup,
+                                                      list->attempts[0].speedup, q->q_init)
+                           : (n ? q2 : q->q_init);
+        if (score > best + 1e-12) {
+            best = score;
+            *pick = i;
+        }
+    }
+    return 0;
+}
+
+int kevo_context_start_point(kevo_attempt **out, kevo_memory *mem, const kevo_start_query *q,
+                             kevo_rng *rng)
+{
+    *out = NULL;
+    if (!q || !q->task)
+        return kevo_error_set(KEVO_EINVAL, "start point: no task name");
+    kevo_attempt_filter f = {.run_id = q->run_id,
+                             .task = q->task,
+                             .backend = q->backend,
+                             .correct_only = 1,
+                             .best_first = 1,
+                             .no_source = 1};
+    kevo_attempt_list *list = NULL;
+    size_t pick = 0; /* best_first: index 0 is the fastest */
+    int error = kevo_memory_attempt_list(&list, mem, &f);
+    if (error < 0)
+        goto done;
+    if (list->n == 0) {
+        error = kevo_error_set(KEVO_ENOTFOUND, "task '%s' has no correct attempt to refine",
+                               q->task);
+        goto done;
+    }
+    if (q->rule == KEVO_START_NEWEST) {
+        for (size_t i = 1; i < list->n; i++)
+            if (list->attempts[i].id > list->attempts[pick].id)
+                pick = i;
+    } else if (q->rule == KEVO_START_Q2 || q->rule == KEVO_START_Q2_LATENCY) {
+        if (!rng) {
+            error = kevo_error_set(KEVO_EINVAL, "start point: a Q2 rule needs a random source");
             goto done;
         }
-        for (size_t i = 0; i < n; i++)
-            q[i] = sp[i].n ? sp[i].q : cfg->q_init;
-        kevo_select_egreedy(&pick, q, n, 1, cfg->epsilon, rng);
+        if (kevo_rng_uniform(rng) < q->epsilon)
+            pick = (size_t)(kevo_rng_uniform(rng) * (double)list->n);
+        else if ((error = pick_by_q2(&pick, mem, list, q)) < 0)
+            goto done;
     }
-    *out_attempt_id = sp[pick].attempt_id;
+    error = kevo_memory_attempt_get(out, mem, list->attempts[pick].id);
 done:
-    free(q);
-    free(sp);
+    kevo_attempt_list_free(list);
     return error;
 }
 
@@ -197,6 +231,7 @@ typedef struct builder {
     kevo_pack_section sec[KEVO_SECTION_COUNT];
     used_vec used[KEVO_SECTION_COUNT];
     kevo_attempt *start;
+    int start_borrowed; /* start is the caller's (q->start_point) */
     kevo_attempt_list *tried;
     kevo_item_list *selected; /* experience (passive: history), with bodies */
     kevo_item_list *practices;
@@ -829,6 +864,27 @@ done:
     return error;
 }
 
+/* The start point of a refine context: the caller's, the one it names, or
+ * one chosen by the policy. b->start is borrowed when it is the caller's. */
+static int start_of(builder *b)
+{
+    const kevo_context_query *q = b->q;
+    if (q->start_point) {
+        b->start = (kevo_attempt *)q->start_point;
+        b->start_borrowed = 1;
+        return 0;
+    }
+    if (q->start_point_id)
+        return kevo_memory_attempt_get(&b->start, b->mem, q->start_point_id);
+    kevo_start_query sq = {.task = q->task,
+                           .backend = q->backend,
+                           .rule = b->cfg->mode == KEVO_CONTEXT_VALUE ? KEVO_START_Q2
+                                                                      : KEVO_START_FASTEST,
+                           .epsilon = b->cfg->epsilon,
+                           .q_init = b->cfg->q_init};
+    return kevo_context_start_point(&b->start, b->mem, &sq, b->rng);
+}
+
 int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_query *q,
                        const kevo_context_config *cfg, kevo_rng *rng)
 {
@@ -865,14 +921,10 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
     in_snapshot = 1;
     /* refining: the start point and what was tried from it */
     if (q->stage == KEVO_STAGE_REFINE) {
-        int64_t sp = q->start_point_id;
-        if (!sp &&
-            (error = kevo_context_pick_start_point(&sp, mem, q->task, q->backend, cfg, b.rng)) < 0)
-            goto done;
-        if ((error = kevo_memory_attempt_get(&b.start, mem, sp)) < 0)
+        if ((error = start_of(&b)) < 0)
             goto done;
         if (cfg->mode != KEVO_CONTEXT_PASSIVE) {
-            kevo_attempt_filter cf = {.parent_id = sp, .no_source = 1};
+            kevo_attempt_filter cf = {.parent_id = b.start->id, .no_source = 1};
             if ((error = kevo_memory_attempt_list(&b.tried, mem, &cf)) < 0)
                 goto done;
         }
@@ -899,7 +951,8 @@ done:
         kevo_buf_free(&b.sec[s].text);
         free(b.used[s].v);
     }
-    kevo_attempt_free(b.start);
+    if (!b.start_borrowed)
+        kevo_attempt_free(b.start);
     kevo_attempt_list_free(b.tried);
     kevo_item_list_free(b.selected);
     kevo_item_list_free(b.practices);

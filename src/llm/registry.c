@@ -87,6 +87,11 @@ const char *kevo_llm_provider_names(char *buf, size_t len)
     return buf;
 }
 
+bool kevo_llm_provider_known(const char *name)
+{
+    return name && find_ctor(name) != NULL;
+}
+
 int kevo_llm_provider_new(kevo_provider **out, const char *name, const kevo_llm_config *cfg)
 {
     kevo_llm_config defaults;

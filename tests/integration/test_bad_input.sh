@@ -52,6 +52,6 @@ expect "run: --lambda 0" "lambda (--lambda) must be an integer in [1, 100]" "$KE
 expect "run: --epsilon out of range" "epsilon (--epsilon) must be in [0, 1]" "$KEVO" run "$relu" --epsilon 1.5 --db "$tmp/h.db"
 expect "run: passk with the built-in generator" "--strategy passk needs an LLM generator" "$KEVO" run "$relu" --strategy passk --db "$tmp/h.db"
 expect "run: no task lists the backend" "lists backend 'opencl' in its task.json field 'backends'" "$KEVO" run "$SRC/suites/c/level1/030_frobenius_norm" --backend opencl --db "$tmp/b.db"
-expect "run: built-in generator on cuda" "the built-in generator writes C and OpenCL candidates, not cuda" "$KEVO" run "$SRC/suites/c/level1/001_relu" --backend cuda --db "$tmp/c.db"
+expect "run: built-in generator on cuda" "the built-in generator writes c and opencl candidates, not cuda" "$KEVO" run "$SRC/suites/c/level1/001_relu" --backend cuda --db "$tmp/c.db"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

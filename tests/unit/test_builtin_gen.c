@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "agent/internal.h"
+#include "kevo/context.h"
 #include "kevo/memory.h"
 #include "kevo/recipe.h"
 #include "kevo/util.h"
@@ -117,7 +118,7 @@ static int setup(void **state)
         return -1;
     kevo_run_config_init(&f->cfg);
     f->cfg.backend = "c";
-    f->cfg.retrieval = "value";
+    f->cfg.retrieval = KEVO_RETRIEVAL_VALUE;
     f->cfg.memory = true;
     f->cfg.epsilon = 0.0; /* exploit only: untried arms first, then the best */
     kevo_rng_seed(&f->rng, 3);
@@ -250,15 +251,15 @@ static void test_start__the_fastest_kernel_is_refined_next(void **state)
     (void)state;
     /* the draft whose child was 18x faster earned a high Q2 (0.65); the
      * untried 18x child still comes first */
-    assert_true(kevo_start_score(0.0, 0, 18.0, 18.0, 0.5) >
-                kevo_start_score(0.65, 1, 1.0, 18.0, 0.5));
+    assert_true(kevo_context_start_score(0.0, 0, 18.0, 18.0, 0.5) >
+                kevo_context_start_score(0.65, 1, 1.0, 18.0, 0.5));
     /* of two untried start points, the faster */
-    assert_true(kevo_start_score(0.0, 0, 2.0, 2.0, 0.5) > kevo_start_score(0.0, 0, 1.0, 2.0, 0.5));
+    assert_true(kevo_context_start_score(0.0, 0, 2.0, 2.0, 0.5) > kevo_context_start_score(0.0, 0, 1.0, 2.0, 0.5));
     /* refining the best stopped paying (Q2 -0.5): a close second is next */
-    assert_true(kevo_start_score(0.0, 0, 1.9, 2.0, 0.5) >
-                kevo_start_score(-0.5, 4, 2.0, 2.0, 0.5));
+    assert_true(kevo_context_start_score(0.0, 0, 1.9, 2.0, 0.5) >
+                kevo_context_start_score(-0.5, 4, 2.0, 2.0, 0.5));
     /* no speedup known (not measured): the Q2 alone */
-    assert_true(kevo_start_score(0.2, 3, 0.0, 2.0, 0.5) == 0.2);
+    assert_true(kevo_context_start_score(0.2, 3, 0.0, 2.0, 0.5) == 0.2);
 }
 
 int main(void)

@@ -1,0 +1,214 @@
+/*
+ * agent/attempt.c - one attempt, one pass: propose (a generator) -> judge
+ * (the verifier's gates, then the model-based auditor on LLM runs) ->
+ * record (the attempt, its edges, reward and Q updates in one transaction,
+ * plus a reflection item when asked for) -> the state moves on. Must not:
+ * choose a start point (kevo_context_start_point) or read back from the
+ * store what it has just written.
+ */
+#include "agent/internal.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the judge concluded. `a` points into the strings below, the
+ * proposal and the state; judged_clear() frees only what is here. */
+typedef struct judged {
+    kevo_attempt a;
+    kevo_eval_result r;
+    char *gates;         /* the gates array as JSON */
+    char *audit_reason;  /* the auditor's reason when it rejected the candidate */
+    char *audit_feedback;
+    char *audit_gates;   /* gates + the audit gate */
+    char *lesson;        /* the reflection */
+    int64_t extra[2];    /* auditor and reflection tokens */
+} judged;
+
+static void judged_clear(judged *j)
+{
+    kevo_eval_result_clear(&j->r);
+    free(j->gates);
+    free(j->audit_reason);
+    free(j->audit_feedback);
+    free(j->audit_gates);
+    free(j->lesson);
+    memset(j, 0, sizeof(*j));
+}
+
+static char *gates_json(const kevo_eval_result *r, const kevo_task *t)
+{
+    char *full = NULL;
+    kevo_eval_result_json(&full, r, t, false);
+    cJSON *o = cJSON_Parse(full);
+    free(full);
+    char *g = o ? cJSON_PrintUnformatted(cJSON_GetObjectItem(o, "gates")) : strdup("[]");
+    cJSON_Delete(o);
+    return g;
+}
+
+/* The gates. A proposal without a candidate is a compile_error without
+ * running any. */
+static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *ev,
+                       const kevo_proposal *p)
+{
+    kevo_attempt *a = &j->a;
+    if (p->exhausted) {
+        a->verdict = KEVO_VERDICT_COMPILE_ERROR;
+        a->feedback = "no recipe applies to this start point";
+        a->source = st->start ? st->start->source : st->at->reference;
+        return 0;
+    }
+    if (!p->source) {
+        a->verdict = KEVO_VERDICT_COMPILE_ERROR;
+        a->feedback = p->failure ? p->failure : "the generator produced no candidate";
+        a->source = "";
+        return 0;
+    }
+    int error = kevo_evaluator_eval(ev, p->source, &j->r);
+    if (error < 0)
+        return error;
+    a->verdict = j->r.verdict;
+    a->feedback = j->r.feedback;
+    a->source = p->source;
+    if (!(j->gates = gates_json(&j->r, st->at->task)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    a->gates_json = j->gates;
+    if (j->r.has_latency) {
+        a->candidate_us = j->r.latency.candidate_us;
+        a->reference_us = j->r.latency.reference_us;
+        a->speedup = j->r.latency.speedup;
+    }
+    return 0;
+}
+
+/* The gates plus an "audit" gate that failed with the auditor's reason. */
+static char *gates_with_audit(const char *gates, const char *reason)
+{
+    cJSON *g = cJSON_Parse(gates ? gates : "[]");
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", "audit");
+    cJSON_AddBoolToObject(j, "ok", false);
+    cJSON *msgs = cJSON_AddArrayToObject(j, "messages");
+    cJSON_AddItemToArray(msgs, cJSON_CreateString(reason ? reason : ""));
+    if (g)
+        cJSON_AddItemToArray(g, j);
+    else
+        cJSON_Delete(j);
+    char *out = g ? cJSON_PrintUnformatted(g) : NULL;
+    cJSON_Delete(g);
+    return out;
+}
+
+/* EvoKernel's model-based auditor, after the gates, on a candidate that
+ * compiled: an `invalid` answer makes it rejected. */
+static int judge_audit(judged *j, const kevo_attempt_state *st, const kevo_proposal *p)
+{
+    if (!st->prov || !st->cfg->audit || !p->source || !kevo_verdict_compiled(j->a.verdict))
+        return 0;
+    bool invalid = false;
+    int error = kevo_llm_audit(&invalid, &j->audit_reason, st->prov, st->at, p->source, st->cfg,
+                               j->extra);
+    if (error < 0 || !invalid)
+        return error;
+    kevo_buf b = {0};
+    kevo_buf_printf(&b, "Rejected by the model-based auditor: %s",
+                    j->audit_reason ? j->audit_reason : "(no reason given)");
+    if (!(j->audit_feedback = kevo_buf_detach(&b)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    j->audit_gates = gates_with_audit(j->gates, j->audit_reason);
+    j->a.verdict = KEVO_VERDICT_REJECTED;
+    j->a.feedback = j->audit_feedback;
+    j->a.gates_json = j->audit_gates;
+    j->a.candidate_us = j->a.reference_us = j->a.speedup = 0;
+    return 0;
+}
+
+/* Record the attempt (one transaction) and, when there is one, the
+ * reflection on it as an experience item distilled from it. */
+static int record(const judged *j, kevo_attempt_state *st, const kevo_proposal *p)
+{
+    int64_t id = 0;
+    int error = kevo_memory_attempt_record(st->mem, &j->a, p->used, p->nused,
+                                           &st->derived->learn, &id);
+    if (error < 0 || !j->lesson)
+        return error;
+    const kevo_task *t = st->at->task;
+    char title[160];
+    snprintf(title, sizeof(title), "reflection on %s, iteration %d (%s)", t->name,
+             st->iteration + 1, kevo_verdict_name(j->a.verdict));
+    kevo_item item = {.kind = KEVO_ITEM_EXPERIENCE,
+                      .title = title,
+                      .body = j->lesson,
+                      .category = t->category,
+                      .task = t->name,
+                      .backend = st->cfg->backend,
+                      .tags = "reflection"};
+    return kevo_memory_item_add_distilled(st->mem, &item, id, NULL);
+}
+
+/* The state after a recorded attempt: its feedback is the next one's, its
+ * source is tried, its speedup may be the best. */
+static int advance(kevo_attempt_state *st, const kevo_attempt *a)
+{
+    char *fb = a->feedback ? strdup(a->feedback) : NULL;
+    if (a->feedback && !fb)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    free(st->last_feedback);
+    st->last_feedback = fb;
+    if (a->speedup > st->best)
+        st->best = a->speedup;
+    return kevo_agent__remember(st, a->source);
+}
+
+static void print_line(const kevo_attempt_state *st, const judged *j, const kevo_proposal *p,
+                       size_t index, size_t total)
+{
+    if (st->cfg->quiet)
+        return;
+    char sp[32] = "";
+    if (j->a.speedup > 0)
+        snprintf(sp, sizeof(sp), "%.2fx", j->a.speedup);
+    printf("[%zu/%zu] %-24s iter %2d/%d %-6s %-24.24s %-13s %7s  best %.2fx\n", index + 1, total,
+           st->at->task->name, st->iteration + 1, st->cfg->iterations,
+           j->a.stage == KEVO_STAGE_DRAFT ? "draft" : "refine", p->summary,
+           kevo_verdict_name(j->a.verdict), sp, st->best);
+    fflush(stdout);
+}
+
+int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index, size_t total)
+{
+    kevo_proposal p = {0};
+    judged j = {0};
+    const kevo_generator *gen = kevo_agent__choose(st);
+    int error = gen->propose(gen, st, &p);
+    if (error < 0)
+        goto done;
+    kevo_attempt *a = &j.a;
+    a->run_id = st->run_id;
+    a->task = st->at->task->name;
+    a->backend = st->cfg->backend;
+    a->generator = gen->name ? gen->name : st->cfg->generator;
+    a->iteration = st->iteration;
+    a->stage = st->start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
+    a->parent_id = st->start ? st->start->id : 0;
+    a->recipes_json = p.recipes_json;
+    if ((error = judge_gates(&j, st, ev, &p)) < 0 || (error = judge_audit(&j, st, &p)) < 0)
+        goto done;
+    if (st->prov && st->cfg->reflect && p.source &&
+        (error = kevo_llm_reflect(&j.lesson, st->prov, st->at, p.source,
+                                  kevo_verdict_name(a->verdict), a->feedback, st->cfg,
+                                  j.extra)) < 0)
+        goto done;
+    a->tokens_prompt = p.tokens_prompt + j.extra[0];
+    a->tokens_completion = p.tokens_completion + j.extra[1];
+    a->tokens_estimated = p.tokens_estimated;
+    if ((error = record(&j, st, &p)) < 0 || (error = advance(st, a)) < 0)
+        goto done;
+    print_line(st, &j, &p, index, total);
+done:
+    judged_clear(&j);
+    kevo_proposal_clear(&p);
+    return error;
+}

@@ -1,0 +1,98 @@
+/*
+ * agent/generator.c - the generators behind one interface (internal.h):
+ * the built-in draft (the backend's first draft from the reference), the
+ * built-in refiner (recipes, builtin_gen.c) and the LLM generator
+ * (llm_gen.c); which one proposes an iteration; the sources already tried.
+ * Must not: judge or record a candidate.
+ */
+#include "agent/internal.h"
+#include "kevo/recipe.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool kevo_agent__builtin_supports(const kevo_backend *be)
+{
+    return be && (!strcmp(be->name, "c") || !strcmp(be->name, "opencl"));
+}
+
+/* Drafting: the built-in generator's first draft is the task's own
+ * reference (on OpenCL: ported as is, one work-item). */
+static int draft_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo_proposal *out)
+{
+    const kevo_agent_task *at = st->at;
+    if (!strcmp(st->cfg->backend, "opencl")) {
+        if (kevo_recipe_port_opencl(&out->source, at->reference, at->task->name) < 0) {
+            if (!(out->failure = strdup(kevo_error_last())))
+                return kevo_error_set(KEVO_ENOMEM, "out of memory");
+            kevo_error_clear();
+        }
+        snprintf(out->summary, sizeof(out->summary), "reference, ported");
+        return 0;
+    }
+    if (!(out->source = strdup(at->reference)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    snprintf(out->summary, sizeof(out->summary), "draft from the reference");
+    return 0;
+}
+
+/* Refining with recipes: a proposal whose source was already tried in
+ * this run is drawn again, up to six times. */
+static int refine_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo_proposal *out)
+{
+    int error = 0;
+    for (int tries = 0; tries < 6; tries++) {
+        kevo_proposal_clear(out);
+        if ((error = kevo_builtin_propose(out, st->mem, st->at, st->start->id, st->start->source,
+                                          st->start->recipes_json, st->cfg, &st->rng)) < 0)
+            return error;
+        if (out->exhausted || !out->source || !kevo_agent__seen(st, out->source))
+            break;
+    }
+    return 0;
+}
+
+static int llm_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo_proposal *out)
+{
+    return kevo_llm_propose(out, st);
+}
+
+const kevo_generator kevo_generator_builtin_draft = {"builtin", draft_propose};
+const kevo_generator kevo_generator_builtin_refine = {"builtin", refine_propose};
+const kevo_generator kevo_generator_llm = {NULL, llm_propose};
+
+const kevo_generator *kevo_agent__choose(kevo_attempt_state *st)
+{
+    const kevo_run_config *cfg = st->cfg;
+    bool builtin = !st->prov || (st->start && cfg->refine_with_builtin > 0 &&
+                                 kevo_rng_uniform(&st->rng) < cfg->refine_with_builtin);
+    if (!builtin)
+        return &kevo_generator_llm;
+    return st->start ? &kevo_generator_builtin_refine : &kevo_generator_builtin_draft;
+}
+
+bool kevo_agent__seen(const kevo_attempt_state *st, const char *source)
+{
+    uint64_t h = kevo_hash64(source, strlen(source), 0);
+    for (size_t i = 0; i < st->nseen; i++)
+        if (st->seen[i] == h)
+            return true;
+    return false;
+}
+
+int kevo_agent__remember(kevo_attempt_state *st, const char *source)
+{
+    if (!source)
+        return 0;
+    if (st->nseen == st->capseen) {
+        size_t cap = st->capseen ? 2 * st->capseen : 32;
+        uint64_t *v = realloc(st->seen, cap * sizeof(*v));
+        if (!v)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        st->seen = v;
+        st->capseen = cap;
+    }
+    st->seen[st->nseen++] = kevo_hash64(source, strlen(source), 0);
+    return 0;
+}

@@ -1,0 +1,113 @@
+/*
+ * agent/task_loop.c - one task's iterations: load the task and its
+ * reference, build the evaluator once, restore the state from the task's
+ * recorded attempts (a resumed run continues at the iteration after the
+ * last one), then one attempt per iteration, each from the start point the
+ * one policy (kevo_context_start_point) picks. Must not: judge, or pass the
+ * state along through the store.
+ */
+#include "agent/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The state from what was recorded for the task in this run. */
+static int restore(kevo_attempt_state *st, const kevo_attempt_list *done)
+{
+    for (size_t i = 0; i < done->n; i++) {
+        const kevo_attempt *a = &done->attempts[i];
+        if (a->speedup > st->best)
+            st->best = a->speedup;
+        int error = kevo_agent__remember(st, a->source);
+        if (error < 0)
+            return error;
+    }
+    if (done->n && done->attempts[done->n - 1].feedback &&
+        !(st->last_feedback = strdup(done->attempts[done->n - 1].feedback)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int upsert_task(kevo_memory *mem, const kevo_agent_task *at, const char *dir)
+{
+    kevo_memory_task mt = {.name = at->task->name,
+                           .level = at->task->level,
+                           .category = at->task->category,
+                           .description = at->task->description,
+                           .reference = at->reference,
+                           .suite_path = dir};
+    return kevo_memory_task_upsert(mem, &mt, NULL);
+}
+
+/* This iteration's random source and start point (none when drafting, for
+ * pass@k, or when the task has no correct kernel yet). */
+static int begin_iteration(kevo_attempt_state *st, int it)
+{
+    const kevo_run_config *cfg = st->cfg;
+    const char *name = st->at->task->name;
+    uint64_t key[2] = {cfg->seed, (uint64_t)it};
+    kevo_rng_seed(&st->rng, kevo_hash64(key, sizeof(key), kevo_hash64(name, strlen(name), 0)));
+    st->iteration = it;
+    kevo_attempt_free(st->start);
+    st->start = NULL;
+    if (st->prov && cfg->strategy == KEVO_STRATEGY_PASSK)
+        return 0;
+    kevo_start_query q = {.task = name,
+                          .backend = cfg->backend,
+                          .run_id = st->run_id,
+                          .rule = st->derived->start_rule,
+                          .epsilon = cfg->epsilon,
+                          .q_init = cfg->q_init};
+    int error = kevo_context_start_point(&st->start, st->mem, &q, &st->rng);
+    if (error == KEVO_ENOTFOUND) {
+        kevo_error_clear();
+        return 0;
+    }
+    return error;
+}
+
+int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t run,
+                         const char *dir, size_t index, size_t total, const kevo_run_config *cfg)
+{
+    *worked = false;
+    kevo_agent_task at = {0};
+    kevo_evaluator *ev = NULL;
+    kevo_attempt_list *done_list = NULL;
+    kevo_derived derived;
+    kevo_agent__derive(&derived, cfg);
+    kevo_attempt_state st = {.mem = mem, .at = &at, .cfg = cfg, .derived = &derived,
+                             .prov = prov, .run_id = run};
+    int error = 0;
+    if ((error = kevo_task_load(&at.task, dir)) < 0 ||
+        (error = kevo_file_read(&at.reference, NULL, at.task->reference_path)) < 0 ||
+        (error = upsert_task(mem, &at, dir)) < 0 ||
+        (error = kevo_memory_attempts_of_task(&done_list, mem, at.task->name, run)) < 0)
+        goto done;
+    int first = (int)done_list->n;
+    if (first >= cfg->iterations) {
+        if (!cfg->quiet)
+            printf("[%zu/%zu] %-28s already complete (%d attempts)\n", index + 1, total,
+                   at.task->name, first);
+        goto done;
+    }
+    *worked = true;
+    if ((error = kevo_evaluator_new(&ev, at.task, &derived.eval)) < 0 ||
+        (error = restore(&st, done_list)) < 0)
+        goto done;
+    for (int it = first; it < cfg->iterations && error == 0; it++) {
+        if (cfg->stop && *cfg->stop)
+            error = KEVO_EINTR;
+        else if ((error = begin_iteration(&st, it)) == 0)
+            error = kevo_agent__attempt(&st, ev, index, total);
+    }
+done:
+    kevo_attempt_free(st.start);
+    free(st.last_feedback);
+    free(st.seen);
+    kevo_attempt_list_free(done_list);
+    kevo_evaluator_free(ev);
+    kevo_task_free(at.task);
+    free(at.reference);
+    return error;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Behaviour kept across refactors: a built-in run with a fixed seed on six
+# tasks records, attempt for attempt, the verdict and the whole recipe
+# chain that kevo recorded before the attempt pipeline was rebuilt
+# (golden/builtin_seed7_verdicts.txt, written by de5606f with the same
+# command). The refinement strategy with random retrieval is used because
+# its choices do not depend on measured latencies: every one is a function
+# of the seed and of the verdicts, so a difference is a change of
+# behaviour, not timing noise.
+set -uo pipefail
+KEVO=${KEVO:-build/kevo}
+SRC=${KEVO_SRC:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+S="$SRC/suites/c/level1"
+"$KEVO" run "$S/001_relu" "$S/013_softmax_rows" "$S/015_matmul_square" "$S/025_layernorm_lastdim" \
+  "$S/037_reduce_sum_dim" "$S/045_cumsum_rows" --db "$tmp/run.db" --strategy refine \
+  --retrieval random --seed 7 --iterations 3 --quick --quiet > "$tmp/out.txt" 2>&1 ||
+  { cat "$tmp/out.txt"; echo "1 failed: the run"; exit 1; }
+/usr/bin/python3 - "$tmp/run.db" > "$tmp/now.txt" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for row in db.execute("SELECT t.name, a.iteration, a.stage, a.verdict, coalesce(a.recipes, '-')"
+                      " FROM attempts a JOIN tasks t ON t.id = a.task_id"
+                      " ORDER BY t.name, a.iteration"):
+    print(*row)
+PY
+if diff "$SRC/tests/integration/golden/builtin_seed7_verdicts.txt" "$tmp/now.txt" > "$tmp/diff.txt"; then
+  echo "ok   $(wc -l < "$tmp/now.txt") attempts: the same verdicts and recipe chains as before"
+  echo "1 passed, 0 failed"
+else
+  echo "FAIL the run differs from the recorded one (< before, > now):"
+  cat "$tmp/diff.txt"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
