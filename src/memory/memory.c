@@ -1,8 +1,11 @@
 /*
- * memory/memory.c - the kevo_memory handle: opening, transactions, names,
- * runs, tasks, items and attempt getters, on top of the kevo_store vtable.
+ * memory/memory.c - the kevo_memory handle: opening, transactions, runs,
+ * tasks, items and attempt getters, on top of the kevo_store vtable.
  * The write path with learning lives in record.c; export/import in
- * transfer.c; filtering in filter.c. Nothing here builds prompts.
+ * transfer.c; filtering in filter.c; the enum name tables in names.c.
+ * Nothing here builds prompts, and nothing here reaches a store other than
+ * through its vtable: the one direct call is the SQLite constructor
+ * (kevo_store_sqlite_open) when opening by path.
  */
 #include "memory/internal.h"
 
@@ -15,46 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* ---- names ------------------------------------------------------------ */
-
-static const char *const kind_names[] = {NULL,    "api_doc",       "experience",
-                                         "trace", "best_practice", "recipe"};
-
-const char *kevo_stage_name(kevo_stage stage)
-{
-    return stage == KEVO_STAGE_DRAFT ? "draft" : stage == KEVO_STAGE_REFINE ? "refine" : "?";
-}
-
-int kevo_stage_parse(kevo_stage *out, const char *name)
-{
-    if (name && !strcmp(name, "draft"))
-        *out = KEVO_STAGE_DRAFT;
-    else if (name && !strcmp(name, "refine"))
-        *out = KEVO_STAGE_REFINE;
-    else
-        return kevo_error_set(KEVO_EINVAL, "unknown stage '%s' (draft or refine)",
-                              name ? name : "(null)");
-    return 0;
-}
-
-const char *kevo_item_kind_name(kevo_item_kind kind)
-{
-    return kind >= 1 && kind <= KEVO_ITEM_KIND_MAX ? kind_names[kind] : "?";
-}
-
-int kevo_item_kind_parse(kevo_item_kind *out, const char *name)
-{
-    for (int k = 1; name && k <= KEVO_ITEM_KIND_MAX; k++) {
-        if (!strcmp(kind_names[k], name)) {
-            *out = (kevo_item_kind)k;
-            return 0;
-        }
-    }
-    return kevo_error_set(KEVO_EINVAL,
-                          "unknown item kind '%s' (api_doc experience trace best_practice recipe)",
-                          name ? name : "(null)");
-}
 
 /* ---- small shared helpers -------------------------------------------- */
 
