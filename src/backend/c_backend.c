@@ -301,10 +301,104 @@ done:
     return error;
 }
 
+/* The static gate's C analyser lives in src/verify/antihack_c.c until it
+ * moves into src/backend/; declared here rather than included because
+ * verify/antihack.h is verify's internal header. */
+int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task, const char *source);
+
+static int c_source_gate(const kevo_backend *be, const kevo_task *task, const char *source,
+                         int *violations, kevo_buf *findings)
+{
+    (void)be;
+    return kevo_antihack_c(violations, findings, task, source);
+}
+
+/* The built-in generator's first C draft: the reference itself. */
+static int c_draft(const kevo_backend *be, const kevo_task *task, const char *reference,
+                   char **out_source, const char **summary)
+{
+    (void)be;
+    (void)task;
+    *summary = "draft from the reference";
+    *out_source = strdup(reference ? reference : "");
+    return *out_source ? 0 : kevo_error_set(KEVO_ENOMEM, "out of memory");
+}
+
+/* The API notes this backend seeds into a fresh memory (memory/seed.c):
+ * "bundle" notes go with every context of the backend, the others are
+ * found by exact name. Keep titles stable: they are part of the uid. */
+static const kevo_backend_note c_notes[] = {
+    /* ---- c: bundle ---- */
+    {NULL, "bundle", "kevo c candidate",
+     "One C file defining the kernel with the task's exact prototype (const T * for inputs, T * "
+     "for outputs, scalars by value). It may use OpenMP and <immintrin.h>; no other headers that "
+     "do the work, no files, processes or sockets. Optional first line: // kevo: cflags -O3 "
+     "-march=native -fopenmp (allow-listed flags only)."},
+    {NULL, "bundle", "#pragma omp parallel for",
+     "#pragma omp parallel for [schedule(static)] [reduction(+:acc)] before a for loop splits "
+     "its iterations across all cores (needs -fopenmp). Parallelise the outermost loop with "
+     "enough work; for small N the thread start-up (~5-20 us) costs more than it saves."},
+    {NULL, "bundle", "#pragma omp simd",
+     "#pragma omp simd [reduction(+:acc)] asks the compiler to vectorise the next loop; combine "
+     "as `#pragma omp parallel for simd`. Works with -fopenmp or -fopenmp-simd."},
+    {NULL, "bundle", "restrict",
+     "`float *restrict y` promises the compiler that y does not alias other pointers, which "
+     "lets it vectorise loops it otherwise would not."},
+    /* ---- c: exact-name lookups ---- */
+    {NULL, "avx512", "_mm512_loadu_ps",
+     "__m512 _mm512_loadu_ps(void const *p): load 16 floats from p (no alignment needed)."},
+    {NULL, "avx512", "_mm512_storeu_ps",
+     "void _mm512_storeu_ps(void *p, __m512 a): store 16 floats to p (no alignment needed)."},
+    {NULL, "avx512", "_mm512_fmadd_ps",
+     "__m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c): a*b+c in one rounding; 2 per cycle "
+     "on cores with two FMA units. Use several independent accumulators to hide its 4-cycle "
+     "latency."},
+    {NULL, "avx512", "_mm512_max_ps",
+     "__m512 _mm512_max_ps(__m512 a, __m512 b): lane-wise maximum (ReLU: max with "
+     "_mm512_setzero_ps())."},
+    {NULL, "avx512", "_mm512_set1_ps",
+     "__m512 _mm512_set1_ps(float a): broadcast a to all 16 lanes."},
+    {NULL, "avx512", "_mm512_setzero_ps", "__m512 _mm512_setzero_ps(void): all lanes 0.0f."},
+    {NULL, "avx512", "_mm512_reduce_add_ps",
+     "float _mm512_reduce_add_ps(__m512 a): horizontal sum of 16 lanes (a sequence, not one "
+     "instruction: keep it out of inner loops)."},
+    {NULL, "avx512", "_mm512_reduce_max_ps",
+     "float _mm512_reduce_max_ps(__m512 a): horizontal maximum of 16 lanes."},
+    {NULL, "avx512", "_mm512_mask_loadu_ps",
+     "__m512 _mm512_mask_loadu_ps(__m512 src, __mmask16 k, void const *p): load the lanes set "
+     "in k, keep src elsewhere; handles loop tails without reading past the end. Build k as "
+     "(__mmask16)((1u << rem) - 1)."},
+    {NULL, "avx512", "_mm512_mask_storeu_ps",
+     "void _mm512_mask_storeu_ps(void *p, __mmask16 k, __m512 a): store only the lanes set in k "
+     "(loop tails)."},
+    {NULL, "avx2", "_mm256_fmadd_ps",
+     "__m256 _mm256_fmadd_ps(__m256 a, __m256 b, __m256 c): a*b+c on 8 floats (AVX2+FMA)."},
+    {NULL, "prefetch", "__builtin_prefetch",
+     "__builtin_prefetch(const void *p, int rw, int locality): hint to fetch p into cache; "
+     "rarely helps streaming loops (the hardware prefetcher already does), can help gathers."},
+    {NULL, "alignment", "__builtin_assume_aligned",
+     "p = __builtin_assume_aligned(p, 64): promise 64-byte alignment so the compiler may use "
+     "aligned vector loads. Only when it is true."},
+    {"activation", "math", "expf",
+     "float expf(float): the libm exponential. Vectorised only with -ffast-math style flags or "
+     "a hand-written polynomial; with tolerance 1e-2 a 5th-order polynomial on a range-reduced "
+     "argument is accurate enough."},
+    {"reduction", "openmp", "omp reduction",
+     "#pragma omp parallel for reduction(+:sum) gives each thread a private sum and adds them "
+     "at the end; for max use reduction(max:m). Floating-point results change order: fine "
+     "within tolerance."},
+};
+
 const kevo_backend kevo_backend_c = {
     .version = KEVO_BACKEND_VERSION,
     .name = "c",
     .candidate_ext = ".c",
     .code_language = "c",
     .build = c_build,
+    .flags = KEVO_BACKEND_CAP_BUILTIN_GENERATOR,
+    .code_fence_tags = "c h; cpp c++ cxx cc hpp",
+    .source_gate = c_source_gate,
+    .draft = c_draft,
+    .api_notes = c_notes,
+    .napi_notes = sizeof(c_notes) / sizeof(c_notes[0]),
 };

@@ -1,11 +1,12 @@
 /*
- * backend/common.c - what every backend shares: the registry (c, opencl,
- * cuda), the build hint allow-list, the call stub generated per task, the
- * harness path.
+ * backend/common.c - what every backend shares: the registry (one table of
+ * the built-in backends), the build hint allow-list, the call stub
+ * generated per task, the harness path. It knows no backend by name.
  */
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,21 +14,47 @@ extern const kevo_backend kevo_backend_c;
 extern const kevo_backend kevo_backend_opencl;
 extern const kevo_backend kevo_backend_cuda;
 
-static const kevo_backend *const registry[] = {&kevo_backend_c, &kevo_backend_opencl,
-                                               &kevo_backend_cuda, NULL};
-static const char *const names[] = {"c", "opencl", "cuda", NULL};
+/* The registry: one line per backend, in the order listings show them (c,
+ * the reference's backend, first). Adding a backend is one line here. The
+ * name is the backend's own (be->name); kevo_backend_names() is derived. */
+static const kevo_backend *const registry[] = {
+    &kevo_backend_c,
+    &kevo_backend_opencl,
+    &kevo_backend_cuda,
+};
+#define NBACKENDS (sizeof(registry) / sizeof(registry[0]))
+
+const kevo_backend *kevo_backend_at(size_t i)
+{
+    return i < NBACKENDS ? registry[i] : NULL;
+}
 
 const kevo_backend *kevo_backend_find(const char *name)
 {
-    for (const kevo_backend *const *b = registry; *b; b++)
-        if (!strcmp((*b)->name, name))
-            return *b;
+    for (size_t i = 0; name && i < NBACKENDS; i++)
+        if (!strcmp(registry[i]->name, name))
+            return registry[i];
     return NULL;
+}
+
+static const char *registry_names[NBACKENDS + 1];
+static pthread_once_t registry_names_once = PTHREAD_ONCE_INIT;
+
+static void registry_names_fill(void)
+{
+    for (size_t i = 0; i < NBACKENDS; i++)
+        registry_names[i] = registry[i]->name;
 }
 
 const char *const *kevo_backend_names(void)
 {
-    return names;
+    pthread_once(&registry_names_once, registry_names_fill);
+    return registry_names;
+}
+
+bool kevo_backend_has(const kevo_backend *be, unsigned caps)
+{
+    return be && (be->flags & caps) == caps;
 }
 
 void kevo_build_result_clear(kevo_build_result *r)

@@ -25,6 +25,7 @@
 #include "backend/elf_inspect.h"
 #include "backend/opencl_spec.h"
 #include "backend/toolchain.h"
+#include "kevo/recipe.h" /* ocl_draft only: see there */
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
@@ -279,188 +280,239 @@ static int read_device(unsigned *p, unsigned *d, char **desc, const char *dir)
     return 0;
 }
 
-static int ocl_build(const kevo_backend *be, const kevo_task *task, const char *source,
-                     bool is_reference, const char *dir, kevo_build_result *out)
+/* The steps of ocl_build return 0 to go on, STOP when the candidate's
+ * result (diagnostics, rejected) is in *out, negative for kevo's own
+ * failures. */
+#define STOP 1
+
+/* 1. The directives, every launch and scratch size on every size set;
+ * kernel.cl and plan.txt written to dir. *spec is the caller's. */
+static int ocl_step_directives(kevo_ocl_spec **spec, kevo_build_result *out, const kevo_task *task,
+                               const char *source, const char *dir)
 {
-    int error = 0;
-    double start = kevo_now_s();
-    kevo_ocl_spec *spec = NULL;
-    kevo_buf problems = {0}, plan = {0}, specc = {0}, env1 = {0}, env2 = {0}, inc = {0};
-    char *diag = NULL, *output = NULL, *helper_src = NULL, *runner_src = NULL, *ocl_src = NULL;
-    char *build_cache = NULL, *desc = NULL;
-    bool rejected = false, ok = false;
-    memset(out, 0, sizeof(*out));
-    if (is_reference) {
-        error = kevo_error_set(KEVO_EINVAL, "the reference is C: build it with the C backend");
-        goto done;
-    }
-    /* 1. directives and sizes */
-    if ((error = kevo_ocl_spec_parse(&spec, &problems, &rejected, task, source)) < 0)
+    kevo_buf problems = {0}, plan = {0}, head = {0};
+    bool rejected = false;
+    int error = kevo_ocl_spec_parse(spec, &problems, &rejected, task, source);
+    if (error < 0)
         goto done;
     if (!problems.len)
-        check_geometry(&problems, &plan, task, spec);
+        check_geometry(&problems, &plan, task, *spec);
     if (problems.len) {
         out->rejected = rejected;
         kevo_buf_puts(&problems, "(docs/backends/opencl.md: `// kevo: launch KERNEL "
                                  "global=EXPR[,EXPR] local=EXPR[,EXPR]` lines at the top)");
         out->diagnostics = kevo_buf_detach(&problems);
+        error = STOP;
         goto done;
     }
-    {
-        kevo_buf head = {0};
-        write_plan_launches(&head, task, spec);
-        kevo_buf_puts(&head, kevo_buf_cstr(&plan));
-        kevo_buf_free(&plan);
-        plan = head;
-    }
+    write_plan_launches(&head, task, *spec);
+    kevo_buf_puts(&head, kevo_buf_cstr(&plan));
     if ((error = kevo_tool_write(dir, "kernel.cl", source)) < 0 ||
-        (error = kevo_tool_write(dir, "plan.txt", kevo_buf_cstr(&plan))) < 0)
+        (error = kevo_tool_write(dir, "plan.txt", kevo_buf_cstr(&head))) < 0)
         goto done;
-    /* 2. the build helper */
-    helper_src = kevo_path_join(kevo_harness_dir(), "ocl_build.c");
-    runner_src = kevo_path_join(kevo_harness_dir(), "runner.c");
-    ocl_src = kevo_path_join(kevo_harness_dir(), "runner_opencl.c");
+done:
+    kevo_buf_free(&problems);
+    kevo_buf_free(&plan);
+    kevo_buf_free(&head);
+    return error;
+}
+
+/* 2. The harness is there, and its build helper compiles (./ocl_build). */
+static int ocl_step_helper(const char *dir)
+{
+    int error = 0;
+    char *diag = NULL;
+    bool ok = false;
+    char *helper_src = kevo_path_join(kevo_harness_dir(), "ocl_build.c");
+    char *runner_src = kevo_path_join(kevo_harness_dir(), "runner.c");
+    char *ocl_src = kevo_path_join(kevo_harness_dir(), "runner_opencl.c");
     if (!kevo_file_exists(helper_src) || !kevo_file_exists(runner_src) ||
         !kevo_file_exists(ocl_src)) {
         error = kevo_error_set(KEVO_EINFRA, "%s: OpenCL harness missing (set KEVO_HARNESS_DIR)",
                                kevo_harness_dir());
         goto done;
     }
-    {
-        const char *cc[] = {"/usr/bin/gcc", "-O1",       "-std=gnu11", helper_src,
-                            "-o",           "ocl_build", "-lOpenCL",   NULL};
-        if ((error = kevo_tool_run(&ok, &diag, dir, cc, NULL)) < 0)
-            goto done;
-        if (!ok) {
-            error = kevo_error_set(KEVO_EINFRA,
-                                   "cannot build the OpenCL build helper (are "
-                                   "ocl-icd-opencl-dev and opencl-headers installed?): %s",
-                                   diag);
-            goto done;
-        }
-    }
-    build_cache = kevo_path_join(dir, BUILD_CACHE);
-    if ((error = kevo_mkdirs(build_cache, 0700)) < 0)
+    const char *cc[] = {"/usr/bin/gcc", "-O1",       "-std=gnu11", helper_src,
+                        "-o",           "ocl_build", "-lOpenCL",   NULL};
+    if ((error = kevo_tool_run(&ok, &diag, dir, cc, NULL)) < 0)
+        goto done;
+    if (!ok)
+        error = kevo_error_set(KEVO_EINFRA,
+                               "cannot build the OpenCL build helper (are "
+                               "ocl-icd-opencl-dev and opencl-headers installed?): %s",
+                               diag);
+done:
+    free(diag);
+    free(helper_src);
+    free(runner_src);
+    free(ocl_src);
+    return error;
+}
+
+/* 2b. clBuildProgram in the helper, with its own PoCL cache under dir
+ * (BUILD_CACHE), into program.bin, which must stay under 1 MiB. */
+static int ocl_step_program(kevo_build_result *out, const char *dir, const char *build_cache)
+{
+    kevo_buf env1 = {0}, env2 = {0};
+    char *output = NULL, *bin = NULL;
+    int error = kevo_mkdirs(build_cache, 0700);
+    if (error < 0)
         goto done;
     kevo_buf_printf(&env1, "POCL_CACHE_DIR=%s", build_cache);
     const char *want = getenv("KEVO_OPENCL_DEVICE");
     if (want && *want)
         kevo_buf_printf(&env2, "KEVO_OPENCL_DEVICE=%s", want);
-    {
-        const char *env[] = {env1.ptr, env2.len ? env2.ptr : NULL, NULL};
-        const char *argv[] = {"./ocl_build", "kernel.cl", "plan.txt", "program.bin", NULL};
-        kevo_proc_status st;
-        if ((error = kevo_tool_run_output(&st, &output, dir, argv, env, KEVO_TOOL_TIMEOUT_S)) < 0)
-            goto done;
-        /* status 2: no usable platform or another failure of the machine, never the
-         * candidate's; a crash or a timeout of the compiler is the source's */
-        if (st.kind == KEVO_EXIT_NORMAL && st.exit_code == 2) {
-            error = kevo_error_set(KEVO_EINFRA, "OpenCL: %s", output ? output : "");
-            goto done;
-        }
-        if (st.kind != KEVO_EXIT_NORMAL || st.exit_code != 0) {
-            out->diagnostics = kevo_tool_trim(output ? output : "", dir);
-            goto done;
-        }
+    const char *env[] = {env1.ptr, env2.len ? env2.ptr : NULL, NULL};
+    const char *argv[] = {"./ocl_build", "kernel.cl", "plan.txt", "program.bin", NULL};
+    kevo_proc_status ps;
+    if ((error = kevo_tool_run_output(&ps, &output, dir, argv, env, KEVO_TOOL_TIMEOUT_S)) < 0)
+        goto done;
+    /* status 2: no usable platform or another failure of the machine, never the
+     * candidate's; a crash or a timeout of the compiler is the source's */
+    if (ps.kind == KEVO_EXIT_NORMAL && ps.exit_code == 2) {
+        error = kevo_error_set(KEVO_EINFRA, "OpenCL: %s", output ? output : "");
+        goto done;
+    }
+    if (ps.kind != KEVO_EXIT_NORMAL || ps.exit_code != 0) {
+        out->diagnostics = kevo_tool_trim(output ? output : "", dir);
+        error = STOP;
+        goto done;
     }
     /* The runner unpacks the binary into files under the sandbox's file-size
      * limit (1 MiB); a binary below it cannot produce a larger file. */
-    {
-        char *bin = kevo_path_join(dir, "program.bin");
-        struct stat st;
-        bool big = stat(bin, &st) == 0 && st.st_size > (1 << 20);
-        free(bin);
-        if (big) {
-            kevo_buf b = {0};
-            kevo_buf_printf(&b,
-                            "the compiled program is %lld bytes; the limit is 1 MiB (less "
-                            "unrolling or fewer kernels)",
-                            (long long)st.st_size);
-            out->diagnostics = kevo_buf_detach(&b);
-            goto done;
-        }
+    bin = kevo_path_join(dir, "program.bin");
+    struct stat st;
+    if (stat(bin, &st) == 0 && st.st_size > (1 << 20)) {
+        kevo_buf b = {0};
+        kevo_buf_printf(&b,
+                        "the compiled program is %lld bytes; the limit is 1 MiB (less "
+                        "unrolling or fewer kernels)",
+                        (long long)st.st_size);
+        out->diagnostics = kevo_buf_detach(&b);
+        error = STOP;
     }
-    /* 3. what the compiled kernels reach on the host */
-    {
-        int found = 0;
-        kevo_buf libs = {0};
-        if ((error = inspect_libraries(&libs, &found, build_cache, 0)) < 0) {
-            kevo_buf_free(&libs);
-            goto done;
-        }
-        if (libs.len) {
-            out->rejected = true;
-            out->diagnostics = kevo_buf_detach(&libs);
-            goto done;
-        }
-        kevo_buf_free(&libs);
+done:
+    kevo_buf_free(&env1);
+    kevo_buf_free(&env2);
+    free(output);
+    free(bin);
+    return error;
+}
+
+/* 3. What the compiled kernels reach on the host: a rejection when they
+ * reach beyond the allowed. */
+static int ocl_step_libraries(kevo_build_result *out, const char *build_cache)
+{
+    int found = 0;
+    kevo_buf libs = {0};
+    int error = inspect_libraries(&libs, &found, build_cache, 0);
+    if (error >= 0 && libs.len) {
+        out->rejected = true;
+        out->diagnostics = kevo_buf_detach(&libs);
+        error = STOP;
     }
-    /* 4. the runner */
+    kevo_buf_free(&libs);
+    return error;
+}
+
+/* 4. The runner: harness/runner.c + runner_opencl.c + the generated spec.c
+ * + blob.S embedding program.bin, linked with -lOpenCL. */
+static int ocl_step_runner(kevo_build_result *out, const kevo_task *task, const kevo_ocl_spec *spec,
+                           const char *dir)
+{
+    kevo_buf specc = {0}, inc = {0}, d = {0};
+    char *desc = NULL, *diag = NULL;
+    char *runner_src = kevo_path_join(kevo_harness_dir(), "runner.c");
+    char *ocl_src = kevo_path_join(kevo_harness_dir(), "runner_opencl.c");
     unsigned platform = 0, device = 0;
-    if ((error = read_device(&platform, &device, &desc, dir)) < 0)
+    bool ok = false;
+    int error = read_device(&platform, &device, &desc, dir);
+    if (error < 0)
         goto done;
     write_spec_c(&specc, task, spec, platform, device);
     if ((error = kevo_tool_write(dir, "spec.c", kevo_buf_cstr(&specc))) < 0 ||
         (error = kevo_tool_write(dir, "blob.S", blob_s)) < 0)
         goto done;
     kevo_buf_printf(&inc, "-I%s", kevo_harness_dir());
-    {
-        const char *c1[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", inc.ptr, "-c",
-                            runner_src,     "-o",  "runner.o",   NULL};
-        const char *c2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11",      inc.ptr, "-c",
-                            ocl_src,        "-o",  "runner_opencl.o", NULL};
-        const char *c3[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", inc.ptr, "-c",
-                            "spec.c",       "-o",  "spec.o",     NULL};
-        const char *c4[] = {"/usr/bin/gcc", "-c", "blob.S", "-o", "blob.o", NULL};
-        const char *ld[] = {"/usr/bin/gcc", "-o",     "runner",   "runner.o", "runner_opencl.o",
-                            "spec.o",       "blob.o", "-lOpenCL", "-ldl",     NULL};
-        const char *const *steps[] = {c1, c2, c3, c4, ld};
-        for (int i = 0; i < 5; i++) {
-            if ((error = kevo_tool_run(&ok, &diag, dir, steps[i], NULL)) < 0)
-                goto done;
-            if (!ok) {
-                error = kevo_error_set(KEVO_EINFRA, "cannot build the OpenCL runner: %s", diag);
-                goto done;
-            }
+    const char *c1[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", inc.ptr, "-c",
+                        runner_src,     "-o",  "runner.o",   NULL};
+    const char *c2[] = {"/usr/bin/gcc", "-O2", "-std=gnu11",      inc.ptr, "-c",
+                        ocl_src,        "-o",  "runner_opencl.o", NULL};
+    const char *c3[] = {"/usr/bin/gcc", "-O2", "-std=gnu11", inc.ptr, "-c",
+                        "spec.c",       "-o",  "spec.o",     NULL};
+    const char *c4[] = {"/usr/bin/gcc", "-c", "blob.S", "-o", "blob.o", NULL};
+    const char *ld[] = {"/usr/bin/gcc", "-o",     "runner",   "runner.o", "runner_opencl.o",
+                        "spec.o",       "blob.o", "-lOpenCL", "-ldl",     NULL};
+    const char *const *steps[] = {c1, c2, c3, c4, ld};
+    for (int i = 0; i < 5; i++) {
+        if ((error = kevo_tool_run(&ok, &diag, dir, steps[i], NULL)) < 0)
+            goto done;
+        if (!ok) {
+            error = kevo_error_set(KEVO_EINFRA, "cannot build the OpenCL runner: %s", diag);
+            goto done;
         }
     }
     out->ok = true;
     out->runner_path = kevo_path_join(dir, "runner");
     chmod(out->runner_path, 0755);
     chmod(dir, 0755);
-    {
-        kevo_buf d = {0};
-        kevo_buf_printf(&d, "built for %s", desc);
-        out->diagnostics = kevo_buf_detach(&d);
-    }
+    kevo_buf_printf(&d, "built for %s", desc);
+    out->diagnostics = kevo_buf_detach(&d);
 done:
-    out->seconds = kevo_now_s() - start;
-    out->cflags_used = calloc(1, sizeof(char *));
-    if (spec && out->cflags_used) {
-        size_t n = 0;
-        for (char **o = spec->options; o && *o; o++) {
-            char **v = realloc(out->cflags_used, (n + 2) * sizeof(char *));
-            if (!v)
-                break;
-            out->cflags_used = v;
-            v[n++] = strdup(*o);
-            v[n] = NULL;
-        }
-    }
-    kevo_ocl_spec_free(spec);
-    kevo_buf_free(&problems);
-    kevo_buf_free(&plan);
     kevo_buf_free(&specc);
-    kevo_buf_free(&env1);
-    kevo_buf_free(&env2);
     kevo_buf_free(&inc);
+    free(desc);
     free(diag);
-    free(output);
-    free(helper_src);
     free(runner_src);
     free(ocl_src);
+    return error;
+}
+
+/* The build options the candidate asked for (`// kevo: options`), for
+ * out->cflags_used; an empty list without a spec. */
+static void ocl_options_used(kevo_build_result *out, const kevo_ocl_spec *spec)
+{
+    out->cflags_used = calloc(1, sizeof(char *));
+    if (!spec || !out->cflags_used)
+        return;
+    size_t n = 0;
+    for (char **o = spec->options; o && *o; o++) {
+        char **v = realloc(out->cflags_used, (n + 2) * sizeof(char *));
+        if (!v)
+            break;
+        out->cflags_used = v;
+        v[n++] = strdup(*o);
+        v[n] = NULL;
+    }
+}
+
+static int ocl_build(const kevo_backend *be, const kevo_task *task, const char *source,
+                     bool is_reference, const char *dir, kevo_build_result *out)
+{
+    int error = 0;
+    double start = kevo_now_s();
+    kevo_ocl_spec *spec = NULL;
+    char *build_cache = NULL;
+    (void)be;
+    memset(out, 0, sizeof(*out));
+    if (is_reference) {
+        error = kevo_error_set(KEVO_EINVAL, "the reference is C: build it with the C backend");
+        goto done;
+    }
+    build_cache = kevo_path_join(dir, BUILD_CACHE);
+    if ((error = ocl_step_directives(&spec, out, task, source, dir)) != 0 ||
+        (error = ocl_step_helper(dir)) != 0 ||
+        (error = ocl_step_program(out, dir, build_cache)) != 0 ||
+        (error = ocl_step_libraries(out, build_cache)) != 0 ||
+        (error = ocl_step_runner(out, task, spec, dir)) != 0)
+        goto done;
+done:
+    if (error == STOP)
+        error = 0;
+    out->seconds = kevo_now_s() - start;
+    ocl_options_used(out, spec);
+    kevo_ocl_spec_free(spec);
     free(build_cache);
-    free(desc);
     return error;
 }
 
@@ -486,6 +538,95 @@ static int ocl_runner_env(const kevo_backend *be, const char *dir, char ***out)
     return 0;
 }
 
+/* The static gate's OpenCL analyser lives in src/verify/antihack_opencl.c
+ * until it moves into src/backend/; declared here rather than included
+ * because verify/antihack.h is verify's internal header. */
+int kevo_antihack_opencl(int *violations, kevo_buf *findings, const kevo_task *task,
+                         const char *source);
+
+static int ocl_source_gate(const kevo_backend *be, const kevo_task *task, const char *source,
+                           int *violations, kevo_buf *findings)
+{
+    (void)be;
+    return kevo_antihack_opencl(violations, findings, task, source);
+}
+
+/* The built-in generator's first OpenCL draft: the C reference carried over
+ * as one work-item. kevo_recipe_port_opencl is a recipe-module function
+ * (src/recipe) that will move into src/backend/ with the OpenCL recipes'
+ * model; until then this one call goes up a floor, to include/kevo/recipe.h. */
+static int ocl_draft(const kevo_backend *be, const kevo_task *task, const char *reference,
+                     char **out_source, const char **summary)
+{
+    (void)be;
+    *summary = "reference, ported";
+    *out_source = NULL;
+    return kevo_recipe_port_opencl(out_source, reference, task->name);
+}
+
+/* The API notes this backend seeds into a fresh memory (memory/seed.c):
+ * "bundle" notes go with every context of the backend, the others are
+ * found by exact name. Keep titles stable: they are part of the uid. */
+static const kevo_backend_note opencl_notes[] = {
+    /* ---- opencl: bundle (docs/backends/opencl-api.md in brief) ---- */
+    {NULL, "bundle", "kevo opencl candidate",
+     "One OpenCL C 1.2 file, kernels only, no #include. Its first lines say what the host "
+     "launches, in order: `// kevo: launch KERNEL global=ROUND_UP(N,256) local=256` (1-3 "
+     "dimensions; sizes are integer expressions of the task's integer params with ROUND_UP, "
+     "CEIL_DIV, MIN, MAX), optional `// kevo: scratch NAME f32 COUNT` device buffers and "
+     "`// kevo: options -cl-fast-relaxed-math` (allow-listed). Every launched kernel takes the "
+     "task's params in order (buffers as __global T *, i64 as long), then the scratch buffers. "
+     "Launches run one after another; only the launches are timed."},
+    {NULL, "bundle", "OpenCL execution model",
+     "global work-items in work-groups of local; each global size must be a multiple of its "
+     "local size, so round up and guard `if (i < N)`. Work-items of a group share __local "
+     "memory and meet at barrier(); groups cannot synchronise within a launch (use a second "
+     "launch). get_global_id/get_local_id/get_group_id(d) return size_t; dimension 0 should "
+     "index neighbouring addresses."},
+    {NULL, "bundle", "OpenCL address spaces",
+     "__global: buffers; __local: per work-group, declared at kernel scope with constant size "
+     "(`__local float t[16][17];`); __constant: read-only; __private: the default for locals. "
+     "A pointer variable into a buffer must say __global (`__global const float *row = x + "
+     "r * C;`); pointers to different address spaces do not convert."},
+    {NULL, "bundle", "OpenCL types and maths",
+     "long is 64-bit (kevo's i64), int 32; double needs `#pragma OPENCL EXTENSION cl_khr_fp64 : "
+     "enable`. Maths functions are overloaded generics: exp, log, sqrt, fabs, fmax, tanh, erf "
+     "(not expf, fabsf). Vectors float2/4/8/16 with vloadN/vstoreN; no malloc, printf, "
+     "recursion or C library."},
+    {NULL, "bundle", "barrier",
+     "barrier(CLK_LOCAL_MEM_FENCE): every work-item of the group waits here; required between "
+     "writing and reading __local memory. Never inside control flow that differs between "
+     "work-items of a group."},
+    /* ---- opencl: exact-name lookups ---- */
+    {NULL, "workitem", "get_global_id",
+     "size_t get_global_id(uint dim): this work-item's index in the NDRange; guard with "
+     "`if (i < n)` when the global size is rounded up."},
+    {NULL, "workitem", "get_local_id",
+     "size_t get_local_id(uint dim): index within the work-group, 0 .. local size - 1."},
+    {NULL, "workitem", "get_group_id",
+     "size_t get_group_id(uint dim): the work-group's index; with `global=R*128 local=128` one "
+     "group per row r = get_group_id(0)."},
+    {NULL, "vector", "vload4",
+     "float4 vload4(size_t offset, const __global float *p): load p[4*offset .. 4*offset+3]; "
+     "vstore4(v, offset, p) writes back. Wider loads cut instruction count on memory-bound "
+     "kernels."},
+    {NULL, "math", "native_exp",
+     "float native_exp(float x): fast, lower-precision exp (also native_log, native_sqrt, "
+     "native_recip, native_divide); check the task's tolerance."},
+    {NULL, "math", "mad",
+     "mad(a, b, c): a*b+c, possibly less precise and faster; fma(a, b, c) is exact."},
+    {NULL, "memory", "async_work_group_copy",
+     "event_t async_work_group_copy(__local T *dst, const __global T *src, size_t n, event_t e): "
+     "the whole group copies n elements; then wait_group_events(1, &ev) before reading dst."},
+    {NULL, "atomic", "atomic_add",
+     "int atomic_add(volatile __global int *p, int v) (also __local, uint; atomic_min/max/xchg/"
+     "cmpxchg). No float atomic add in OpenCL 1.2: reduce in __local memory, or loop on "
+     "atomic_cmpxchg with as_uint/as_float."},
+    {NULL, "attribute", "reqd_work_group_size",
+     "__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void k(...): the launch must use "
+     "exactly local=16,16; lets the compiler size __local arrays and unroll."},
+};
+
 const kevo_backend kevo_backend_opencl = {
     .version = KEVO_BACKEND_VERSION,
     .name = "opencl",
@@ -493,4 +634,10 @@ const kevo_backend kevo_backend_opencl = {
     .code_language = "opencl",
     .build = ocl_build,
     .runner_env = ocl_runner_env,
+    .flags = KEVO_BACKEND_CAP_BUILTIN_GENERATOR | KEVO_BACKEND_CAP_NEEDS_DEVICE,
+    .code_fence_tags = "opencl cl ocl; c h",
+    .source_gate = ocl_source_gate,
+    .draft = ocl_draft,
+    .api_notes = opencl_notes,
+    .napi_notes = sizeof(opencl_notes) / sizeof(opencl_notes[0]),
 };

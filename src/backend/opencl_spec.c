@@ -164,6 +164,125 @@ static void list_names(kevo_buf *b, const kevo_task *t)
         kevo_buf_puts(b, "none: this task has no integer scalar params");
 }
 
+/* After '(': the sum inside and its ')'. */
+static kevo_ocl_expr *parse_group(eparser *ps)
+{
+    ps->p++;
+    ps->depth++;
+    kevo_ocl_expr *e = parse_sum(ps);
+    ps->depth--;
+    eskip(ps);
+    if (ps->p >= ps->end || *ps->p != ')') {
+        efail(ps, "missing ')'");
+        expr_free(e);
+        return NULL;
+    }
+    ps->p++;
+    return e;
+}
+
+/* An integer literal (no suffix, no fraction). */
+static kevo_ocl_expr *parse_number(eparser *ps)
+{
+    int64_t v = 0;
+    while (ps->p < ps->end && isdigit((unsigned char)*ps->p)) {
+        if (v > (INT64_MAX - 9) / 10) {
+            efail(ps, "number too large");
+            return NULL;
+        }
+        v = v * 10 + (*ps->p++ - '0');
+    }
+    if (ps->p < ps->end && (isalpha((unsigned char)*ps->p) || *ps->p == '.')) {
+        efail(ps, "only integer literals are allowed");
+        return NULL;
+    }
+    kevo_ocl_expr *e = node(ps, E_NUM);
+    if (e)
+        e->value = v;
+    return e;
+}
+
+/* `name(` seen, at the '(': one of fn_names with its two arguments. */
+static kevo_ocl_expr *parse_call(eparser *ps, const char *name)
+{
+    int fn = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(fn_names[i], name))
+            fn = i;
+    if (fn < 0) {
+        efail(ps, "unknown function '%s' (use ROUND_UP, CEIL_DIV, MIN, MAX)", name);
+        return NULL;
+    }
+    ps->p++;
+    kevo_ocl_expr *e = node(ps, E_CALL);
+    if (!e)
+        return NULL;
+    e->fn = (expr_fn)fn;
+    ps->depth++;
+    e->a = parse_sum(ps);
+    eskip(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+        ps->p++;
+        e->b = parse_sum(ps);
+    }
+    ps->depth--;
+    eskip(ps);
+    if (!e->b && !ps->err->len)
+        efail(ps, "%s takes two arguments", fn_names[fn]);
+    if (ps->p >= ps->end || *ps->p != ')') {
+        efail(ps, "missing ')' after the arguments of %s", fn_names[fn]);
+        expr_free(e);
+        return NULL;
+    }
+    ps->p++;
+    return e;
+}
+
+/* A name that is not a call: an integer scalar param of the task. */
+static kevo_ocl_expr *parse_param_name(eparser *ps, const char *name)
+{
+    for (size_t i = 0; i < ps->task->nparams; i++) {
+        if (strcmp(ps->task->params[i].name, name))
+            continue;
+        if (!is_integer_param(&ps->task->params[i])) {
+            efail(ps, "'%s' is not an integer scalar param of the task", name);
+            return NULL;
+        }
+        kevo_ocl_expr *e = node(ps, E_PARAM);
+        if (e)
+            e->param = i;
+        return e;
+    }
+    kevo_buf names = {0};
+    list_names(&names, ps->task);
+    kevo_buf msg = {0};
+    kevo_buf_printf(&msg, "unknown name '%s' (names allowed: %s)", name, kevo_buf_cstr(&names));
+    efail(ps, "%s", msg.ptr);
+    kevo_buf_free(&names);
+    kevo_buf_free(&msg);
+    return NULL;
+}
+
+/* An identifier: a function call or a param. */
+static kevo_ocl_expr *parse_name(eparser *ps)
+{
+    const char *s = ps->p;
+    while (ps->p < ps->end && (isalnum((unsigned char)*ps->p) || *ps->p == '_'))
+        ps->p++;
+    size_t len = (size_t)(ps->p - s);
+    char name[64];
+    if (len >= sizeof(name)) {
+        efail(ps, "name too long");
+        return NULL;
+    }
+    memcpy(name, s, len);
+    name[len] = '\0';
+    eskip(ps);
+    if (ps->p < ps->end && *ps->p == '(')
+        return parse_call(ps, name);
+    return parse_param_name(ps, name);
+}
+
 static kevo_ocl_expr *parse_atom(eparser *ps)
 {
     eskip(ps);
@@ -178,20 +297,8 @@ static kevo_ocl_expr *parse_atom(eparser *ps)
         return NULL;
     }
     char c = *ps->p;
-    if (c == '(') {
-        ps->p++;
-        ps->depth++;
-        kevo_ocl_expr *e = parse_sum(ps);
-        ps->depth--;
-        eskip(ps);
-        if (ps->p >= ps->end || *ps->p != ')') {
-            efail(ps, "missing ')'");
-            expr_free(e);
-            return NULL;
-        }
-        ps->p++;
-        return e;
-    }
+    if (c == '(')
+        return parse_group(ps);
     if (c == '-') {
         ps->p++;
         ps->depth++;
@@ -201,91 +308,10 @@ static kevo_ocl_expr *parse_atom(eparser *ps)
         ps->depth--;
         return e;
     }
-    if (isdigit((unsigned char)c)) {
-        int64_t v = 0;
-        while (ps->p < ps->end && isdigit((unsigned char)*ps->p)) {
-            if (v > (INT64_MAX - 9) / 10) {
-                efail(ps, "number too large");
-                return NULL;
-            }
-            v = v * 10 + (*ps->p++ - '0');
-        }
-        if (ps->p < ps->end && (isalpha((unsigned char)*ps->p) || *ps->p == '.')) {
-            efail(ps, "only integer literals are allowed");
-            return NULL;
-        }
-        kevo_ocl_expr *e = node(ps, E_NUM);
-        if (e)
-            e->value = v;
-        return e;
-    }
-    if (isalpha((unsigned char)c) || c == '_') {
-        const char *s = ps->p;
-        while (ps->p < ps->end && (isalnum((unsigned char)*ps->p) || *ps->p == '_'))
-            ps->p++;
-        size_t len = (size_t)(ps->p - s);
-        char name[64];
-        if (len >= sizeof(name)) {
-            efail(ps, "name too long");
-            return NULL;
-        }
-        memcpy(name, s, len);
-        name[len] = '\0';
-        eskip(ps);
-        if (ps->p < ps->end && *ps->p == '(') {
-            int fn = -1;
-            for (int i = 0; i < 4; i++)
-                if (!strcmp(fn_names[i], name))
-                    fn = i;
-            if (fn < 0) {
-                efail(ps, "unknown function '%s' (use ROUND_UP, CEIL_DIV, MIN, MAX)", name);
-                return NULL;
-            }
-            ps->p++;
-            kevo_ocl_expr *e = node(ps, E_CALL);
-            if (!e)
-                return NULL;
-            e->fn = (expr_fn)fn;
-            ps->depth++;
-            e->a = parse_sum(ps);
-            eskip(ps);
-            if (ps->p < ps->end && *ps->p == ',') {
-                ps->p++;
-                e->b = parse_sum(ps);
-            }
-            ps->depth--;
-            eskip(ps);
-            if (!e->b && !ps->err->len)
-                efail(ps, "%s takes two arguments", fn_names[fn]);
-            if (ps->p >= ps->end || *ps->p != ')') {
-                efail(ps, "missing ')' after the arguments of %s", fn_names[fn]);
-                expr_free(e);
-                return NULL;
-            }
-            ps->p++;
-            return e;
-        }
-        for (size_t i = 0; i < ps->task->nparams; i++) {
-            if (strcmp(ps->task->params[i].name, name))
-                continue;
-            if (!is_integer_param(&ps->task->params[i])) {
-                efail(ps, "'%s' is not an integer scalar param of the task", name);
-                return NULL;
-            }
-            kevo_ocl_expr *e = node(ps, E_PARAM);
-            if (e)
-                e->param = i;
-            return e;
-        }
-        kevo_buf names = {0};
-        list_names(&names, ps->task);
-        kevo_buf msg = {0};
-        kevo_buf_printf(&msg, "unknown name '%s' (names allowed: %s)", name, kevo_buf_cstr(&names));
-        efail(ps, "%s", msg.ptr);
-        kevo_buf_free(&names);
-        kevo_buf_free(&msg);
-        return NULL;
-    }
+    if (isdigit((unsigned char)c))
+        return parse_number(ps);
+    if (isalpha((unsigned char)c) || c == '_')
+        return parse_name(ps);
     char bad[2] = {c, 0};
     efail(ps, "unexpected '%s'", bad);
     return NULL;

@@ -2,10 +2,11 @@
  * llm/extract.c - finding the kernel source in an LLM's reply.
  *
  * Replies are Markdown-ish: prose, then one or more fenced blocks (```c,
- * ```cuda, bare ```, sometimes a test harness or a first draft as well),
+ * ```cpp, bare ```, sometimes a test harness or a first draft as well),
  * sometimes with CRLF line ends or a last fence that never closes, and
  * sometimes no fences at all. This file picks the one block that is the
- * kernel: in the requested language, defining the kernel function, without
+ * kernel: in the requested language (the fence tags the caller gives, a
+ * backend's code_fence_tags), defining the kernel function, without
  * main() if there is a choice, the last such block if still tied.
  *
  * It only reads text. It must not judge the code (that is the gates'
@@ -22,8 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-typedef enum lang_family { LANG_C, LANG_CPP, LANG_CUDA, LANG_OPENCL, LANG_ANY } lang_family;
-
 typedef struct block {
     const char *start; /* into the normalised reply */
     size_t len;
@@ -37,58 +36,125 @@ typedef struct block {
 
 /* ---- language tags ---------------------------------------------------- */
 
-static bool tag_in(const char *tag, const char *const *list)
+/* Which fence tags a block may carry. The caller gives them (a backend's
+ * code_fence_tags): "FENCE ALIAS...; RELATED...". FENCE is what the model
+ * was asked for; it and the ALIASes rank 3, the RELATED tags 2, a bare
+ * fence 1, anything else 0. This file knows only the C family by name: its
+ * scanner reads C-like text. */
+#define SPEC_MAX_WORDS 24
+
+typedef struct fence_spec {
+    bool any;                          /* no language asked: any block */
+    const char *shown;                 /* the fence as the caller wrote it (messages) */
+    char store[256];                   /* the words, NUL-separated, lower case */
+    const char *exact[SPEC_MAX_WORDS]; /* FENCE and its aliases */
+    const char *related[SPEC_MAX_WORDS];
+    size_t nexact, nrelated;
+} fence_spec;
+
+/* The one-word languages, for callers that name one rather than give a
+ * spec. The C family is this file's own knowledge; the entries after it
+ * are transitional (tests/unit/test_llm_extract.c and the fuzzer still
+ * name them): backends pass their code_fence_tags, so these lines go when
+ * those callers do the same. */
+static const struct {
+    const char *name;
+    const char *spec;
+} bare_languages[] = {
+    {"c", "c h; cpp c++ cxx cc hpp"},
+    {"cpp", "cpp c++ cxx cc hpp; c h"},
+    {"c++", "cpp c++ cxx cc hpp; c h"},
+    {"cuda", "cuda cu cuh; cpp c++ cxx cc hpp c h"}, /* transitional */
+    {"cu", "cuda cu cuh; cpp c++ cxx cc hpp c h"},   /* transitional */
+    {"opencl", "opencl cl ocl; c h"},                /* transitional */
+    {"cl", "opencl cl ocl; c h"},                    /* transitional */
+};
+#define NBARE (sizeof(bare_languages) / sizeof(bare_languages[0]))
+
+static bool tag_in(const char *tag, const char *const *list, size_t n)
 {
-    for (; *list; list++)
-        if (!strcmp(tag, *list))
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(tag, list[i]))
             return true;
     return false;
 }
 
-static const char *const tags_c[] = {"c", "h", NULL};
-static const char *const tags_cpp[] = {"cpp", "c++", "cxx", "cc", "hpp", NULL};
-static const char *const tags_cuda[] = {"cuda", "cu", "cuh", NULL};
-static const char *const tags_opencl[] = {"opencl", "cl", "ocl", NULL};
-
-static int parse_lang(lang_family *out, const char *lang)
+/* Split `spec` into fs's word lists. */
+static int spec_split(fence_spec *fs, const char *spec, const char *lang)
 {
-    if (!lang || !*lang) {
-        *out = LANG_ANY;
-        return 0;
+    size_t len = strlen(spec);
+    if (len >= sizeof(fs->store))
+        return kevo_error_set(KEVO_EINVAL, "code language spec '%.40s...' is too long", lang);
+    for (size_t i = 0; i <= len; i++)
+        fs->store[i] = (char)tolower((unsigned char)spec[i]);
+    bool related = false;
+    char *p = fs->store;
+    while (*p) {
+        if (*p == ' ' || *p == '\t' || *p == ',' || *p == ';') {
+            related |= *p == ';';
+            *p++ = '\0';
+            continue;
+        }
+        const char **list = related ? fs->related : fs->exact;
+        size_t *n = related ? &fs->nrelated : &fs->nexact;
+        if (*n == SPEC_MAX_WORDS)
+            return kevo_error_set(KEVO_EINVAL, "code language spec '%s' has too many tags", lang);
+        size_t wlen = strcspn(p, " \t,;");
+        /* a block's tag has fewer characters than block.tag holds */
+        if (wlen >= sizeof(((block *)0)->tag))
+            return kevo_error_set(KEVO_EINVAL, "code language spec '%s': tag too long", lang);
+        list[(*n)++] = p;
+        p += wlen;
     }
-    if (!strcasecmp(lang, "c"))
-        *out = LANG_C;
-    else if (!strcasecmp(lang, "cpp") || !strcasecmp(lang, "c++"))
-        *out = LANG_CPP;
-    else if (!strcasecmp(lang, "cuda") || !strcasecmp(lang, "cu"))
-        *out = LANG_CUDA;
-    else if (!strcasecmp(lang, "opencl") || !strcasecmp(lang, "cl"))
-        *out = LANG_OPENCL;
-    else
-        return kevo_error_set(KEVO_EINVAL,
-                              "unknown code language '%s' (expected c, cpp, cuda or opencl)", lang);
+    if (fs->nexact == 0)
+        return kevo_error_set(KEVO_EINVAL, "code language spec '%s' names no fence", lang);
     return 0;
 }
 
-static int rank_tag(const char *tag, lang_family want)
+/* lang: NULL or "" (any), one word of bare_languages, or a spec. */
+static int parse_lang(fence_spec *fs, const char *lang)
+{
+    memset(fs, 0, sizeof(*fs));
+    if (!lang || !*lang) {
+        fs->any = true;
+        return 0;
+    }
+    fs->shown = lang;
+    if (strcspn(lang, " \t,;") < strlen(lang)) {
+        int error = spec_split(fs, lang, lang);
+        fs->shown = fs->nexact ? fs->exact[0] : lang;
+        return error;
+    }
+    for (size_t i = 0; i < NBARE; i++)
+        if (!strcasecmp(lang, bare_languages[i].name))
+            return spec_split(fs, bare_languages[i].spec, lang);
+    return kevo_error_set(KEVO_EINVAL,
+                          "unknown code language '%s' (expected c, cpp, or the tags of a "
+                          "backend: \"FENCE ALIAS...; RELATED...\")",
+                          lang);
+}
+
+/* Whether tag names a language of bare_languages (any block ranks 3 then). */
+static bool tag_known(const char *tag)
+{
+    for (size_t i = 0; i < NBARE; i++) {
+        fence_spec fs = {0};
+        if (spec_split(&fs, bare_languages[i].spec, bare_languages[i].name) == 0 &&
+            tag_in(tag, fs.exact, fs.nexact))
+            return true;
+    }
+    return false;
+}
+
+static int rank_tag(const char *tag, const fence_spec *fs)
 {
     if (!*tag)
         return 1;
-    bool c = tag_in(tag, tags_c), cpp = tag_in(tag, tags_cpp), cuda = tag_in(tag, tags_cuda),
-         ocl = tag_in(tag, tags_opencl);
-    switch (want) {
-    case LANG_C:
-        return c ? 3 : cpp ? 2 : 0;
-    case LANG_CPP:
-        return cpp ? 3 : c ? 2 : 0;
-    case LANG_CUDA:
-        return cuda ? 3 : (cpp || c) ? 2 : 0;
-    case LANG_OPENCL:
-        return ocl ? 3 : c ? 2 : 0;
-    case LANG_ANY:
-    default:
-        return (c || cpp || cuda || ocl) ? 3 : 2;
-    }
+    if (fs->any)
+        return tag_known(tag) ? 3 : 2;
+    if (tag_in(tag, fs->exact, fs->nexact))
+        return 3;
+    return tag_in(tag, fs->related, fs->nrelated) ? 2 : 0;
 }
 
 /* ---- scanning C-like text ------------------------------------------- */
@@ -414,12 +480,13 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
     int error = 0;
     char *text = NULL;
     block *blocks = NULL;
-    lang_family want = LANG_ANY;
-    const char *lang_shown = lang && *lang ? lang : "any language";
+    fence_spec want;
 
     *out = NULL;
     if ((error = parse_lang(&want, lang)) < 0)
         return error;
+    const char *lang_shown = want.any ? "any language" : want.shown;
+    const char *fence = want.any ? "c" : want.shown;
     if (kernel_name && !*kernel_name)
         kernel_name = NULL;
     if (!reply || blank_span(reply, strlen(reply)))
@@ -438,7 +505,7 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
             error = kevo_error_set(KEVO_ENOTFOUND,
                                    "no code found: the reply has no fenced code block "
                                    "(```%s ... ```) and does not itself look like source code",
-                                   want == LANG_ANY ? "c" : lang);
+                                   fence);
             goto done;
         }
         if (kernel_name && (error = text_defines(&defines, s, n, kernel_name)) < 0)
@@ -459,7 +526,7 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
     size_t acceptable = 0, empty = 0;
     for (size_t i = 0; i < nb; i++) {
         block *b = &blocks[i];
-        b->rank = rank_tag(b->tag, want);
+        b->rank = rank_tag(b->tag, &want);
         if (b->rank > 0 && blank_span(b->start, b->len)) {
             empty++;
             b->rank = 0;
@@ -490,8 +557,7 @@ int kevo_llm_extract_code(char **out, const char *reply, const char *lang, const
             error = kevo_error_set(KEVO_ENOTFOUND,
                                    "no code found in %s: the reply has %zu fenced block%s (%s) "
                                    "but none holds %s code; put the kernel in a ```%s block",
-                                   lang_shown, nb, nb == 1 ? "" : "s", tags, lang_shown,
-                                   want == LANG_ANY ? "c" : lang);
+                                   lang_shown, nb, nb == 1 ? "" : "s", tags, lang_shown, fence);
         else
             error = kevo_error_set(KEVO_ENOTFOUND,
                                    "no kernel found: none of the reply's %zu %s code block%s (%s) "

@@ -3,6 +3,7 @@
  * prototype, task discovery. Errors name the file, the field and the
  * problem. Runs no code.
  */
+#include "kevo/sys/backend.h" /* the registered backend names */
 #include "kevo/task.h"
 #include "kevo/util.h"
 
@@ -215,6 +216,89 @@ static int check_init_range(const kevo_task *t, const kevo_param *p, const char 
     }
 }
 
+/* A scalar param: no shape or init, an optional numeric 'value'. */
+static int parse_scalar_param(kevo_param *p, const kevo_task *t, const cJSON *obj,
+                              const char *where)
+{
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(obj, "shape");
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(obj, "init");
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(obj, "value");
+    char field[96];
+    if (shape || init) {
+        snprintf(field, sizeof(field), "%s.%s", where, shape ? "shape" : "init");
+        return FIELD_ERR(t, field, "a scalar has no shape or init");
+    }
+    if (value) {
+        if (!cJSON_IsNumber(value)) {
+            snprintf(field, sizeof(field), "%s.value", where);
+            return FIELD_ERR(t, field, "must be a number");
+        }
+        p->has_value = true;
+        p->value = value->valuedouble;
+    }
+    return 0;
+}
+
+/* A buffer's 'shape': 1 to 8 dimensions, integers or size expressions. */
+static int parse_shape(kevo_param *p, const kevo_task *t, const cJSON *shape, const char *field)
+{
+    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 || cJSON_GetArraySize(shape) > 8)
+        return FIELD_ERR(t, field, "must be an array of 1 to 8 dimensions");
+    p->ndim = (size_t)cJSON_GetArraySize(shape);
+    p->shape = calloc(p->ndim, sizeof(char *));
+    if (!p->shape) {
+        p->ndim = 0;
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (const cJSON *d = shape->child; d; d = d->next, k++) {
+        char text[64];
+        if (cJSON_IsNumber(d) && d->valuedouble == floor(d->valuedouble) &&
+            d->valuedouble >= 0 && d->valuedouble <= KEVO_DIM_MAX)
+            snprintf(text, sizeof(text), "%lld", (long long)d->valuedouble);
+        else if (cJSON_IsString(d))
+            snprintf(text, sizeof(text), "%s", "");
+        else
+            return FIELD_ERR(t, field, "dimension %zu must be an integer in 0..%.0f or an "
+                             "expression", k, KEVO_DIM_MAX);
+        p->shape[k] = strdup(cJSON_IsString(d) ? d->valuestring : text);
+        double v;
+        if (kevo_expr_eval(&v, p->shape[k], &t->sizes, true) < 0)
+            return FIELD_ERR(t, field, "dimension %zu: %s", k, kevo_error_last());
+    }
+    return 0;
+}
+
+/* A buffer param (in, out, inout): its shape, then its init or the
+ * default init of its type. */
+static int parse_buffer_param(kevo_param *p, const kevo_task *t, const cJSON *obj,
+                              const char *where)
+{
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(obj, "init");
+    char field[96];
+    int error;
+    snprintf(field, sizeof(field), "%s.shape", where);
+    if (cJSON_GetObjectItemCaseSensitive(obj, "value"))
+        return FIELD_ERR(t, field, "'value' is only for scalars");
+    if ((error = parse_shape(p, t, cJSON_GetObjectItemCaseSensitive(obj, "shape"), field)) < 0)
+        return error;
+    snprintf(field, sizeof(field), "%s.init", where);
+    if (init) {
+        if (p->role == KEVO_ROLE_OUT)
+            return FIELD_ERR(t, field, "an out param has no init (it is poisoned)");
+        if ((error = parse_init(&p->init, t, init, field)) < 0)
+            return error;
+        return check_init_range(t, p, field);
+    }
+    if (p->role == KEVO_ROLE_INOUT)
+        return FIELD_ERR(t, field, "an inout param needs an init");
+    if (kevo_dtype_is_float(p->type))
+        p->init = (kevo_init){KEVO_INIT_NORMAL, 0, 1};
+    else
+        p->init = (kevo_init){KEVO_INIT_RANDINT, 0, p->type == KEVO_DT_U8 ? 2 : 100};
+    return 0;
+}
+
 static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int index)
 {
     static const char *const keys[] = {"name", "role", "type", "shape", "init", "value", NULL};
@@ -252,77 +336,10 @@ static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int 
     }
     p->role = (kevo_role)r;
     p->type = (kevo_dtype)ty;
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(obj, "shape");
-    const cJSON *init = cJSON_GetObjectItemCaseSensitive(obj, "init");
-    const cJSON *value = cJSON_GetObjectItemCaseSensitive(obj, "value");
-    char field[96];
-    if (p->role == KEVO_ROLE_SCALAR) {
-        if (shape || init) {
-            snprintf(field, sizeof(field), "%s.%s", where, shape ? "shape" : "init");
-            error = FIELD_ERR(t, field, "a scalar has no shape or init");
-            goto done;
-        }
-        if (value) {
-            if (!cJSON_IsNumber(value)) {
-                snprintf(field, sizeof(field), "%s.value", where);
-                error = FIELD_ERR(t, field, "must be a number");
-                goto done;
-            }
-            p->has_value = true;
-            p->value = value->valuedouble;
-        }
-    } else {
-        snprintf(field, sizeof(field), "%s.shape", where);
-        if (value) {
-            error = FIELD_ERR(t, field, "'value' is only for scalars");
-            goto done;
-        }
-        if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 ||
-            cJSON_GetArraySize(shape) > 8) {
-            error = FIELD_ERR(t, field, "must be an array of 1 to 8 dimensions");
-            goto done;
-        }
-        p->ndim = (size_t)cJSON_GetArraySize(shape);
-        p->shape = calloc(p->ndim, sizeof(char *));
-        size_t k = 0;
-        for (const cJSON *d = shape->child; d; d = d->next, k++) {
-            char text[64];
-            if (cJSON_IsNumber(d) && d->valuedouble == floor(d->valuedouble) &&
-                d->valuedouble >= 0 && d->valuedouble <= KEVO_DIM_MAX)
-                snprintf(text, sizeof(text), "%lld", (long long)d->valuedouble);
-            else if (cJSON_IsString(d))
-                snprintf(text, sizeof(text), "%s", "");
-            else {
-                error = FIELD_ERR(t, field, "dimension %zu must be an integer in 0..%.0f or an "
-                                  "expression", k, KEVO_DIM_MAX);
-                goto done;
-            }
-            p->shape[k] = strdup(cJSON_IsString(d) ? d->valuestring : text);
-            double v;
-            if (kevo_expr_eval(&v, p->shape[k], &t->sizes, true) < 0) {
-                error = FIELD_ERR(t, field, "dimension %zu: %s", k, kevo_error_last());
-                goto done;
-            }
-        }
-        snprintf(field, sizeof(field), "%s.init", where);
-        if (init) {
-            if (p->role == KEVO_ROLE_OUT) {
-                error = FIELD_ERR(t, field, "an out param has no init (it is poisoned)");
-                goto done;
-            }
-            if ((error = parse_init(&p->init, t, init, field)) < 0)
-                goto done;
-            if ((error = check_init_range(t, p, field)) < 0)
-                goto done;
-        } else if (p->role == KEVO_ROLE_INOUT) {
-            error = FIELD_ERR(t, field, "an inout param needs an init");
-            goto done;
-        } else if (kevo_dtype_is_float(p->type)) {
-            p->init = (kevo_init){KEVO_INIT_NORMAL, 0, 1};
-        } else {
-            p->init = (kevo_init){KEVO_INIT_RANDINT, 0, p->type == KEVO_DT_U8 ? 2 : 100};
-        }
-    }
+    if (p->role == KEVO_ROLE_SCALAR)
+        error = parse_scalar_param(p, t, obj, where);
+    else
+        error = parse_buffer_param(p, t, obj, where);
 done:
     free(role);
     free(type);
@@ -389,6 +406,236 @@ static int validate_sizes_usage(const kevo_task *t)
     return 0;
 }
 
+/* task.json read and parsed; *root is the caller's (cJSON_Delete). */
+static int read_task_json(cJSON **root, const kevo_task *t)
+{
+    char *text = NULL;
+    int error = kevo_file_read(&text, NULL, t->json_path);
+    if (error < 0) {
+        if (error == KEVO_ENOTFOUND)
+            kevo_error_set(error, "%s: missing (a task folder holds task.json and reference.c)",
+                           t->json_path);
+        goto done;
+    }
+    *root = cJSON_Parse(text);
+    if (!*root) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *c = text; at && c < at; c++)
+            line += *c == '\n';
+        error = kevo_error_set(KEVO_EINVAL, "%s: invalid JSON near line %d", t->json_path, line);
+        goto done;
+    }
+    if (!cJSON_IsObject(*root))
+        error = kevo_error_set(KEVO_EINVAL, "%s: must hold a JSON object", t->json_path);
+done:
+    free(text);
+    return error;
+}
+
+/* name, level and the required strings. */
+static int parse_header(kevo_task *t, const cJSON *root)
+{
+    int error;
+    if ((error = get_string(&t->name, t, root, "name", "", true)) < 0)
+        return error;
+    if (!is_identifier(t->name))
+        return FIELD_ERR(t, "name", "'%s' is not a C identifier", t->name);
+    const cJSON *level = cJSON_GetObjectItemCaseSensitive(root, "level");
+    if (!level)
+        return FIELD_ERR(t, "level", "missing (required)");
+    if (!cJSON_IsNumber(level) || level->valuedouble != floor(level->valuedouble) ||
+        level->valuedouble < 1 || level->valuedouble > 3)
+        return FIELD_ERR(t, "level", "must be an integer 1..3");
+    t->level = (int)level->valuedouble;
+    if ((error = get_string(&t->category, t, root, "category", "", true)) < 0 ||
+        (error = get_string(&t->description, t, root, "description", "", true)) < 0 ||
+        (error = get_string(&t->flops, t, root, "flops", "", true)) < 0 ||
+        (error = get_string(&t->bytes, t, root, "bytes", "", true)) < 0)
+        return error;
+    return 0;
+}
+
+/* 'sizes' (required) and 'check_sizes', each set naming exactly the sizes. */
+static int parse_size_sets(kevo_task *t, const cJSON *root)
+{
+    int error;
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes");
+    if (!sizes)
+        return FIELD_ERR(t, "sizes", "missing (required)");
+    if ((error = parse_sizes(&t->sizes, t, sizes, "sizes")) < 0)
+        return error;
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "check_sizes");
+    if (!checks)
+        return 0;
+    if (!cJSON_IsArray(checks))
+        return FIELD_ERR(t, "check_sizes", "must be an array of size objects");
+    t->check_sizes = calloc((size_t)cJSON_GetArraySize(checks) + 1, sizeof(kevo_sizes));
+    if (!t->check_sizes)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    int k = 0;
+    for (const cJSON *c = checks->child; c; c = c->next, k++) {
+        char field[64];
+        snprintf(field, sizeof(field), "check_sizes[%d]", k);
+        kevo_sizes *cs = &t->check_sizes[t->ncheck++];
+        if ((error = parse_sizes(cs, t, c, field)) < 0)
+            return error;
+        if (cs->n != t->sizes.n)
+            return FIELD_ERR(t, field, "must give exactly the size names of 'sizes'");
+        for (size_t i = 0; i < cs->n; i++) {
+            bool found = false;
+            for (size_t j = 0; j < t->sizes.n; j++)
+                found |= !strcmp(cs->names[i], t->sizes.names[j]);
+            if (!found)
+                return FIELD_ERR(t, field, "size '%s' is not in 'sizes'", cs->names[i]);
+        }
+    }
+    return 0;
+}
+
+/* What params[k] must satisfy next to the earlier ones: a unique name, and
+ * a scalar without 'value' is an integer size of the same name. */
+static int check_param_in_task(const kevo_task *t, int k)
+{
+    char field[64];
+    for (int j = 0; j < k; j++)
+        if (!strcmp(t->params[j].name, t->params[k].name)) {
+            snprintf(field, sizeof(field), "params[%d].name", k);
+            return FIELD_ERR(t, field, "duplicate name '%s'", t->params[k].name);
+        }
+    const kevo_param *pp = &t->params[k];
+    if (pp->role != KEVO_ROLE_SCALAR || pp->has_value)
+        return 0;
+    bool found = false;
+    for (size_t j = 0; j < t->sizes.n; j++)
+        found |= !strcmp(t->sizes.names[j], pp->name);
+    snprintf(field, sizeof(field), "params[%d]", k);
+    if (!found)
+        return FIELD_ERR(t, field, "scalar '%s' has no 'value' and no size of that name",
+                         pp->name);
+    if (kevo_dtype_is_float(pp->type))
+        return FIELD_ERR(t, field, "scalar '%s' takes its value from 'sizes', so it "
+                         "must be an integer type", pp->name);
+    return 0;
+}
+
+/* 'params' (required): at least one, and one that is written. */
+static int parse_params(kevo_task *t, const cJSON *root)
+{
+    int error;
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    if (!params)
+        return FIELD_ERR(t, "params", "missing (required)");
+    if (!cJSON_IsArray(params) || cJSON_GetArraySize(params) == 0)
+        return FIELD_ERR(t, "params", "must be a non-empty array");
+    t->params = calloc((size_t)cJSON_GetArraySize(params), sizeof(kevo_param));
+    if (!t->params)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    int k = 0;
+    bool has_out = false;
+    for (const cJSON *p = params->child; p; p = p->next, k++) {
+        t->nparams++;
+        if ((error = parse_param(&t->params[k], t, p, k)) < 0 ||
+            (error = check_param_in_task(t, k)) < 0)
+            return error;
+        has_out |= t->params[k].role == KEVO_ROLE_OUT || t->params[k].role == KEVO_ROLE_INOUT;
+    }
+    if (!has_out)
+        return FIELD_ERR(t, "params", "no 'out' or 'inout' param: the kernel computes nothing");
+    return 0;
+}
+
+/* 'tolerance' (default atol = rtol = 1e-2). */
+static int parse_tolerance(kevo_task *t, const cJSON *root)
+{
+    static const char *const tkeys[] = {"atol", "rtol", NULL};
+    int error;
+    t->atol = 1e-2;
+    t->rtol = 1e-2;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (!tol)
+        return 0;
+    if (!cJSON_IsObject(tol))
+        return FIELD_ERR(t, "tolerance", "must be an object {\"atol\": x, \"rtol\": y}");
+    if ((error = check_keys(t, tol, "tolerance", tkeys)) < 0)
+        return error;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "atol");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "rtol");
+    if ((a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
+        (r && (!cJSON_IsNumber(r) || r->valuedouble < 0)))
+        return FIELD_ERR(t, "tolerance", "atol and rtol must be non-negative numbers");
+    if (a)
+        t->atol = a->valuedouble;
+    if (r)
+        t->rtol = r->valuedouble;
+    return 0;
+}
+
+/* The error for a 'backends' entry that names no registered backend; the
+ * list of accepted names comes from the registry. */
+static int backends_error(const kevo_task *t)
+{
+    kevo_buf names = {0};
+    const char *const *n = kevo_backend_names();
+    for (size_t i = 0; n[i]; i++)
+        kevo_buf_printf(&names, "%s\"%s\"", i == 0 ? "" : n[i + 1] ? ", " : " or ", n[i]);
+    int error = FIELD_ERR(t, "backends", "entries must be %s", kevo_buf_cstr(&names));
+    kevo_buf_free(&names);
+    return error;
+}
+
+/* 'backends': registered backend names (kevo_backend_find); default ["c"],
+ * the reference's own backend. */
+static int parse_backends(kevo_task *t, const cJSON *root)
+{
+    const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
+    size_t n = backends ? (size_t)cJSON_GetArraySize(backends) : 1;
+    if (backends && (!cJSON_IsArray(backends) || n == 0))
+        return FIELD_ERR(t, "backends", "must be a non-empty array of strings");
+    if (!(t->backends = calloc(n, sizeof(char *))))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (!backends) {
+        t->backends[t->nbackends++] = strdup("c");
+        return 0;
+    }
+    for (const cJSON *b = backends->child; b; b = b->next) {
+        if (!cJSON_IsString(b) || !kevo_backend_find(b->valuestring))
+            return backends_error(t);
+        t->backends[t->nbackends++] = strdup(b->valuestring);
+    }
+    return 0;
+}
+
+/* 'timeout_s' (default 60). */
+static int parse_timeout(kevo_task *t, const cJSON *root)
+{
+    t->timeout_s = 60;
+    const cJSON *to = cJSON_GetObjectItemCaseSensitive(root, "timeout_s");
+    if (!to)
+        return 0;
+    if (!cJSON_IsNumber(to) || to->valuedouble <= 0 || to->valuedouble > 3600)
+        return FIELD_ERR(t, "timeout_s", "must be a number of seconds in (0, 3600]");
+    t->timeout_s = to->valuedouble;
+    return 0;
+}
+
+/* The expressions evaluate on every size set, and the reference exists. */
+static int check_task(const kevo_task *t)
+{
+    double v;
+    int error;
+    if (kevo_expr_eval(&v, t->flops, &t->sizes, false) < 0)
+        return FIELD_ERR(t, "flops", "%s", kevo_error_last());
+    if (kevo_expr_eval(&v, t->bytes, &t->sizes, false) < 0)
+        return FIELD_ERR(t, "bytes", "%s", kevo_error_last());
+    if ((error = validate_sizes_usage(t)) < 0)
+        return error;
+    if (!kevo_file_exists(t->reference_path))
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: missing (every task needs a reference.c)",
+                              t->reference_path);
+    return 0;
+}
+
 int kevo_task_load(kevo_task **out, const char *dir)
 {
     static const char *const keys[] = {"name", "level", "category", "description", "params",
@@ -396,7 +643,6 @@ int kevo_task_load(kevo_task **out, const char *dir)
                                        "backends", "timeout_s", NULL};
     *out = NULL;
     int error = 0;
-    char *text = NULL;
     cJSON *root = NULL;
     kevo_task *t = calloc(1, sizeof(*t));
     if (!t)
@@ -408,212 +654,17 @@ int kevo_task_load(kevo_task **out, const char *dir)
         error = kevo_error_set(KEVO_ENOTFOUND, "%s: no such task folder", dir);
         goto done;
     }
-    if ((error = kevo_file_read(&text, NULL, t->json_path)) < 0) {
-        if (error == KEVO_ENOTFOUND)
-            kevo_error_set(error, "%s: missing (a task folder holds task.json and reference.c)",
-                           t->json_path);
+    /* the order of the steps is the order of the errors a task author sees */
+    if ((error = read_task_json(&root, t)) < 0 || (error = check_keys(t, root, "", keys)) < 0 ||
+        (error = parse_header(t, root)) < 0 || (error = parse_size_sets(t, root)) < 0 ||
+        (error = parse_params(t, root)) < 0 || (error = parse_tolerance(t, root)) < 0 ||
+        (error = parse_backends(t, root)) < 0 || (error = parse_timeout(t, root)) < 0 ||
+        (error = check_task(t)) < 0)
         goto done;
-    }
-    root = cJSON_Parse(text);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char *c = text; at && c < at; c++)
-            line += *c == '\n';
-        error = kevo_error_set(KEVO_EINVAL, "%s: invalid JSON near line %d", t->json_path, line);
-        goto done;
-    }
-    if (!cJSON_IsObject(root)) {
-        error = kevo_error_set(KEVO_EINVAL, "%s: must hold a JSON object", t->json_path);
-        goto done;
-    }
-    if ((error = check_keys(t, root, "", keys)) < 0)
-        goto done;
-    if ((error = get_string(&t->name, t, root, "name", "", true)) < 0)
-        goto done;
-    if (!is_identifier(t->name)) {
-        error = FIELD_ERR(t, "name", "'%s' is not a C identifier", t->name);
-        goto done;
-    }
-    const cJSON *level = cJSON_GetObjectItemCaseSensitive(root, "level");
-    if (!level) {
-        error = FIELD_ERR(t, "level", "missing (required)");
-        goto done;
-    }
-    if (!cJSON_IsNumber(level) || level->valuedouble != floor(level->valuedouble) ||
-        level->valuedouble < 1 || level->valuedouble > 3) {
-        error = FIELD_ERR(t, "level", "must be an integer 1..3");
-        goto done;
-    }
-    t->level = (int)level->valuedouble;
-    if ((error = get_string(&t->category, t, root, "category", "", true)) < 0 ||
-        (error = get_string(&t->description, t, root, "description", "", true)) < 0 ||
-        (error = get_string(&t->flops, t, root, "flops", "", true)) < 0 ||
-        (error = get_string(&t->bytes, t, root, "bytes", "", true)) < 0)
-        goto done;
-
-    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes");
-    if (!sizes) {
-        error = FIELD_ERR(t, "sizes", "missing (required)");
-        goto done;
-    }
-    if ((error = parse_sizes(&t->sizes, t, sizes, "sizes")) < 0)
-        goto done;
-
-    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "check_sizes");
-    if (checks) {
-        if (!cJSON_IsArray(checks)) {
-            error = FIELD_ERR(t, "check_sizes", "must be an array of size objects");
-            goto done;
-        }
-        t->check_sizes = calloc((size_t)cJSON_GetArraySize(checks) + 1, sizeof(kevo_sizes));
-        int k = 0;
-        for (const cJSON *c = checks->child; c; c = c->next, k++) {
-            char field[64];
-            snprintf(field, sizeof(field), "check_sizes[%d]", k);
-            kevo_sizes *cs = &t->check_sizes[t->ncheck++];
-            if ((error = parse_sizes(cs, t, c, field)) < 0)
-                goto done;
-            if (cs->n != t->sizes.n) {
-                error = FIELD_ERR(t, field, "must give exactly the size names of 'sizes'");
-                goto done;
-            }
-            for (size_t i = 0; i < cs->n; i++) {
-                bool found = false;
-                for (size_t j = 0; j < t->sizes.n; j++)
-                    found |= !strcmp(cs->names[i], t->sizes.names[j]);
-                if (!found) {
-                    error = FIELD_ERR(t, field, "size '%s' is not in 'sizes'", cs->names[i]);
-                    goto done;
-                }
-            }
-        }
-    }
-
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
-    if (!params) {
-        error = FIELD_ERR(t, "params", "missing (required)");
-        goto done;
-    }
-    if (!cJSON_IsArray(params) || cJSON_GetArraySize(params) == 0) {
-        error = FIELD_ERR(t, "params", "must be a non-empty array");
-        goto done;
-    }
-    t->params = calloc((size_t)cJSON_GetArraySize(params), sizeof(kevo_param));
-    int k = 0;
-    bool has_out = false;
-    for (const cJSON *p = params->child; p; p = p->next, k++) {
-        t->nparams++;
-        if ((error = parse_param(&t->params[k], t, p, k)) < 0)
-            goto done;
-        for (int j = 0; j < k; j++)
-            if (!strcmp(t->params[j].name, t->params[k].name)) {
-                char field[64];
-                snprintf(field, sizeof(field), "params[%d].name", k);
-                error = FIELD_ERR(t, field, "duplicate name '%s'", t->params[k].name);
-                goto done;
-            }
-        kevo_param *pp = &t->params[k];
-        has_out |= pp->role == KEVO_ROLE_OUT || pp->role == KEVO_ROLE_INOUT;
-        if (pp->role == KEVO_ROLE_SCALAR && !pp->has_value) {
-            bool found = false;
-            for (size_t j = 0; j < t->sizes.n; j++)
-                found |= !strcmp(t->sizes.names[j], pp->name);
-            char field[64];
-            snprintf(field, sizeof(field), "params[%d]", k);
-            if (!found) {
-                error = FIELD_ERR(t, field, "scalar '%s' has no 'value' and no size of that name",
-                                  pp->name);
-                goto done;
-            }
-            if (kevo_dtype_is_float(pp->type)) {
-                error = FIELD_ERR(t, field, "scalar '%s' takes its value from 'sizes', so it "
-                                  "must be an integer type", pp->name);
-                goto done;
-            }
-        }
-    }
-    if (!has_out) {
-        error = FIELD_ERR(t, "params", "no 'out' or 'inout' param: the kernel computes nothing");
-        goto done;
-    }
-
-    t->atol = 1e-2;
-    t->rtol = 1e-2;
-    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
-    if (tol) {
-        static const char *const tkeys[] = {"atol", "rtol", NULL};
-        if (!cJSON_IsObject(tol)) {
-            error = FIELD_ERR(t, "tolerance", "must be an object {\"atol\": x, \"rtol\": y}");
-            goto done;
-        }
-        if ((error = check_keys(t, tol, "tolerance", tkeys)) < 0)
-            goto done;
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(tol, "atol");
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "rtol");
-        if ((a && (!cJSON_IsNumber(a) || a->valuedouble < 0)) ||
-            (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))) {
-            error = FIELD_ERR(t, "tolerance", "atol and rtol must be non-negative numbers");
-            goto done;
-        }
-        if (a)
-            t->atol = a->valuedouble;
-        if (r)
-            t->rtol = r->valuedouble;
-    }
-
-    const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
-    if (backends) {
-        if (!cJSON_IsArray(backends) || cJSON_GetArraySize(backends) == 0) {
-            error = FIELD_ERR(t, "backends", "must be a non-empty array of strings");
-            goto done;
-        }
-        t->backends = calloc((size_t)cJSON_GetArraySize(backends), sizeof(char *));
-        for (const cJSON *b = backends->child; b; b = b->next) {
-            if (!cJSON_IsString(b) || (strcmp(b->valuestring, "c") &&
-                                       strcmp(b->valuestring, "opencl") &&
-                                       strcmp(b->valuestring, "cuda"))) {
-                error = FIELD_ERR(t, "backends", "entries must be \"c\", \"opencl\" or \"cuda\"");
-                goto done;
-            }
-            t->backends[t->nbackends++] = strdup(b->valuestring);
-        }
-    } else {
-        t->backends = calloc(1, sizeof(char *));
-        t->backends[t->nbackends++] = strdup("c");
-    }
-
-    t->timeout_s = 60;
-    const cJSON *to = cJSON_GetObjectItemCaseSensitive(root, "timeout_s");
-    if (to) {
-        if (!cJSON_IsNumber(to) || to->valuedouble <= 0 || to->valuedouble > 3600) {
-            error = FIELD_ERR(t, "timeout_s", "must be a number of seconds in (0, 3600]");
-            goto done;
-        }
-        t->timeout_s = to->valuedouble;
-    }
-
-    double v;
-    if (kevo_expr_eval(&v, t->flops, &t->sizes, false) < 0) {
-        error = FIELD_ERR(t, "flops", "%s", kevo_error_last());
-        goto done;
-    }
-    if (kevo_expr_eval(&v, t->bytes, &t->sizes, false) < 0) {
-        error = FIELD_ERR(t, "bytes", "%s", kevo_error_last());
-        goto done;
-    }
-    if ((error = validate_sizes_usage(t)) < 0)
-        goto done;
-    if (!kevo_file_exists(t->reference_path)) {
-        error = kevo_error_set(KEVO_ENOTFOUND, "%s: missing (every task needs a reference.c)",
-                               t->reference_path);
-        goto done;
-    }
     *out = t;
     t = NULL;
 done:
     cJSON_Delete(root);
-    free(text);
     kevo_task_free(t);
     return error;
 }
