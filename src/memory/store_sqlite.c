@@ -31,8 +31,9 @@
 #define SEARCH_WORDS_MAX 64
 #define SEARCH_TERMS_MAX 12
 #define SEARCH_POSTINGS_MAX 3000
-/* The document-frequency cache is dropped after this many item inserts. */
-#define DF_CACHE_TTL 4096
+/* The document-frequency cache is dropped when it holds this many words
+ * (a bound on memory, not on staleness: it is kept exact, see df_*). */
+#define DF_CACHE_MAX 65536
 
 typedef struct stmt_slot {
     char *sql;
@@ -46,9 +47,13 @@ typedef struct sqlite_store {
     int depth; /* transaction nesting */
     stmt_slot cache[STMT_CACHE];
     size_t n_cache;
-    kevo_map df_cache; /* hash of term -> document frequency */
-    int64_t df_docs;   /* number of items when the cache was started; -1 unknown */
-    int64_t df_inserts;
+    /* Search words' document frequencies in item_fts and the item count,
+     * kept exact: this connection's item inserts update them, its item
+     * deletes and rollbacks drop them, and a commit by another connection
+     * (PRAGMA data_version moved) drops them before the next search. */
+    kevo_map df_cache;       /* df_key(term) -> document frequency */
+    int64_t df_docs;         /* number of items; -1 unknown */
+    int64_t df_data_version; /* PRAGMA data_version the cache is valid for; -1 unknown */
 } sqlite_store;
 
 /* A prepared statement on loan from the cache (slot >= 0) or private. */
@@ -214,6 +219,86 @@ static sqlite_store *ctx_of(kevo_store *s)
     return s->ctx;
 }
 
+/* ---- the document-frequency cache ------------------------------------ */
+
+static int64_t df_key(const char *term, size_t len)
+{
+    return (int64_t)kevo_hash64(term, len, 0x6b65766f);
+}
+
+static void df_drop(sqlite_store *ss)
+{
+    kevo_map_clear(&ss->df_cache);
+    ss->df_docs = -1;
+}
+
+/* Drop the cache when another connection committed since it was filled. */
+static int df_check_others(sqlite_store *ss)
+{
+    int64_t v = 0;
+    int error = query_int64(ss, "PRAGMA data_version", &v);
+    if (error == 0 && v != ss->df_data_version) {
+        df_drop(ss);
+        ss->df_data_version = v;
+    }
+    return error;
+}
+
+typedef struct df_note {
+    sqlite_store *ss;
+    kevo_map seen; /* cached words this item already counted */
+} df_note;
+
+static int df_note_word_cb(void *arg, const char *word, size_t len)
+{
+    df_note *dn = arg;
+    int64_t key = df_key(word, len), df = 0;
+    if (!kevo_map_get(&dn->ss->df_cache, key, &df) || kevo_map_get(&dn->seen, key, NULL))
+        return 0;
+    int error = kevo_map_put(&dn->seen, key, 1);
+    if (error == 0)
+        error = kevo_map_put(&dn->ss->df_cache, key, df + 1);
+    return error;
+}
+
+static int has_non_ascii(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; p && *p; p++)
+        if (*p >= 0x80)
+            return 1;
+    return 0;
+}
+
+/* Count a newly inserted item into the cache: +1 document for every cached
+ * word it has in an indexed column. For ASCII text kevo_terms__scan splits
+ * and folds exactly as FTS5's unicode61 does; other text (diacritics,
+ * Unicode separators) drops the cache instead of guessing, and so does
+ * running out of memory half way (the insert itself stands). */
+static void df_note_insert(sqlite_store *ss, const kevo_item *it)
+{
+    const char *cols[] = {it->title, it->body,    it->tags, it->category,
+                          it->task,  kevo_item_kind_name(it->kind)};
+    size_t n_cols = sizeof(cols) / sizeof(cols[0]);
+    df_note dn = {ss, {0}};
+    int error = 0;
+    if (ss->df_cache.n == 0)
+        goto done;
+    for (size_t i = 0; i < n_cols; i++) {
+        if (has_non_ascii(cols[i])) {
+            df_drop(ss);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < n_cols && error == 0; i++)
+        error = kevo_terms__scan(cols[i], df_note_word_cb, &dn);
+done:
+    if (error < 0)
+        df_drop(ss);
+    else if (ss->df_docs >= 0)
+        ss->df_docs++;
+    kevo_map_free(&dn.seen);
+}
+
 /* ---- transactions ---------------------------------------------------- */
 
 static int tx_begin(kevo_store *s, int write)
@@ -257,6 +342,7 @@ static int sq_tx_commit(kevo_store *s)
         /* never leave a failed transaction open behind the caller */
         sqlite3_exec(ss->db, "ROLLBACK", NULL, NULL, NULL);
         ss->depth = 0;
+        df_drop(ss);
     }
     return error;
 }
@@ -273,6 +359,8 @@ static int sq_tx_rollback(kevo_store *s)
         snprintf(sql, sizeof(sql), "ROLLBACK TO kevo_sp%d; RELEASE kevo_sp%d", ss->depth - 1,
                  ss->depth - 1);
     ss->depth--;
+    /* item inserts undone here were counted into the search cache */
+    df_drop(ss);
     /* A failed ROLLBACK leaves SQLite to roll back on its own (it does when
      * the statement that failed already ended the transaction). */
     if (ss->depth == 0 && sqlite3_get_autocommit(ss->db))
@@ -376,9 +464,11 @@ static int sq_run_delete(kevo_store *s, int64_t id)
 /* Document frequency of `term` in item_fts, cached. */
 static int term_df(sqlite_store *ss, const char *term, int64_t *out)
 {
-    int64_t key = (int64_t)kevo_hash64(term, strlen(term), 0x6b65766f);
+    int64_t key = df_key(term, strlen(term));
     if (kevo_map_get(&ss->df_cache, key, out))
         return 0;
+    if (ss->df_cache.n >= DF_CACHE_MAX)
+        kevo_map_clear(&ss->df_cache);
     stmt st;
     int error = prep(ss, "SELECT doc FROM item_vocab WHERE term = ?", &st);
     if (error < 0)
@@ -426,6 +516,8 @@ static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf 
         error = kevo_error_set(KEVO_ENOMEM, "out of memory building a search");
         goto done;
     }
+    if (use_df && (error = df_check_others(ss)) < 0)
+        goto done;
     for (size_t i = 0; i < terms.n; i++) {
         int64_t df = 1;
         if (use_df && (error = term_df(ss, terms.v[i], &df)) < 0)
@@ -639,6 +731,11 @@ static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
     int64_t task_id = 0;
     int taken = 1, error = 0;
     stmt st;
+    /* kevo_verdict_name() would store "unknown", a row no read accepts */
+    if ((unsigned)a->verdict >= KEVO_VERDICT_COUNT)
+        return kevo_error_set(KEVO_EINVAL,
+                              "%s: attempt (task %s): field 'verdict' is %d, not a kevo_verdict",
+                              ss->path, a->task ? a->task : "(null)", (int)a->verdict);
     if ((error = prep(ss, "INSERT OR IGNORE INTO tasks(name) VALUES (?)", &st)) < 0)
         return error;
     bind_text(st.st, 1, a->task);
@@ -833,11 +930,7 @@ static int sq_item_insert(kevo_store *s, const kevo_item *it, int64_t *out_id)
         return error;
     if (out_id)
         *out_id = sqlite3_last_insert_rowid(ss->db);
-    if (++ss->df_inserts >= DF_CACHE_TTL) {
-        kevo_map_clear(&ss->df_cache);
-        ss->df_inserts = 0;
-        ss->df_docs = -1;
-    }
+    df_note_insert(ss, it);
     return 0;
 }
 
@@ -867,13 +960,15 @@ static int item_filter_sql(kevo_buf *sql, const kevo_item_filter *f)
     if (f->backend &&
         (error = kevo_buf_puts(sql, " AND (i.backend = ?13 OR i.backend IS NULL)")) < 0)
         return error;
-    if (f->tag &&
-        (error = kevo_buf_puts(sql, " AND (' ' || coalesce(i.tags, '') || ' ') LIKE ?14")) < 0)
+    /* tags are space-separated words; the tag is one of them, compared
+     * byte for byte (instr, not LIKE: '_' and '%' are plain characters) */
+    if (f->tag && (error = kevo_buf_puts(sql, " AND instr(' ' || coalesce(i.tags, '') || ' ',"
+                                              " ' ' || ?14 || ' ') > 0")) < 0)
         return error;
     return 0;
 }
 
-static void bind_item_filter(sqlite3_stmt *st, const kevo_item_filter *f, kevo_buf *tag_pattern)
+static void bind_item_filter(sqlite3_stmt *st, const kevo_item_filter *f)
 {
     if (f->category)
         bind_text(st, 11, f->category);
@@ -881,11 +976,8 @@ static void bind_item_filter(sqlite3_stmt *st, const kevo_item_filter *f, kevo_b
         bind_text(st, 12, f->task);
     if (f->backend)
         bind_text(st, 13, f->backend);
-    if (f->tag) {
-        kevo_buf_clear(tag_pattern);
-        if (kevo_buf_printf(tag_pattern, "%% %s %%", f->tag) == 0)
-            bind_text(st, 14, tag_pattern->ptr);
-    }
+    if (f->tag)
+        bind_text(st, 14, f->tag);
 }
 
 static int run_item_stmt(sqlite_store *ss, stmt *st, int score_col, kevo_store_item_cb cb,
@@ -908,7 +1000,7 @@ static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f, ke
                         void *arg)
 {
     sqlite_store *ss = ctx_of(s);
-    kevo_buf sql = {0}, tag = {0};
+    kevo_buf sql = {0};
     stmt st = {0};
     kevo_item_filter none = {0};
     if (!f)
@@ -929,7 +1021,7 @@ static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f, ke
     if (id)
         sqlite3_bind_int64(st.st, 1, id);
     else {
-        bind_item_filter(st.st, f, &tag);
+        bind_item_filter(st.st, f);
         if (f->limit || f->offset) {
             sqlite3_bind_int64(st.st, 2, f->limit ? (int64_t)f->limit : -1);
             sqlite3_bind_int64(st.st, 3, (int64_t)f->offset);
@@ -939,7 +1031,6 @@ static int sq_item_each(kevo_store *s, int64_t id, const kevo_item_filter *f, ke
 done:
     done_stmt(ss, &st);
     kevo_buf_free(&sql);
-    kevo_buf_free(&tag);
     return error;
 }
 
@@ -992,7 +1083,7 @@ static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filt
                           kevo_store_item_cb cb, void *arg)
 {
     sqlite_store *ss = ctx_of(s);
-    kevo_buf terms = {0}, match = {0}, sql = {0}, tag = {0};
+    kevo_buf terms = {0}, match = {0}, sql = {0}, outer = {0};
     stmt st = {0};
     kevo_item_filter none = {0};
     if (!f)
@@ -1006,46 +1097,36 @@ static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filt
         goto done;
     kevo_item_filter rest = *f;
     rest.kinds = 0; /* enforced inside MATCH */
-    if (!f->category && !f->task && !f->tag) {
-        /* Rank inside the index first and read only the best rows of the
-         * items table (at most a backend filter follows, which drops few:
-         * over-fetch for it). */
-        if ((error = kevo_buf_printf(&sql,
-                                     "SELECT " ITEM_COLS ", -m.score FROM"
-                                     " (SELECT rowid AS id,"
+    int filtered = rest.category || rest.task || rest.backend || rest.tag;
+    /* Rank and filter inside the index query, which reads only the ids and
+     * the filtered columns of the matches (the postings bound of
+     * build_match keeps them few), then read the `limit` best rows whole.
+     * Filtering after a LIMIT would lose matches ranked below it. */
+    if ((error = kevo_buf_puts(&sql, "SELECT item_fts.rowid AS id,"
                                      " bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0) AS score"
-                                     " FROM item_fts WHERE item_fts MATCH ?1"
-                                     " ORDER BY score LIMIT ?2 * 4 + 8) m"
-                                     " JOIN items i ON i.id = m.id WHERE 1",
-                                     f->no_body ? "NULL" : "i.body")) < 0 ||
-            (error = item_filter_sql(&sql, &rest)) < 0 ||
-            (error = kevo_buf_puts(&sql, " ORDER BY m.score LIMIT ?2")) < 0)
-            goto done;
-    } else {
-        /* Restrictive filters: filter every match, then rank. */
-        if ((error = kevo_buf_printf(&sql,
-                                     "SELECT " ITEM_COLS
-                                     ", -bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
-                                     " FROM item_fts JOIN items i ON i.id = item_fts.rowid"
-                                     " WHERE item_fts MATCH ?1",
-                                     f->no_body ? "NULL" : "i.body")) < 0 ||
-            (error = item_filter_sql(&sql, &rest)) < 0 ||
-            (error = kevo_buf_puts(&sql, " ORDER BY bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0)"
-                                         " LIMIT ?2")) < 0)
-            goto done;
-    }
-    if ((error = prep(ss, sql.ptr, &st)) < 0)
+                                     " FROM item_fts")) < 0 ||
+        (filtered && (error = kevo_buf_puts(&sql, " JOIN items i ON i.id = item_fts.rowid")) < 0) ||
+        (error = kevo_buf_puts(&sql, " WHERE item_fts MATCH ?1")) < 0 ||
+        (error = item_filter_sql(&sql, &rest)) < 0 ||
+        (error = kevo_buf_puts(&sql, " ORDER BY score LIMIT ?2")) < 0)
+        goto done;
+    if ((error = kevo_buf_printf(&outer,
+                                 "SELECT " ITEM_COLS ", -m.score FROM (%s) m"
+                                 " JOIN items i ON i.id = m.id ORDER BY m.score",
+                                 f->no_body ? "NULL" : "i.body", sql.ptr)) < 0)
+        goto done;
+    if ((error = prep(ss, outer.ptr, &st)) < 0)
         goto done;
     bind_text(st.st, 1, match.ptr);
     sqlite3_bind_int64(st.st, 2, f->limit ? (int64_t)f->limit : 20);
-    bind_item_filter(st.st, &rest, &tag);
+    bind_item_filter(st.st, &rest);
     error = run_item_stmt(ss, &st, 10, cb, arg);
 done:
     done_stmt(ss, &st);
     kevo_buf_free(&terms);
     kevo_buf_free(&match);
     kevo_buf_free(&sql);
-    kevo_buf_free(&tag);
+    kevo_buf_free(&outer);
     return error;
 }
 
@@ -1078,6 +1159,9 @@ static int sq_item_delete(kevo_store *s, int64_t id)
     if (error < 0)
         return error;
     sqlite3_bind_int64(st.st, 1, id);
+    /* deletes are rare: drop the search cache rather than read the item
+     * back to uncount it */
+    df_drop(ss);
     return step_done(ss, &st, "cannot delete an item");
 }
 
@@ -1432,8 +1516,7 @@ static int sq_compact(kevo_store *s)
     ss->n_cache = 0;
     if ((error = exec(ss, "VACUUM", "cannot compact")) < 0)
         return error;
-    kevo_map_clear(&ss->df_cache);
-    ss->df_docs = -1;
+    df_drop(ss);
     return exec(ss, "PRAGMA wal_checkpoint(TRUNCATE)", "cannot checkpoint the journal");
 }
 
@@ -1527,6 +1610,7 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     }
     s->ctx = ss;
     ss->df_docs = -1;
+    ss->df_data_version = -1;
     if (!(ss->path = strdup(path))) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory opening %s", path);
         goto done;

@@ -46,25 +46,18 @@ static int all_digits(const char *w)
     return 1;
 }
 
-int kevo_terms_extract(kevo_terms *out, const char *text, size_t max_terms)
+int kevo_terms__scan(const char *text, kevo_terms__word_cb cb, void *arg)
 {
     int error = 0;
-    out->v = NULL;
-    out->n = 0;
-    if (!text || !max_terms)
-        return 0;
-    out->v = calloc(max_terms, sizeof(char *));
-    if (!out->v)
-        return kevo_error_set(KEVO_ENOMEM, "out of memory extracting search words");
     const unsigned char *p = (const unsigned char *)text;
-    char word[48];
-    while (*p && out->n < max_terms) {
+    char word[KEVO_TERMS_WORD_MAX + 1];
+    while (p && *p && error == 0) {
         while (*p && !is_word_byte(*p))
             p++;
         size_t len = 0;
         int too_long = 0;
         while (*p && is_word_byte(*p)) {
-            if (len < sizeof(word) - 1) {
+            if (len < KEVO_TERMS_WORD_MAX) {
                 unsigned char ch = *p;
                 word[len++] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
             } else {
@@ -73,19 +66,45 @@ int kevo_terms_extract(kevo_terms *out, const char *text, size_t max_terms)
             p++;
         }
         word[len] = '\0';
-        if (len < 2 || too_long || all_digits(word) || is_stop(word))
-            continue;
-        int seen = 0;
-        for (size_t i = 0; i < out->n && !seen; i++)
-            seen = !strcmp(out->v[i], word);
-        if (seen)
-            continue;
-        if (!(out->v[out->n] = strdup(word))) {
-            error = kevo_error_set(KEVO_ENOMEM, "out of memory extracting search words");
-            goto done;
-        }
-        out->n++;
+        if (len > 0 && !too_long)
+            error = cb(arg, word, len);
     }
+    return error < 0 ? error : 0;
+}
+
+typedef struct extract_acc {
+    kevo_terms *out;
+    size_t max_terms;
+} extract_acc;
+
+static int extract_word_cb(void *arg, const char *word, size_t len)
+{
+    extract_acc *acc = arg;
+    kevo_terms *out = acc->out;
+    if (len < 2 || all_digits(word) || is_stop(word))
+        return 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (!strcmp(out->v[i], word))
+            return 0;
+    if (!(out->v[out->n] = strdup(word)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory extracting search words");
+    out->n++;
+    return out->n < acc->max_terms ? 0 : 1;
+}
+
+int kevo_terms_extract(kevo_terms *out, const char *text, size_t max_terms)
+{
+    int error = 0;
+    out->v = NULL;
+    out->n = 0;
+    if (!text || !max_terms)
+        goto done;
+    if (!(out->v = calloc(max_terms, sizeof(char *)))) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory extracting search words");
+        goto done;
+    }
+    extract_acc acc = {out, max_terms};
+    error = kevo_terms__scan(text, extract_word_cb, &acc);
 done:
     if (error < 0)
         kevo_terms_free(out);

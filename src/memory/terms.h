@@ -19,4 +19,15 @@ typedef struct kevo_terms {
 int kevo_terms_extract(kevo_terms *out, const char *text, size_t max_terms);
 void kevo_terms_free(kevo_terms *t);
 
+/* Longest word kept, in bytes; longer words are skipped, never cut. */
+#define KEVO_TERMS_WORD_MAX 47
+
+/* Every word of `text` (NULL: none) as the tokenizer above splits it,
+ * lower-cased and NUL-terminated, in order, repeats included, before the
+ * stop list and the other drops of kevo_terms_extract: what FTS5 indexes,
+ * as far as ASCII goes. `word` is borrowed for the call. `cb` returns 0 to
+ * go on, > 0 to stop (then 0 is returned) or < 0 to fail with that code. */
+typedef int (*kevo_terms__word_cb)(void *arg, const char *word, size_t len);
+int kevo_terms__scan(const char *text, kevo_terms__word_cb cb, void *arg);
+
 #endif
