@@ -188,142 +188,208 @@ static int add_distilled_item(kevo_memory *mem, kevo_item_kind kind, char *title
 
 /* ---- the write path --------------------------------------------------- */
 
-int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const kevo_used_item *used,
-                               size_t n_used, const kevo_learn_config *cfg, int64_t *out_id)
-{
-    kevo_learn_config defaults;
-    kevo_attempt *parent = NULL;
-    category_acc cat = {0};
-    char *title = NULL, *body = NULL;
-    int error = 0, in_tx = 0;
-    cfg = kevo_learn_config_or_default(cfg, &defaults);
-    if ((error = validate(a, used, n_used, cfg)) < 0)
-        return error;
-    if ((error = mem->store->tx_begin(mem->store)) < 0)
-        return error;
-    in_tx = 1;
+/* One attempt on its way into the store: its inputs, what the steps of
+ * kevo_memory_attempt_record learn about it, and the node they insert. */
+typedef struct record_state {
+    kevo_memory *mem;
+    const kevo_attempt *a;
+    const kevo_used_item *used;
+    size_t n_used;
+    const kevo_learn_config *cfg;
+    kevo_attempt *parent; /* the start point it refines, or NULL; owned */
+    category_acc cat;     /* the task's category; owned */
+    int new_best;         /* its source becomes a trace item */
+    int infra;            /* an infrastructure error: no reward, no Q update */
+    double raw, reward;
+    kevo_attempt row; /* the stored node; strings borrowed from a and uid */
+    char uid[33];
+} record_state;
 
-    if (a->parent_id) {
-        if ((error = kevo_memory_attempt_get(&parent, mem, a->parent_id)) < 0) {
-            if (error == KEVO_ENOTFOUND)
-                error =
-                    kevo_error_set(KEVO_EINVAL, "attempt (task %s): parent_id %lld does not exist",
+/* The parent (the start point of a refine, same task), the task's category
+ * and the used items, all of which must exist. */
+static int record_load_start(record_state *rs)
+{
+    kevo_memory *mem = rs->mem;
+    const kevo_attempt *a = rs->a;
+    int error = 0;
+    if (a->parent_id && (error = kevo_memory_attempt_get(&rs->parent, mem, a->parent_id)) < 0) {
+        if (error == KEVO_ENOTFOUND)
+            error = kevo_error_set(KEVO_EINVAL, "attempt (task %s): parent_id %lld does not exist",
                                    a->task, (long long)a->parent_id);
-            goto done;
-        }
-        if (strcmp(parent->task, a->task) != 0) {
-            error = kevo_error_set(KEVO_EINVAL, "attempt (task %s): parent %lld belongs to task %s",
-                                   a->task, (long long)a->parent_id, parent->task);
-            goto done;
-        }
-    }
-    if ((error = mem->store->task_each(mem->store, a->task, category_cb, &cat)) < 0)
         goto done;
-    for (size_t i = 0; i < n_used; i++) {
+    }
+    if (rs->parent && strcmp(rs->parent->task, a->task) != 0) {
+        error = kevo_error_set(KEVO_EINVAL, "attempt (task %s): parent %lld belongs to task %s",
+                               a->task, (long long)a->parent_id, rs->parent->task);
+        goto done;
+    }
+    if ((error = mem->store->task_each(mem->store, a->task, category_cb, &rs->cat)) < 0)
+        goto done;
+    for (size_t i = 0; i < rs->n_used; i++) {
         int exists = 0;
-        if ((error = item_exists(mem, used[i].item_id, &exists)) < 0)
+        if ((error = item_exists(mem, rs->used[i].item_id, &exists)) < 0)
             goto done;
         if (!exists) {
             error = kevo_error_set(KEVO_EINVAL, "attempt (task %s): used item %lld does not exist",
-                                   a->task, (long long)used[i].item_id);
+                                   a->task, (long long)rs->used[i].item_id);
             goto done;
         }
     }
-    /* The best earlier correct attempt decides whether this one is a new
-     * trace; ask before inserting. */
-    int new_best = 0;
-    if (is_correct(a->verdict) && a->source && *a->source) {
-        kevo_attempt_filter bf = {.task = a->task,
-                                  .backend = a->backend,
-                                  .correct_only = 1,
-                                  .best_first = 1,
-                                  .limit = 1,
-                                  .no_source = 1};
-        kevo_attempt_list *bl = NULL;
-        if ((error = kevo_memory_attempt_list(&bl, mem, &bf)) < 0)
-            goto done;
-        new_best = bl->n == 0 || a->speedup > bl->attempts[0].speedup;
-        kevo_attempt_list_free(bl);
-    }
+done:
+    return error;
+}
 
-    /* Reward. */
-    int infra = a->verdict == KEVO_VERDICT_INFRA_ERROR;
-    double raw = 0.0, reward = 0.0;
-    if (!infra) {
-        if (a->stage == KEVO_STAGE_DRAFT) {
-            raw = kevo_memory_reward_draft(a->verdict);
-        } else {
-            double start_us = parent ? parent->candidate_us : a->reference_us;
-            raw = kevo_memory_reward_refine(a->verdict, start_us, a->candidate_us);
-        }
-        reward = raw;
-        if (cfg->normalize && a->stage == KEVO_STAGE_REFINE) {
-            kevo_reward_stats st;
-            if ((error = mem->store->reward_stats_get(mem->store, KEVO_STAGE_REFINE, &st)) < 0)
-                goto done;
-            st.stage = KEVO_STAGE_REFINE;
-            /* App. A: against mu_{t-1}, sigma_{t-1}, the rewards before this one */
-            reward =
-                kevo_memory_reward_normalize(raw, st.n, st.mean, st.m2, cfg->var_floor, cfg->clip);
-            stats_add(&st, raw);
-            if ((error = mem->store->reward_stats_set(mem->store, &st)) < 0)
-                goto done;
-        }
-    }
-
-    /* The attempt node (its refines edge is parent_id). */
-    kevo_attempt row = *a;
-    char uid[33];
-    kevo_memory_uid_new(mem, uid, a->task, strlen(a->task));
-    row.id = 0;
-    row.uid = uid;
-    row.created = a->created ? a->created : kevo_memory_now_ms();
-    row.reward_raw = raw;
-    row.reward = reward;
-    int64_t id = 0;
-    if ((error = mem->store->attempt_insert(mem->store, &row, &id)) < 0)
+/* The best earlier correct attempt decides whether this one is a new
+ * trace; ask before inserting. */
+static int record_check_best(record_state *rs)
+{
+    const kevo_attempt *a = rs->a;
+    kevo_attempt_list *bl = NULL;
+    int error = 0;
+    if (!is_correct(a->verdict) || !a->source || !*a->source)
         goto done;
-    row.id = id;
+    kevo_attempt_filter bf = {.task = a->task,
+                              .backend = a->backend,
+                              .correct_only = 1,
+                              .best_first = 1,
+                              .limit = 1,
+                              .no_source = 1};
+    if ((error = kevo_memory_attempt_list(&bl, rs->mem, &bf)) < 0)
+        goto done;
+    rs->new_best = bl->n == 0 || a->speedup > bl->attempts[0].speedup;
+done:
+    kevo_attempt_list_free(bl);
+    return error;
+}
 
-    /* used edges and Q(item, stage). */
-    for (size_t i = 0; i < n_used; i++) {
-        kevo_used_item u = used[i];
+/* The raw reward and the one the Q updates use (z-scored refine rewards
+ * when cfg->normalize, which folds the raw one into the stage statistics). */
+static int record_reward(record_state *rs)
+{
+    kevo_memory *mem = rs->mem;
+    const kevo_attempt *a = rs->a;
+    const kevo_learn_config *cfg = rs->cfg;
+    int error = 0;
+    rs->infra = a->verdict == KEVO_VERDICT_INFRA_ERROR;
+    rs->raw = rs->reward = 0.0;
+    if (rs->infra)
+        goto done;
+    if (a->stage == KEVO_STAGE_DRAFT) {
+        rs->raw = kevo_memory_reward_draft(a->verdict);
+    } else {
+        double start_us = rs->parent ? rs->parent->candidate_us : a->reference_us;
+        rs->raw = kevo_memory_reward_refine(a->verdict, start_us, a->candidate_us);
+    }
+    rs->reward = rs->raw;
+    if (cfg->normalize && a->stage == KEVO_STAGE_REFINE) {
+        kevo_reward_stats st;
+        if ((error = mem->store->reward_stats_get(mem->store, KEVO_STAGE_REFINE, &st)) < 0)
+            goto done;
+        st.stage = KEVO_STAGE_REFINE;
+        /* App. A: against mu_{t-1}, sigma_{t-1}, the rewards before this one */
+        rs->reward =
+            kevo_memory_reward_normalize(rs->raw, st.n, st.mean, st.m2, cfg->var_floor, cfg->clip);
+        stats_add(&st, rs->raw);
+        if ((error = mem->store->reward_stats_set(mem->store, &st)) < 0)
+            goto done;
+    }
+done:
+    return error;
+}
+
+/* The attempt node (its refines edge is parent_id). */
+static int record_insert_node(record_state *rs)
+{
+    kevo_memory *mem = rs->mem;
+    const kevo_attempt *a = rs->a;
+    int64_t id = 0;
+    rs->row = *a;
+    kevo_memory_uid_new(mem, rs->uid, a->task, strlen(a->task));
+    rs->row.id = 0;
+    rs->row.uid = rs->uid;
+    rs->row.created = a->created ? a->created : kevo_memory_now_ms();
+    rs->row.reward_raw = rs->raw;
+    rs->row.reward = rs->reward;
+    int error = mem->store->attempt_insert(mem->store, &rs->row, &id);
+    if (error == 0)
+        rs->row.id = id;
+    return error;
+}
+
+/* used edges and Q(item, stage) of the context's items, then Q2 of the
+ * start point. */
+static int record_q_updates(record_state *rs)
+{
+    kevo_memory *mem = rs->mem;
+    const kevo_attempt *a = rs->a;
+    int64_t id = rs->row.id;
+    int error = 0;
+    for (size_t i = 0; i < rs->n_used; i++) {
+        kevo_used_item u = rs->used[i];
         if (u.stage != KEVO_STAGE_DRAFT && u.stage != KEVO_STAGE_REFINE)
             u.stage = a->stage;
         if ((error = mem->store->used_insert(mem->store, id, &u)) < 0)
             goto done;
-        if (!infra && (error = q_update(mem, KEVO_Q_ITEM, u.item_id, a->stage, reward, cfg)) < 0)
+        if (!rs->infra &&
+            (error = q_update(mem, KEVO_Q_ITEM, u.item_id, a->stage, rs->reward, rs->cfg)) < 0)
             goto done;
     }
-    /* Q2 of the start point. */
-    if (!infra && a->stage == KEVO_STAGE_REFINE && parent &&
-        (error = q_update(mem, KEVO_Q_START, parent->id, KEVO_STAGE_REFINE, reward, cfg)) < 0)
-        goto done;
+    if (!rs->infra && a->stage == KEVO_STAGE_REFINE && rs->parent)
+        error = q_update(mem, KEVO_Q_START, rs->parent->id, KEVO_STAGE_REFINE, rs->reward, rs->cfg);
+done:
+    return error;
+}
 
-    /* Distilled knowledge. */
+/* Distilled knowledge: an experience item always, a trace when new best. */
+static int record_distill(record_state *rs)
+{
+    const kevo_attempt *a = rs->a, *row = &rs->row;
+    const char *category = rs->cat.category;
+    char *title = NULL, *body = NULL;
     char tags[64];
     snprintf(tags, sizeof(tags), "%s %s", kevo_stage_name(a->stage), kevo_verdict_name(a->verdict));
-    if ((error = kevo_distill_experience(&title, &body, &row, parent, cat.category)) < 0 ||
-        (error = add_distilled_item(mem, KEVO_ITEM_EXPERIENCE, title, body, cat.category, &row, id,
-                                    tags)) < 0)
+    int error = kevo_distill_experience(&title, &body, row, rs->parent, category);
+    if (error < 0 || (error = add_distilled_item(rs->mem, KEVO_ITEM_EXPERIENCE, title, body,
+                                                 category, row, row->id, tags)) < 0)
         goto done;
-    if (new_best) {
-        free(title);
-        free(body);
-        title = body = NULL;
-        if ((error = kevo_distill_trace(&title, &body, &row)) < 0 ||
-            (error = add_distilled_item(mem, KEVO_ITEM_TRACE, title, body, cat.category, &row, id,
-                                        "best")) < 0)
-            goto done;
-    }
+    if (!rs->new_best)
+        goto done;
+    free(title);
+    free(body);
+    title = body = NULL;
+    if ((error = kevo_distill_trace(&title, &body, row)) < 0 ||
+        (error = add_distilled_item(rs->mem, KEVO_ITEM_TRACE, title, body, category, row, row->id,
+                                    "best")) < 0)
+        goto done;
+done:
+    free(title);
+    free(body);
+    return error;
+}
+
+int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const kevo_used_item *used,
+                               size_t n_used, const kevo_learn_config *cfg, int64_t *out_id)
+{
+    kevo_learn_config defaults;
+    cfg = kevo_learn_config_or_default(cfg, &defaults);
+    record_state rs = {.mem = mem, .a = a, .used = used, .n_used = n_used, .cfg = cfg};
+    int error = 0, in_tx = 0;
+    if ((error = validate(a, used, n_used, cfg)) < 0)
+        goto done;
+    /* one transaction: a crash never leaves half an attempt */
+    if ((error = mem->store->tx_begin(mem->store)) < 0)
+        goto done;
+    in_tx = 1;
+    if ((error = record_load_start(&rs)) < 0 || (error = record_check_best(&rs)) < 0 ||
+        (error = record_reward(&rs)) < 0 || (error = record_insert_node(&rs)) < 0 ||
+        (error = record_q_updates(&rs)) < 0 || (error = record_distill(&rs)) < 0)
+        goto done;
     if (out_id)
-        *out_id = id;
+        *out_id = rs.row.id;
 done:
     if (in_tx)
         error = kevo_memory_tx_end(mem, error);
-    kevo_attempt_free(parent);
-    free(cat.category);
-    free(title);
-    free(body);
+    kevo_attempt_free(rs.parent);
+    free(rs.cat.category);
     return error;
 }
