@@ -1,7 +1,9 @@
 /*
  * kevo/report.h - metrics of runs, computed from the store (never
  * mutating it), and their text / JSON / CSV / HTML forms. Field names
- * follow DESIGN.md "Reports".
+ * follow DESIGN.md "Reports". The calls that take a store load what they
+ * need first and then compute or render from memory (docs/report.md
+ * "Layout").
  */
 #ifndef KEVO_REPORT_H
 #define KEVO_REPORT_H

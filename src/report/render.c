@@ -1,0 +1,144 @@
+/*
+ * report/render.c - kevo_report_render(): the text, JSON and CSV forms of
+ * run metrics (several runs = side by side).
+ *
+ * Renders only what it is handed: no store (no kevo_memory_* call), no
+ * metric computed here (metrics.c), no HTML (html.c).
+ */
+#include "kevo/report.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/no_store.h"
+
+static cJSON *run_json(const kevo_run_metrics *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run_id", (double)m->run_id);
+    cJSON_AddStringToObject(o, "status", m->status);
+    cJSON *cfg = cJSON_Parse(m->config_json);
+    cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "tasks", m->tasks);
+    cJSON_AddNumberToObject(o, "attempts", m->attempts);
+    cJSON_AddNumberToObject(o, "compiled_rate", m->compiled_rate);
+    cJSON_AddNumberToObject(o, "correct_rate", m->correct_rate);
+    cJSON_AddNumberToObject(o, "attempt_compiled_rate", m->attempt_compiled_rate);
+    cJSON_AddNumberToObject(o, "attempt_correct_rate", m->attempt_correct_rate);
+    cJSON_AddNumberToObject(o, "fast_1", m->fast_1);
+    cJSON_AddNumberToObject(o, "fast_2", m->fast_2);
+    cJSON_AddNumberToObject(o, "geomean_speedup", m->geomean_speedup);
+    cJSON_AddNumberToObject(o, "median_speedup_vs_first_draft", m->median_speedup_vs_first_draft);
+    cJSON_AddNumberToObject(o, "speedup_vs_first_draft_iqr_low", m->iqr_low);
+    cJSON_AddNumberToObject(o, "speedup_vs_first_draft_iqr_high", m->iqr_high);
+    cJSON_AddNumberToObject(o, "mean_iterations_to_first_correct", m->mean_iters_to_first_correct);
+    cJSON_AddNumberToObject(o, "mean_iterations_to_first_speedup", m->mean_iters_to_first_speedup);
+    cJSON_AddNumberToObject(o, "share_reaching_1_1x", m->speedup_1_1_rate);
+    cJSON_AddNumberToObject(o, "tokens_prompt", (double)m->tokens_prompt);
+    cJSON_AddNumberToObject(o, "tokens_completion", (double)m->tokens_completion);
+    cJSON_AddNumberToObject(o, "tokens_total", (double)(m->tokens_prompt + m->tokens_completion));
+    cJSON_AddNumberToObject(o, "tokens_per_solved_task", m->tokens_per_solved_task);
+    cJSON_AddNumberToObject(o, "builtin_attempts", m->builtin_attempts);
+    cJSON_AddNumberToObject(o, "tokens_saved_estimate", m->tokens_saved_estimate);
+    cJSON_AddNumberToObject(o, "wall_s", m->wall_s);
+    cJSON *tasks = cJSON_AddArrayToObject(o, "per_task");
+    for (size_t k = 0; k < m->ntasks; k++) {
+        const kevo_task_metrics *t = &m->per_task[k];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "task", t->task);
+        cJSON_AddNumberToObject(j, "attempts", t->attempts);
+        cJSON_AddBoolToObject(j, "compiled", t->compiled);
+        cJSON_AddBoolToObject(j, "correct", t->correct);
+        cJSON_AddNumberToObject(j, "first_correct_iteration", t->first_correct_iter);
+        cJSON_AddNumberToObject(j, "first_speedup_iteration", t->first_speedup_iter);
+        cJSON_AddNumberToObject(j, "best_speedup", t->best_speedup);
+        cJSON_AddNumberToObject(j, "speedup_vs_first_draft", t->speedup_vs_first);
+        cJSON_AddItemToArray(tasks, j);
+    }
+    return o;
+}
+
+int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
+                       kevo_report_format fmt)
+{
+    if (fmt == KEVO_REPORT_HTML)
+        return kevo_error_set(KEVO_EINVAL, "report: HTML needs the store; use kevo_report_html()");
+    if (fmt == KEVO_REPORT_JSON) {
+        cJSON *root;
+        if (n == 1) {
+            root = run_json(runs[0]);
+        } else {
+            root = cJSON_CreateObject();
+            cJSON *arr = cJSON_AddArrayToObject(root, "runs");
+            for (size_t i = 0; i < n; i++)
+                cJSON_AddItemToArray(arr, run_json(runs[i]));
+        }
+        char *s = cJSON_Print(root);
+        kevo_buf_puts(out, s);
+        kevo_buf_puts(out, "\n");
+        free(s);
+        cJSON_Delete(root);
+        return 0;
+    }
+    if (fmt == KEVO_REPORT_CSV) {
+        kevo_buf_puts(out, "run_id,task,attempts,compiled,correct,first_correct_iteration,"
+                           "best_speedup,speedup_vs_first_draft\n");
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < runs[i]->ntasks; k++) {
+                const kevo_task_metrics *t = &runs[i]->per_task[k];
+                kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f\n", (long long)runs[i]->run_id,
+                                t->task, t->attempts, t->compiled, t->correct,
+                                t->first_correct_iter, t->best_speedup, t->speedup_vs_first);
+            }
+        return 0;
+    }
+    /* text: per-task table of the first run, then the summary side by side */
+    if (n == 1) {
+        const kevo_run_metrics *m = runs[0];
+        kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s\n", "task", "attempts", "correct",
+                        "first iter", "best", "vs draft");
+        for (size_t k = 0; k < m->ntasks; k++) {
+            const kevo_task_metrics *t = &m->per_task[k];
+            kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx\n", t->task, t->attempts,
+                            t->correct ? "yes" : "no", t->first_correct_iter, t->best_speedup,
+                            t->speedup_vs_first);
+        }
+        kevo_buf_puts(out, "\n");
+    }
+    kevo_buf_printf(out, "%-34s", "run");
+    for (size_t i = 0; i < n; i++)
+        kevo_buf_printf(out, " %14lld", (long long)runs[i]->run_id);
+    kevo_buf_puts(out, "\n");
+#define ROW(label, fmtspec, expr)                                                                  \
+    do {                                                                                           \
+        kevo_buf_printf(out, "%-34s", label);                                                      \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            const kevo_run_metrics *m = runs[i];                                                   \
+            kevo_buf_printf(out, " " fmtspec, expr);                                               \
+        }                                                                                          \
+        kevo_buf_puts(out, "\n");                                                                  \
+    } while (0)
+    ROW("tasks", "%14d", m->tasks);
+    ROW("attempts", "%14d", m->attempts);
+    ROW("compiled_rate (per operator)", "%13.1f%%", 100 * m->compiled_rate);
+    ROW("correct_rate (per operator)", "%13.1f%%", 100 * m->correct_rate);
+    ROW("correct_rate (per attempt)", "%13.1f%%", 100 * m->attempt_correct_rate);
+    ROW("fast_1 (correct and faster)", "%13.1f%%", 100 * m->fast_1);
+    ROW("fast_2 (correct and >2x faster)", "%13.1f%%", 100 * m->fast_2);
+    ROW("geomean_speedup vs reference", "%13.2fx", m->geomean_speedup);
+    ROW("median_speedup_vs_first_draft", "%13.2fx", m->median_speedup_vs_first_draft);
+    ROW("  IQR low", "%13.2fx", m->iqr_low);
+    ROW("  IQR high", "%13.2fx", m->iqr_high);
+    ROW("iterations to first correct", "%14.1f", m->mean_iters_to_first_correct);
+    ROW("share reaching >= 1.1x", "%13.1f%%", 100 * m->speedup_1_1_rate);
+    ROW("iterations to first >= 1.1x", "%14.1f", m->mean_iters_to_first_speedup);
+    ROW("tokens_prompt", "%14lld", (long long)m->tokens_prompt);
+    ROW("tokens_completion", "%14lld", (long long)m->tokens_completion);
+    ROW("built-in (zero-token) attempts", "%14d", m->builtin_attempts);
+    ROW("tokens saved (estimate)", "%14.0f", m->tokens_saved_estimate);
+    ROW("wall time (s)", "%14.0f", m->wall_s);
+#undef ROW
+    return 0;
+}
