@@ -37,17 +37,6 @@ static void judged_clear(judged *j)
     memset(j, 0, sizeof(*j));
 }
 
-static char *gates_json(const kevo_eval_result *r, const kevo_task *t)
-{
-    char *full = NULL;
-    kevo_eval_result_json(&full, r, t, false);
-    cJSON *o = cJSON_Parse(full);
-    free(full);
-    char *g = o ? cJSON_PrintUnformatted(cJSON_GetObjectItem(o, "gates")) : strdup("[]");
-    cJSON_Delete(o);
-    return g;
-}
-
 /* The gates. A proposal without a candidate is a compile_error without
  * running any. */
 static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *ev,
@@ -72,8 +61,8 @@ static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *
     a->verdict = j->r.verdict;
     a->feedback = j->r.feedback;
     a->source = p->source;
-    if (!(j->gates = gates_json(&j->r, st->at->task)))
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if ((error = kevo_eval_result_gates_json(&j->gates, &j->r)) < 0)
+        return error;
     a->gates_json = j->gates;
     if (j->r.has_latency) {
         a->candidate_us = j->r.latency.candidate_us;

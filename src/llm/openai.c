@@ -401,58 +401,39 @@ static void wipe_headers(struct curl_slist *h)
 }
 
 /* Fill resp (return 0) or set the final error (return < 0). */
-static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_llm_response *resp)
+static int make_headers(struct curl_slist **out, const openai_ctx *c)
 {
-    openai_ctx *c = p->ctx;
-    int error = 0;
-    CURL *curl = NULL;
-    struct curl_slist *headers = NULL, *h;
-    char *body = NULL, *server_msg = NULL;
-    cJSON *json = NULL;
-    kevo_buf auth = {0}, last = {0};
-    exchange x = {0};
-    bool last_timed_out = false;
-    double t_start = kevo_now_s();
-    int attempt;
-
-    pthread_once(&curl_once, curl_init_once);
-    if (curl_init_code != CURLE_OK) {
-        error = kevo_error_set(KEVO_EINFRA, "libcurl initialisation failed: %s",
-                               curl_easy_strerror(curl_init_code));
-        goto done;
-    }
-
-    const char *model = req->model && *req->model ? req->model : c->model;
-    double temperature = req->temperature >= 0 ? req->temperature : c->temperature;
-    int max_tokens = req->max_tokens > 0 ? req->max_tokens : c->max_tokens;
-    if (!(json = kevo_llm_request_json(req, model, temperature, max_tokens)) ||
-        !(body = cJSON_PrintUnformatted(json))) {
-        error = kevo_error_set(KEVO_ENOMEM, "out of memory building the request body");
-        goto done;
-    }
-
-    if (!(curl = curl_easy_init())) {
-        error = kevo_error_set(KEVO_EINFRA, "libcurl could not create a handle");
-        goto done;
-    }
     static const char *const fixed[] = {"Content-Type: application/json",
                                         "Accept: application/json",
                                         "Expect:"}; /* no 100-continue round trip */
+    struct curl_slist *h;
+    kevo_buf auth = {0};
+    int error = 0;
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-        if (!(h = curl_slist_append(headers, fixed[i])))
+        if (!(h = curl_slist_append(*out, fixed[i])))
             goto oom;
-        headers = h;
+        *out = h;
     }
     if (c->api_key) {
         if (kevo_buf_printf(&auth, "Authorization: Bearer %s", c->api_key) < 0)
             goto oom;
-        h = curl_slist_append(headers, auth.ptr);
+        h = curl_slist_append(*out, auth.ptr);
         explicit_bzero(auth.ptr, auth.len);
         if (!h)
             goto oom;
-        headers = h;
+        *out = h;
     }
+    goto done;
+oom:
+    error = kevo_error_set(KEVO_ENOMEM, "out of memory talking to %s", c->url_shown);
+done:
+    kevo_buf_free(&auth);
+    return error;
+}
 
+static void set_options(CURL *curl, const openai_ctx *c, const char *body,
+                        struct curl_slist *headers, exchange *x)
+{
     curl_easy_setopt(curl, CURLOPT_URL, c->url);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
@@ -464,87 +445,139 @@ static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_l
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->request_timeout_ms);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, x.curl_error);
-    x.stop_flag = c->stop_flag;
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, x->curl_error);
+    x->stop_flag = c->stop_flag;
+}
 
-    for (attempt = 1;; attempt++) {
-        bool retryable = false;
+/* The error of a failure that retrying cannot mend, with a hint. */
+static int fail_for_good(const openai_ctx *c, long status, const char *what)
+{
+    int code = KEVO_EIO;
+    const char *hint = "";
+    if (status == 401 || status == 403) {
+        code = KEVO_EINFRA;
+        hint = c->api_key ? " (check KEVO_API_KEY)" : " (KEVO_API_KEY is not set)";
+    } else if (status == 404) {
+        code = KEVO_EINVAL;
+        hint = " (check --api-base / KEVO_API_BASE and --model / KEVO_MODEL)";
+    } else if (status >= 400) {
+        code = KEVO_EINVAL;
+    }
+    return kevo_error_set(code, "POST %s failed: %s%s", c->url_shown, what, hint);
+}
+
+/* What one try ended in. */
+typedef enum { TRY_ANSWERED, TRY_FAILED, TRY_RETRY } try_outcome;
+
+/* One POST. TRY_ANSWERED: resp is filled (a reply, or a failure the
+ * attempt records); TRY_RETRY / TRY_FAILED: `last` says what went wrong
+ * (redacted). Negative for a stop or no memory. */
+static int try_once(try_outcome *out, CURL *curl, const openai_ctx *c, exchange *x, int attempt,
+                    const kevo_llm_request *req, kevo_llm_response *resp, kevo_buf *last,
+                    bool *timed_out)
+{
+    kevo_buf_clear(&x->body);
+    x->body_too_big = false;
+    x->retry_after_s = -1;
+    x->status = 0;
+    x->curl_error[0] = '\0';
+    double t0 = kevo_now_s();
+    x->code = curl_easy_perform(curl);
+    double latency = kevo_now_s() - t0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &x->status);
+    kevo_buf_clear(last);
+    *timed_out = false;
+    bool ok_status = x->status >= 200 && x->status < 300;
+    if (x->code == CURLE_ABORTED_BY_CALLBACK && c->stop_flag && *c->stop_flag)
+        return kevo_error_set(KEVO_EINTR, "stopped while asking %s", c->url_shown);
+    if ((x->code == CURLE_WRITE_ERROR && x->body_too_big && ok_status) ||
+        (x->code == CURLE_OK && ok_status)) {
+        resp->http_status = (int)x->status;
+        resp->latency_s = latency;
+        resp->attempts = attempt;
+        *out = TRY_ANSWERED;
+        if (x->code == CURLE_OK)
+            return kevo_llm_openai_parse(resp, x->body.ptr, x->body.len, req);
+        resp->tokens_prompt = kevo_llm_request_tokens_estimate(req);
+        resp->tokens_estimated = true;
+        return set_failure(resp, "the response body is larger than %u bytes", MAX_BODY_BYTES);
+    }
+    int error = 0;
+    bool retryable;
+    if (x->code != CURLE_OK) {
+        retryable = curl_code_retryable(x->code);
+        *timed_out = x->code == CURLE_OPERATION_TIMEDOUT;
+        error = kevo_buf_printf(last, "%s",
+                                x->curl_error[0] ? x->curl_error : curl_easy_strerror(x->code));
+    } else {
+        retryable = status_retryable(x->status);
+        char *server_msg = kevo_llm_openai_error_message(x->body.ptr, x->body.len);
+        error = kevo_buf_printf(last, "HTTP %ld%s%s", x->status, server_msg ? ": " : "",
+                                server_msg ? server_msg : "");
+        free(server_msg);
+    }
+    if (error < 0)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory talking to %s", c->url_shown);
+    kevo_llm_redact(last->ptr, c->api_key);
+    *out = retryable ? TRY_RETRY : TRY_FAILED;
+    return 0;
+}
+
+static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_llm_response *resp)
+{
+    openai_ctx *c = p->ctx;
+    int error = 0;
+    CURL *curl = NULL;
+    struct curl_slist *headers = NULL;
+    char *body = NULL;
+    cJSON *json = NULL;
+    kevo_buf last = {0};
+    exchange x = {0};
+    double t_start = kevo_now_s();
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_init_code != CURLE_OK) {
+        error = kevo_error_set(KEVO_EINFRA, "libcurl initialisation failed: %s",
+                               curl_easy_strerror(curl_init_code));
+        goto done;
+    }
+    const char *model = req->model && *req->model ? req->model : c->model;
+    double temperature = req->temperature >= 0 ? req->temperature : c->temperature;
+    int max_tokens = req->max_tokens > 0 ? req->max_tokens : c->max_tokens;
+    if (!(json = kevo_llm_request_json(req, model, temperature, max_tokens)) ||
+        !(body = cJSON_PrintUnformatted(json))) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory building the request body");
+        goto done;
+    }
+    if (!(curl = curl_easy_init())) {
+        error = kevo_error_set(KEVO_EINFRA, "libcurl could not create a handle");
+        goto done;
+    }
+    if ((error = make_headers(&headers, c)) < 0)
+        goto done;
+    set_options(curl, c, body, headers, &x);
+    for (int attempt = 1;; attempt++) {
+        try_outcome outcome = TRY_FAILED;
+        bool timed_out = false;
         if (c->stop_flag && *c->stop_flag) {
             error = kevo_error_set(KEVO_EINTR, "stopped before asking %s", c->url_shown);
             goto done;
         }
-        kevo_buf_clear(&x.body);
-        x.body_too_big = false;
-        x.retry_after_s = -1;
-        x.status = 0;
-        x.curl_error[0] = '\0';
-        double t0 = kevo_now_s();
-        x.code = curl_easy_perform(curl);
-        double latency = kevo_now_s() - t0;
-        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &x.status);
-        kevo_buf_clear(&last);
-        last_timed_out = false;
-
-        if (x.code == CURLE_ABORTED_BY_CALLBACK && c->stop_flag && *c->stop_flag) {
-            error = kevo_error_set(KEVO_EINTR, "stopped while asking %s", c->url_shown);
+        if ((error = try_once(&outcome, curl, c, &x, attempt, req, resp, &last, &timed_out)) < 0)
             goto done;
-        }
-        if (x.code == CURLE_WRITE_ERROR && x.body_too_big && x.status >= 200 && x.status < 300) {
-            resp->http_status = (int)x.status;
-            resp->latency_s = latency;
-            resp->attempts = attempt;
-            if (set_failure(resp, "the response body is larger than %u bytes", MAX_BODY_BYTES) < 0)
-                goto oom;
-            resp->tokens_prompt = kevo_llm_request_tokens_estimate(req);
-            resp->tokens_estimated = true;
-            goto finish;
-        }
-        if (x.code != CURLE_OK) {
-            retryable = curl_code_retryable(x.code);
-            last_timed_out = x.code == CURLE_OPERATION_TIMEDOUT;
-            if (kevo_buf_printf(&last, "%s",
-                                x.curl_error[0] ? x.curl_error : curl_easy_strerror(x.code)) < 0)
-                goto oom;
-        } else if (x.status >= 200 && x.status < 300) {
-            resp->http_status = (int)x.status;
-            resp->latency_s = latency;
-            resp->attempts = attempt;
-            if ((error = kevo_llm_openai_parse(resp, x.body.ptr, x.body.len, req)) < 0)
-                goto done;
-            goto finish;
-        } else {
-            retryable = status_retryable(x.status);
-            free(server_msg);
-            server_msg = kevo_llm_openai_error_message(x.body.ptr, x.body.len);
-            if (kevo_buf_printf(&last, "HTTP %ld%s%s", x.status, server_msg ? ": " : "",
-                                server_msg ? server_msg : "") < 0)
-                goto oom;
-        }
-        kevo_llm_redact(last.ptr, c->api_key);
-
-        if (!retryable) {
-            int code = KEVO_EIO;
-            const char *hint = "";
-            if (x.status == 401 || x.status == 403) {
-                code = KEVO_EINFRA;
-                hint = c->api_key ? " (check KEVO_API_KEY)" : " (KEVO_API_KEY is not set)";
-            } else if (x.status == 404) {
-                code = KEVO_EINVAL;
-                hint = " (check --api-base / KEVO_API_BASE and --model / KEVO_MODEL)";
-            } else if (x.status >= 400) {
-                code = KEVO_EINVAL;
-            }
-            error = kevo_error_set(code, "POST %s failed: %s%s", c->url_shown, last.ptr, hint);
+        if (outcome == TRY_ANSWERED)
+            break;
+        if (outcome == TRY_FAILED) {
+            error = fail_for_good(c, x.code == CURLE_OK ? x.status : 0, last.ptr);
             goto done;
         }
         if (attempt > c->max_retries) {
-            error = kevo_error_set(last_timed_out ? KEVO_ETIMEOUT : KEVO_EIO,
+            error = kevo_error_set(timed_out ? KEVO_ETIMEOUT : KEVO_EIO,
                                    "POST %s failed after %d %s: %s", c->url_shown, attempt,
                                    attempt == 1 ? "try" : "tries", last.ptr);
             goto done;
@@ -552,23 +585,16 @@ static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_l
         if ((error = backoff_sleep(c, backoff_delay(c, attempt - 1, x.retry_after_s))) < 0)
             goto done;
     }
-
-finish:
     if (resp->failure)
         kevo_llm_redact(resp->failure, c->api_key);
     resp->elapsed_s = kevo_now_s() - t_start;
-    goto done;
-oom:
-    error = kevo_error_set(KEVO_ENOMEM, "out of memory talking to %s", c->url_shown);
 done:
     if (curl)
         curl_easy_cleanup(curl);
     wipe_headers(headers);
     curl_slist_free_all(headers);
-    kevo_buf_free(&auth);
     kevo_buf_free(&last);
     kevo_buf_free(&x.body);
-    free(server_msg);
     cJSON_Delete(json);
     if (body) {
         explicit_bzero(body, strlen(body));
@@ -576,8 +602,6 @@ done:
     }
     return error;
 }
-
-/* ---- construction ---------------------------------------------------- */
 
 static void openai_free(kevo_provider *p)
 {
