@@ -503,8 +503,10 @@ static int by_df(const void *a, const void *b)
  * SEARCH_POSTINGS_MAX postings together. Words in more than half of the
  * documents are dropped (BM25 gives them no weight: idf <= 0) unless no
  * other word is left. Empty when no word is indexed. use_df 0 keeps the
- * first words instead (tasks: few documents). */
-static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf *out)
+ * first words instead (tasks: few documents). *out_postings (may be NULL):
+ * the chosen words' document frequencies summed, a bound on the matches. */
+static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf *out,
+                       int64_t *out_postings)
 {
     kevo_terms terms = {0};
     weighted_term *w = NULL;
@@ -546,6 +548,8 @@ static int build_match(sqlite_store *ss, const char *text, int use_df, kevo_buf 
             goto done;
         used++;
     }
+    if (out_postings)
+        *out_postings = postings;
 done:
     free(w);
     kevo_terms_free(&terms);
@@ -647,7 +651,7 @@ static int sq_task_search(kevo_store *s, const char *query, size_t limit, kevo_s
     sqlite_store *ss = ctx_of(s);
     kevo_buf match = {0};
     stmt st = {0};
-    int error = build_match(ss, query, 0, &match);
+    int error = build_match(ss, query, 0, &match, NULL);
     if (error < 0 || match.len == 0)
         goto done;
     if ((error = prep(ss,
@@ -1079,16 +1083,58 @@ static int kind_match(kevo_buf *m, unsigned kinds)
     return error;
 }
 
+/* One pass of an item search: counts what reached `cb` and whether `cb`
+ * asked to stop. */
+typedef struct search_pass {
+    kevo_store_item_cb cb;
+    void *arg;
+    size_t n;
+    int stopped;
+} search_pass;
+
+static int search_pass_cb(void *arg, const kevo_item *it, double score)
+{
+    search_pass *sp = arg;
+    sp->n++;
+    int rc = sp->cb(sp->arg, it, score);
+    if (rc > 0)
+        sp->stopped = 1;
+    return rc;
+}
+
+/* Rank the `top` best matches inside the index (ids only; -1 = all), keep
+ * those that pass the filters, give the best `limit` of them after the
+ * first `skip`. (score, id) is a total order, so a pass with a larger
+ * `top` starts with the rows of a smaller one. */
+static int item_search_pass(sqlite_store *ss, const char *sql, const char *match, int64_t top,
+                            const kevo_item_filter *rest, int64_t limit, size_t skip,
+                            search_pass *sp)
+{
+    stmt st = {0};
+    int error = prep(ss, sql, &st);
+    if (error < 0)
+        goto done;
+    bind_text(st.st, 1, match);
+    sqlite3_bind_int64(st.st, 2, limit);
+    sqlite3_bind_int64(st.st, 15, top);
+    sqlite3_bind_int64(st.st, 16, (int64_t)skip);
+    bind_item_filter(st.st, rest);
+    error = run_item_stmt(ss, &st, 10, search_pass_cb, sp);
+done:
+    done_stmt(ss, &st);
+    return error;
+}
+
 static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filter *f,
                           kevo_store_item_cb cb, void *arg)
 {
     sqlite_store *ss = ctx_of(s);
-    kevo_buf terms = {0}, match = {0}, sql = {0}, outer = {0};
-    stmt st = {0};
+    kevo_buf terms = {0}, match = {0}, sql = {0};
     kevo_item_filter none = {0};
     if (!f)
         f = &none;
-    int error = build_match(ss, query, 1, &terms);
+    int64_t postings = 0;
+    int error = build_match(ss, query, 1, &terms, &postings);
     if (error < 0 || terms.len == 0)
         goto done;
     if ((error = kevo_buf_printf(&match, "{title body tags category task} : (%s)", terms.ptr)) <
@@ -1098,35 +1144,38 @@ static int sq_item_search(kevo_store *s, const char *query, const kevo_item_filt
     kevo_item_filter rest = *f;
     rest.kinds = 0; /* enforced inside MATCH */
     int filtered = rest.category || rest.task || rest.backend || rest.tag;
-    /* Rank and filter inside the index query, which reads only the ids and
-     * the filtered columns of the matches (the postings bound of
-     * build_match keeps them few), then read the `limit` best rows whole.
-     * Filtering after a LIMIT would lose matches ranked below it. */
-    if ((error = kevo_buf_puts(&sql, "SELECT item_fts.rowid AS id,"
-                                     " bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0) AS score"
-                                     " FROM item_fts")) < 0 ||
-        (filtered && (error = kevo_buf_puts(&sql, " JOIN items i ON i.id = item_fts.rowid")) < 0) ||
-        (error = kevo_buf_puts(&sql, " WHERE item_fts MATCH ?1")) < 0 ||
+    if ((error = kevo_buf_printf(&sql,
+                                 "SELECT " ITEM_COLS ", -m.score FROM"
+                                 " (SELECT rowid AS id,"
+                                 " bm25(item_fts, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0) AS score"
+                                 " FROM item_fts WHERE item_fts MATCH ?1"
+                                 " ORDER BY score, rowid LIMIT ?15) m"
+                                 " JOIN items i ON i.id = m.id WHERE 1",
+                                 f->no_body ? "NULL" : "i.body")) < 0 ||
         (error = item_filter_sql(&sql, &rest)) < 0 ||
-        (error = kevo_buf_puts(&sql, " ORDER BY score LIMIT ?2")) < 0)
+        (error = kevo_buf_puts(&sql, " ORDER BY m.score, m.id LIMIT ?2 OFFSET ?16")) < 0)
         goto done;
-    if ((error = kevo_buf_printf(&outer,
-                                 "SELECT " ITEM_COLS ", -m.score FROM (%s) m"
-                                 " JOIN items i ON i.id = m.id ORDER BY m.score",
-                                 f->no_body ? "NULL" : "i.body", sql.ptr)) < 0)
-        goto done;
-    if ((error = prep(ss, outer.ptr, &st)) < 0)
-        goto done;
-    bind_text(st.st, 1, match.ptr);
-    sqlite3_bind_int64(st.st, 2, f->limit ? (int64_t)f->limit : 20);
-    bind_item_filter(st.st, &rest);
-    error = run_item_stmt(ss, &st, 10, cb, arg);
+    /* Most searches are settled by the best few matches of the index:
+     * rank those, filter, and only when the filters left fewer than
+     * `limit` of them while more matches exist, widen the ranked prefix
+     * (by 8, then all of it) and go on after the rows already given. The
+     * filters never apply after a LIMIT that could hide a match. */
+    int64_t limit = f->limit ? (int64_t)f->limit : 20, top = limit * 4 + 8;
+    search_pass sp = {cb, arg, 0, 0};
+    for (;;) {
+        if (top >= postings)
+            top = -1;
+        if ((error = item_search_pass(ss, sql.ptr, match.ptr, top, &rest, limit - (int64_t)sp.n,
+                                      sp.n, &sp)) < 0)
+            goto done;
+        if (sp.stopped || (int64_t)sp.n >= limit || !filtered || top < 0)
+            break;
+        top *= 8;
+    }
 done:
-    done_stmt(ss, &st);
     kevo_buf_free(&terms);
     kevo_buf_free(&match);
     kevo_buf_free(&sql);
-    kevo_buf_free(&outer);
     return error;
 }
 
