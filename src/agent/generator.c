@@ -6,7 +6,6 @@
  * Must not: judge or record a candidate.
  */
 #include "agent/internal.h"
-#include "kevo/recipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,26 +13,25 @@
 
 bool kevo_agent__builtin_supports(const kevo_backend *be)
 {
-    return be && (!strcmp(be->name, "c") || !strcmp(be->name, "opencl"));
+    return be && be->version >= 2 && (be->flags & KEVO_BACKEND_CAP_BUILTIN_GENERATOR) && be->draft;
 }
 
-/* Drafting: the built-in generator's first draft is the task's own
- * reference (on OpenCL: ported as is, one work-item). */
+/* Drafting: the built-in generator's first draft is the backend's, from
+ * the task's reference (C: the reference itself; OpenCL: ported as is, one
+ * work-item). No draft is a failed attempt, not a failed run. */
 static int draft_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo_proposal *out)
 {
-    const kevo_agent_task *at = st->at;
-    if (!strcmp(st->cfg->backend, "opencl")) {
-        if (kevo_recipe_port_opencl(&out->source, at->reference, at->task->name) < 0) {
-            if (!(out->failure = strdup(kevo_error_last())))
-                return kevo_error_set(KEVO_ENOMEM, "out of memory");
-            kevo_error_clear();
-        }
-        snprintf(out->summary, sizeof(out->summary), "reference, ported");
-        return 0;
+    const kevo_backend *be = kevo_backend_find(st->cfg->backend);
+    const char *summary = "draft from the reference";
+    if (!kevo_agent__builtin_supports(be))
+        return kevo_error_set(KEVO_EINVAL, "the built-in generator has no draft for backend '%s'",
+                              st->cfg->backend);
+    if (be->draft(be, st->at->task, st->at->reference, &out->source, &summary) < 0) {
+        if (!(out->failure = strdup(kevo_error_last())))
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        kevo_error_clear();
     }
-    if (!(out->source = strdup(at->reference)))
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    snprintf(out->summary, sizeof(out->summary), "draft from the reference");
+    snprintf(out->summary, sizeof(out->summary), "%s", summary ? summary : "");
     return 0;
 }
 

@@ -96,10 +96,13 @@ int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st)
         goto done;
     }
     char *code = NULL;
-    if (kevo_llm_extract_code(&code, resp.content, "c", at->task->name) < 0) {
+    const kevo_backend *be = kevo_backend_find(cfg->backend);
+    const char *tags = be && be->version >= 2 && be->code_fence_tags ? be->code_fence_tags : "c";
+    const char *fence = be && be->code_language ? be->code_language : "c";
+    if (kevo_llm_extract_code(&code, resp.content, tags, at->task->name) < 0) {
         kevo_buf b = {0};
         kevo_buf_printf(&b, "No kernel found in the reply: %s. Reply with the whole source of "
-                            "`%s` in one ```c block.", kevo_error_last(), at->task->name);
+                            "`%s` in one ```%s block.", kevo_error_last(), at->task->name, fence);
         out->failure = kevo_buf_detach(&b);
         goto done;
     }

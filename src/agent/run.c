@@ -141,8 +141,8 @@ static int keep_listed(char **dirs, size_t *ndirs, const kevo_run_config *cfg)
     int error = 0;
     for (size_t i = 0; i < *ndirs; i++) {
         kevo_task *t = NULL;
-        if (error == 0)
-            error = kevo_task_load(&t, dirs[i]);
+        if (error == 0 && (error = kevo_task_load(&t, dirs[i])) == 0)
+            error = kevo_backend_check_task(t);
         bool listed = false;
         for (size_t b = 0; t && b < t->nbackends; b++)
             listed = listed || !strcmp(t->backends[b], cfg->backend);

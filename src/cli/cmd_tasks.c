@@ -6,6 +6,7 @@
  */
 #include "cli/commands.h"
 #include "kevo/sandbox.h"
+#include "kevo/sys/backend.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
 #include "kevo/verify.h"
@@ -68,8 +69,9 @@ static int list(int argc, char **argv)
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         kevo_task *t = NULL;
-        if (kevo_task_load(&t, dirs[i]) < 0) {
+        if (kevo_task_load(&t, dirs[i]) < 0 || kevo_backend_check_task(t) < 0) {
             printf("%-36s INVALID: %s\n", dirs[i], kevo_error_last());
+            kevo_task_free(t);
             bad++;
             continue;
         }

@@ -6,6 +6,7 @@
  * never writes it and never calls the network.
  */
 #include "context/internal.h"
+#include "kevo/sys/backend.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -904,7 +905,8 @@ int kevo_context_build(kevo_context **out, kevo_memory *mem, const kevo_context_
     b.q = q;
     b.cfg = cfg;
     b.rng = rng_or_default(rng, cfg, &local);
-    b.fence = q->backend && !strcmp(q->backend, "cuda") ? "cuda" : "c"; /* for candidates */
+    const kevo_backend *be = q->backend ? kevo_backend_find(q->backend) : NULL;
+    b.fence = be && be->code_language ? be->code_language : "c"; /* for candidates */
     b.pack = (kevo_pack){.budget = cfg->token_budget,
                          .bpt_code = cfg->bytes_per_token_code,
                          .bpt_prose = cfg->bytes_per_token_prose,

@@ -6,7 +6,6 @@
  * below (the one place that picks it).
  */
 #include "evaluator_internal.h"
-#include "antihack.h"
 
 #include <string.h>
 
@@ -15,7 +14,9 @@
 static int analyse(const kevo_evaluator *ev, int *violations, kevo_buf *findings,
                    const char *source)
 {
-    return kevo_antihack(ev->be->name, violations, findings, ev->task, source);
+    return ev->be->source_gate ? ev->be->source_gate(ev->be, ev->task, source, violations,
+                                                     findings)
+                               : 0;
 }
 
 static bool is_blank(const char *source)

@@ -279,7 +279,9 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     kevo_verify__inputs_gen gen = {0};
     kevo_evaluator *ev = NULL;
     bool locked = false, hit = false;
-    int error = evaluator_alloc(&ev, task, opts);
+    int error = kevo_backend_check_task(task);
+    if (error == 0)
+        error = evaluator_alloc(&ev, task, opts);
     if (error < 0)
         goto done;
     /* Inputs are generated on every core while the reference builds (or

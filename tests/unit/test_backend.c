@@ -9,6 +9,7 @@
 #include "kevo/llm.h"
 #include "kevo/memory.h"
 #include "kevo/sys/backend.h"
+#include "kevo/verify.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
 
@@ -230,9 +231,19 @@ static void test_backend__task_unknown_backend(void **state)
     (void)state;
     kevo_task *t = NULL;
     char *dir = NULL;
-    assert_int_equal(load_with_backends(&t, &dir, "[\"c\", \"fortran\"]"), KEVO_EINVAL);
-    assert_null(t);
+    /* a name, so task.json loads; the backend module refuses it (evaluators,
+     * runs and `kevo tasks` ask it) */
+    assert_int_equal(load_with_backends(&t, &dir, "[\"c\", \"fortran\"]"), 0);
+    assert_int_equal(kevo_backend_check_task(t), KEVO_EINVAL);
+    kevo_evaluator *ev = NULL;
+    kevo_eval_options eo;
+    kevo_eval_options_default(&eo);
+    assert_int_equal(kevo_evaluator_new(&ev, t, &eo), KEVO_EINVAL);
+    assert_null(ev);
+    kevo_task_free(t);
+    t = NULL;
     const char *msg = kevo_error_last();
+    assert_contains(msg, "\"fortran\"");
     char *json_path = kevo_path_join(dir, "task.json");
     assert_contains(msg, json_path);          /* the file */
     assert_contains(msg, "field 'backends'"); /* the field */

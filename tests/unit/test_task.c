@@ -572,7 +572,7 @@ static void test_task__wrong_field_types(void **state)
     expect_load_error(root, KEVO_EINVAL, "'tolerance'", NULL);
 
     root = base_json();
-    set_raw(root, "backends", "[\"metal\"]");
+    set_raw(root, "backends", "[\"Metal GPU\"]"); /* not a name (a registered one: test_backend) */
     expect_load_error(root, KEVO_EINVAL, "'backends'", NULL);
 
     root = base_json();

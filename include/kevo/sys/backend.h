@@ -138,6 +138,11 @@ const kevo_backend *kevo_backend_at(size_t i);
 /* NULL-terminated list of registered backend names, in registration order.
  * Borrowed, static. */
 const char *const *kevo_backend_names(void);
+/* 0 when every name in the task's "backends" is a registered backend;
+ * else KEVO_EINVAL naming task.json, the field and the registered names.
+ * (The task module checks only that the names are names: it sits below
+ * the backends.) */
+int kevo_backend_check_task(const kevo_task *task);
 
 /* Helpers shared by backends. */
 /* Parse the optional first-line build hint `// kevo: cflags ...`.
