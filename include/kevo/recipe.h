@@ -145,6 +145,39 @@ int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, co
  * KEVO_EINVAL when the source does not parse or lacks the kernel. */
 int kevo_recipe_traits(char **out, const char *source, const char *kernel_name);
 
+/* --- one parse, several recipes ------------------------------------------ */
+
+/* A candidate to run several recipes on, parsed once: the source is parsed
+ * (with libclang) the first time a recipe needs its model, and the model
+ * is kept for every later check, apply, mutation or traits on the same
+ * input. The source-taking calls above parse each time.
+ * kevo_recipe_input_new() parses nothing yet; *out is the caller's, freed
+ * with kevo_recipe_input_free() (accepts NULL). It borrows `source`, which
+ * must outlive it, and copies `kernel_name`. KEVO_ENOMEM. */
+typedef struct kevo_recipe_input kevo_recipe_input;
+int kevo_recipe_input_new(kevo_recipe_input **out, const char *source, const char *kernel_name);
+void kevo_recipe_input_free(kevo_recipe_input *in);
+
+/* Whether `recipe` with `params` (NULL/0: the defaults) applies to the
+ * input: as kevo_recipe_check(), except that the rewritten source is not
+ * parsed again (that guard against recipe bugs is kevo_recipe_apply's and
+ * kevo_recipe_input_apply's, whose output is handed out). */
+int kevo_recipe_input_check(bool *out_applicable, char **out_reason, const char *recipe,
+                            const long *params, size_t n_params, kevo_recipe_input *in);
+
+/* As kevo_recipe_apply(), on the input's kept model; the rewritten source
+ * (a new text) is parsed once more, as the guard. */
+int kevo_recipe_input_apply(char **out_source, const char *recipe, const long *params,
+                            size_t n_params, kevo_recipe_input *in);
+
+/* As kevo_recipe_params_mutate() with the input's source and kernel (in
+ * may be NULL: the static choices). */
+int kevo_recipe_input_params_mutate(bool *out_changed, long *params, kevo_rng *rng,
+                                    const char *recipe, kevo_recipe_input *in);
+
+/* As kevo_recipe_traits() on the input. */
+int kevo_recipe_input_traits(char **out, kevo_recipe_input *in);
+
 /* --- OpenCL --------------------------------------------------------------- */
 
 /* The built-in generator's OpenCL draft: the C reference `c_source` (defining

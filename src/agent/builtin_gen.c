@@ -79,13 +79,19 @@ static int book_load(arm_book *b)
     return kevo_memory_item_list(&b->items, b->mem, &f);
 }
 
-static int book_open(arm_book *b, kevo_memory *mem, const kevo_agent_task *at)
+/* `start` is the parsed start point, whose model gives the traits when the
+ * start point is the reference itself (one parse instead of two). */
+static int book_open(arm_book *b, kevo_memory *mem, const kevo_agent_task *at,
+                     kevo_recipe_input *start, const char *start_source)
 {
     memset(b, 0, sizeof(*b));
     b->mem = mem;
     b->category = at->task->category;
     char *traits = NULL;
-    if (kevo_recipe_traits(&traits, at->reference, at->task->name) < 0)
+    int rc = at->reference && start_source && !strcmp(at->reference, start_source)
+                 ? kevo_recipe_input_traits(&traits, start)
+                 : kevo_recipe_traits(&traits, at->reference, at->task->name);
+    if (rc < 0)
         kevo_error_clear(); /* an unparsable reference has no traits; recipes will decline */
     snprintf(b->signature, sizeof(b->signature), "traits: %s",
              traits && *traits ? traits : "none");
@@ -264,143 +270,156 @@ static bool arm_tried(const char *tried, const char *title)
     return false;
 }
 
-int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
-                         int64_t start_id, const char *start_source, const char *start_recipes_json,
-                         const kevo_run_config *cfg, kevo_rng *rng)
+/* What one proposal works on and decides, shared by its steps. */
+typedef struct proposal_ctx {
+    kevo_memory *mem;
+    const kevo_agent_task *at;
+    const kevo_run_config *cfg;
+    kevo_rng *rng;
+    kevo_recipe_input *start; /* the start point, parsed once */
+    arm_book book;
+    const kevo_recipe_desc *all;
+    size_t nr;
+    int *applicable; /* per recipe of the registry */
+    size_t napp;
+    bool explore;
+    size_t pick;      /* the recipe picked, nr when none */
+    long pick_variant; /* its variant, -1 for the recipe as a whole */
+} proposal_ctx;
+
+/* Which recipes of the backend apply to the start point (default
+ * parameters, on the one model). */
+static void find_applicable(proposal_ctx *p)
 {
-    memset(out, 0, sizeof(*out));
-    size_t nr = 0;
-    const kevo_recipe_desc *all = kevo_recipe_list(&nr);
-    int error = 0;
-    int *applicable = calloc(nr, sizeof(int));
-    kevo_recipe_step *chain = NULL;
-    size_t nchain = 0;
-    arm_book book = {0};
-    if (!applicable) {
-        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-        goto done;
-    }
-    if ((error = book_open(&book, mem, at)) < 0)
-        goto done;
-    size_t napp = 0;
-    for (size_t i = 0; i < nr; i++) {
+    for (size_t i = 0; i < p->nr; i++) {
         bool ok = false;
         char *reason = NULL;
-        if (strcmp(all[i].backend, cfg->backend) != 0)
+        if (strcmp(p->all[i].backend, p->cfg->backend) != 0)
             continue; /* recipes are per backend */
-        if (kevo_recipe_check(&ok, &reason, all[i].name, start_source, at->task->name) == 0 && ok) {
-            applicable[i] = 1;
-            napp++;
+        if (kevo_recipe_input_check(&ok, &reason, p->all[i].name, NULL, 0, p->start) == 0 && ok) {
+            p->applicable[i] = 1;
+            p->napp++;
         }
         free(reason);
     }
-    if (napp == 0) {
-        out->exhausted = true;
-        goto done;
-    }
-    /* epsilon-greedy over the arms (or uniform over the recipes for the
-     * random baseline); ties broken at random */
-    size_t pick = nr;
-    long pick_variant = -1;
-    bool explore =
-        cfg->retrieval == KEVO_RETRIEVAL_RANDOM || !cfg->memory || kevo_rng_uniform(rng) < cfg->epsilon;
-    if (explore) {
-        size_t k = (size_t)(kevo_rng_uniform(rng) * (double)napp);
-        for (size_t i = 0; i < nr; i++)
-            if (applicable[i] && k-- == 0)
-                pick = i;
-    } else {
-        /* exploiting: the best arm not yet tried from this start point (what
-         * was tried is known; its outcome is in the Q-values), or the best
-         * of all when every arm has been tried */
-        char *tried = NULL;
-        tried_arms(&tried, mem, start_id);
-        double best = -INFINITY;
-        int ties = 0;
-        for (int pass = 0; pass < 2 && pick == nr; pass++)
-            for (size_t i = 0; i < nr; i++) {
-                if (!applicable[i])
-                    continue;
-                int vp = variant_param(all[i].name);
-                size_t nv = vp < 0 ? 1 : all[i].params[vp].n_choices;
-                /* a variant arm nobody has tried yet is valued like its
-                 * recipe as a whole, not optimistically: otherwise a cold
-                 * memory spends its budget on every flag set in turn */
-                double prior = cfg->q_init;
-                if (vp >= 0) {
-                    arm_items whole;
-                    if ((error = book_arm(&whole, &book, &all[i], -1)) < 0) {
-                        free(tried);
-                        goto done;
-                    }
-                    prior = arm_score(mem, &whole, cfg->q_init);
-                }
-                for (size_t c = 0; c < nv; c++) {
-                    long v = vp < 0 ? -1 : all[i].params[vp].choices[c];
-                    if (vp >= 0) {
-                        /* this variant must apply on its own */
-                        long p[KEVO_RECIPE_MAX_PARAMS];
-                        size_t np0 = 0;
-                        char *tmp = NULL;
-                        kevo_recipe_params_default(p, &np0, all[i].name);
-                        p[vp] = v;
-                        int rc = kevo_recipe_apply(&tmp, all[i].name, p, np0, start_source,
-                                                   at->task->name);
-                        free(tmp);
-                        if (rc < 0) {
-                            kevo_error_clear();
-                            continue;
-                        }
-                    }
-                    char title[160];
-                    arm_title(title, sizeof(title), &all[i], v);
-                    if (pass == 0 && arm_tried(tried, title))
-                        continue;
-                    arm_items items;
-                    if ((error = book_arm(&items, &book, &all[i], v)) < 0) {
-                        free(tried);
-                        goto done;
-                    }
-                    double sc = arm_score(mem, &items, prior);
-                    if (sc > best + 1e-12) {
-                        best = sc;
-                        pick = i;
-                        pick_variant = v;
-                        ties = 1;
-                    } else if (fabs(sc - best) <= 1e-12 && kevo_rng_uniform(rng) * ++ties < 1.0) {
-                        pick = i;
-                        pick_variant = v;
-                    }
-                }
-            }
-        free(tried);
-        if (pick == nr) { /* no variant applied on its own */
-            out->exhausted = true;
-            goto done;
-        }
-    }
-    const char *name = all[pick].name;
+}
+
+/* Whether variant v of recipe i (its variant parameter vp) applies on its
+ * own. */
+static bool variant_applies(proposal_ctx *p, size_t i, int vp, long v)
+{
     long params[KEVO_RECIPE_MAX_PARAMS];
     size_t np = 0;
-    if ((error = kevo_recipe_params_default(params, &np, name)) < 0)
+    bool ok = false;
+    kevo_recipe_params_default(params, &np, p->all[i].name);
+    params[vp] = v;
+    if (kevo_recipe_input_check(&ok, NULL, p->all[i].name, params, np, p->start) < 0)
+        kevo_error_clear();
+    return ok;
+}
+
+/* Score the arms of applicable recipe i (one, or one per variant) and keep
+ * the best in p->pick; pass 0 skips arms already tried. *best and *ties
+ * carry across calls. */
+static int score_arms(proposal_ctx *p, size_t i, int pass, const char *tried, double *best,
+                      int *ties)
+{
+    int error = 0;
+    const kevo_recipe_desc *d = &p->all[i];
+    int vp = variant_param(d->name);
+    size_t nv = vp < 0 ? 1 : d->params[vp].n_choices;
+    /* a variant arm nobody has tried yet is valued like its recipe as a
+     * whole, not optimistically: otherwise a cold memory spends its budget
+     * on every flag set in turn */
+    double prior = p->cfg->q_init;
+    if (vp >= 0) {
+        arm_items whole;
+        if ((error = book_arm(&whole, &p->book, d, -1)) < 0)
+            return error;
+        prior = arm_score(p->mem, &whole, p->cfg->q_init);
+    }
+    for (size_t c = 0; c < nv; c++) {
+        long v = vp < 0 ? -1 : d->params[vp].choices[c];
+        if (vp >= 0 && !variant_applies(p, i, vp, v))
+            continue; /* this variant must apply on its own */
+        char title[160];
+        arm_title(title, sizeof(title), d, v);
+        if (pass == 0 && arm_tried(tried, title))
+            continue;
+        arm_items items;
+        if ((error = book_arm(&items, &p->book, d, v)) < 0)
+            return error;
+        double sc = arm_score(p->mem, &items, prior);
+        if (sc > *best + 1e-12) {
+            *best = sc;
+            p->pick = i;
+            p->pick_variant = v;
+            *ties = 1;
+        } else if (fabs(sc - *best) <= 1e-12 && kevo_rng_uniform(p->rng) * ++*ties < 1.0) {
+            p->pick = i;
+            p->pick_variant = v;
+        }
+    }
+    return error;
+}
+
+/* Epsilon-greedy over the arms (or uniform over the recipes for the random
+ * baseline); ties broken at random. Exploiting: the best arm not yet tried
+ * from this start point (what was tried is known; its outcome is in the
+ * Q-values), or the best of all when every arm has been tried. */
+static int pick_arm(proposal_ctx *p, int64_t start_id)
+{
+    int error = 0;
+    char *tried = NULL;
+    p->pick = p->nr;
+    p->pick_variant = -1;
+    p->explore = p->cfg->retrieval == KEVO_RETRIEVAL_RANDOM || !p->cfg->memory ||
+                 kevo_rng_uniform(p->rng) < p->cfg->epsilon;
+    if (p->explore) {
+        size_t k = (size_t)(kevo_rng_uniform(p->rng) * (double)p->napp);
+        for (size_t i = 0; i < p->nr; i++)
+            if (p->applicable[i] && k-- == 0)
+                p->pick = i;
         goto done;
+    }
+    tried_arms(&tried, p->mem, start_id);
+    double best = -INFINITY;
+    int ties = 0;
+    for (int pass = 0; pass < 2 && p->pick == p->nr; pass++)
+        for (size_t i = 0; i < p->nr; i++)
+            if (p->applicable[i] && (error = score_arms(p, i, pass, tried, &best, &ties)) < 0)
+                goto done;
+done:
+    free(tried);
+    return error;
+}
+
+/* Rewrite the start point with the picked recipe: the arm's variant as it
+ * is, or tuning parameters inherited from the best attempt of the category
+ * (exploiting) or mutated defaults. params[0..*np) get what was used. */
+static int rewrite(kevo_proposal *out, long *params, size_t *np, proposal_ctx *p)
+{
+    int error = 0;
+    const char *name = p->all[p->pick].name;
     char *src = NULL;
     bool inherited = false;
+    if ((error = kevo_recipe_params_default(params, np, name)) < 0)
+        return error;
     int vp = variant_param(name);
-    if (vp >= 0 && pick_variant >= 0) {
+    if (vp >= 0 && p->pick_variant >= 0) {
         /* the arm fixes the variant: no tuning */
-        params[vp] = pick_variant;
-        if (kevo_recipe_apply(&src, name, params, np, start_source, at->task->name) < 0) {
+        params[vp] = p->pick_variant;
+        if (kevo_recipe_input_apply(&src, name, params, *np, p->start) < 0) {
             out->failure = strdup(kevo_error_last());
             kevo_error_clear();
         }
         inherited = true;
-    } else if (!explore && np > 0) {
+    } else if (!p->explore && *np > 0) {
         /* exploiting: tune around the best seen (exploring: fresh values) */
         long best[KEVO_RECIPE_MAX_PARAMS];
         arm_items items;
-        if ((error = book_arm(&items, &book, &all[pick], -1)) < 0 ||
-            (error = best_params(best, mem, items.category, name, np)) < 0)
+        if ((error = book_arm(&items, &p->book, &p->all[p->pick], -1)) < 0 ||
+            (error = best_params(best, p->mem, items.category, name, *np)) < 0)
             goto done;
         /* the best parameters seen in this category, kept as they are half
          * of the time (exploit) and mutated otherwise (explore around them);
@@ -408,9 +427,9 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         if (error == 1) {
             error = 0;
             bool changed = false;
-            if (kevo_rng_uniform(rng) < 0.5)
-                kevo_recipe_params_mutate(&changed, best, rng, name, start_source, at->task->name);
-            if (kevo_recipe_apply(&src, name, best, np, start_source, at->task->name) == 0) {
+            if (kevo_rng_uniform(p->rng) < 0.5)
+                kevo_recipe_input_params_mutate(&changed, best, p->rng, name, p->start);
+            if (kevo_recipe_input_apply(&src, name, best, *np, p->start) == 0) {
                 memcpy(params, best, sizeof(best));
                 inherited = true;
             }
@@ -418,15 +437,24 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     }
     if (!inherited) {
         bool changed = false;
-        if (np > 0)
-            kevo_recipe_params_mutate(&changed, params, rng, name, start_source, at->task->name);
-        if ((error = kevo_recipe_apply(&src, name, params, np, start_source, at->task->name)) < 0) {
+        if (*np > 0)
+            kevo_recipe_input_params_mutate(&changed, params, p->rng, name, p->start);
+        if (kevo_recipe_input_apply(&src, name, params, *np, p->start) < 0)
             /* the precondition held but the rewrite failed: count it as a failed attempt */
             out->failure = strdup(kevo_error_last());
-            error = 0;
-        }
     }
+done:
     out->source = src;
+    return error;
+}
+
+/* The proposal's recipe chain: the start point's, plus this step. */
+static int record_chain(kevo_proposal *out, const char *start_recipes_json, const char *name,
+                        const long *params, size_t np)
+{
+    int error = 0;
+    kevo_recipe_step *chain = NULL;
+    size_t nchain = 0;
     if (start_recipes_json && *start_recipes_json)
         kevo_recipe_chain_from_json(&chain, &nchain, start_recipes_json);
     kevo_recipe_step *grown = realloc(chain, (nchain + 1) * sizeof(*chain));
@@ -437,29 +465,75 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     chain = grown;
     memset(&chain[nchain], 0, sizeof(chain[nchain]));
     chain[nchain].recipe = name;
-    memcpy(chain[nchain].params, params, sizeof(params));
+    memcpy(chain[nchain].params, params, KEVO_RECIPE_MAX_PARAMS * sizeof(long));
     chain[nchain].n_params = np;
     kevo_recipe_chain_to_json(&out->recipes_json, chain, nchain + 1);
     chain[nchain].recipe = NULL; /* borrowed from the registry, not ours to free */
-    nchain++;
-    /* the Q-values learn from the arm that was actually tried */
+done:
+    kevo_recipe_chain_free(chain); /* recipe names from from_json are owned by the chain */
+    return error;
+}
+
+/* The items the Q-values learn from: the arm that was actually tried, and
+ * for a variant also the recipe as a whole (the prior of its untried
+ * variants). */
+static int record_use(kevo_proposal *out, proposal_ctx *p, const long *params)
+{
+    int error = 0;
+    const kevo_recipe_desc *d = &p->all[p->pick];
+    int vp = variant_param(d->name);
     arm_items used;
-    if ((error = book_arm(&used, &book, &all[pick], vp >= 0 ? params[vp] : -1)) < 0)
-        goto done;
+    if ((error = book_arm(&used, &p->book, d, vp >= 0 ? params[vp] : -1)) < 0)
+        return error;
     proposal_use(out, &used);
     if (vp >= 0) {
-        /* and the recipe as a whole, the prior of its untried variants */
-        if ((error = book_arm(&used, &book, &all[pick], -1)) < 0)
-            goto done;
+        if ((error = book_arm(&used, &p->book, d, -1)) < 0)
+            return error;
         proposal_use(out, &used);
     }
-    arm_title(out->summary, sizeof(out->summary), &all[pick], vp >= 0 ? params[vp] : -1);
-done:
-    if (chain) {
-        /* recipe names from from_json are owned by the chain */
-        kevo_recipe_chain_free(chain);
+    arm_title(out->summary, sizeof(out->summary), d, vp >= 0 ? params[vp] : -1);
+    return 0;
+}
+
+/* The start point is parsed once (p.start) for the applicability of every
+ * recipe, the variants' checks, the parameter mutation and the rewrite;
+ * the rewritten source is parsed once more, as the recipes' guard. */
+int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
+                         int64_t start_id, const char *start_source, const char *start_recipes_json,
+                         const kevo_run_config *cfg, kevo_rng *rng)
+{
+    int error = 0;
+    proposal_ctx p = {.mem = mem, .at = at, .cfg = cfg, .rng = rng};
+    long params[KEVO_RECIPE_MAX_PARAMS] = {0};
+    size_t np = 0;
+
+    memset(out, 0, sizeof(*out));
+    p.all = kevo_recipe_list(&p.nr);
+    if (!(p.applicable = calloc(p.nr, sizeof(int)))) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
     }
-    book_close(&book);
-    free(applicable);
+    if ((error = kevo_recipe_input_new(&p.start, start_source, at->task->name)) < 0 ||
+        (error = book_open(&p.book, mem, at, p.start, start_source)) < 0)
+        goto done;
+    find_applicable(&p);
+    if (p.napp == 0) {
+        out->exhausted = true;
+        goto done;
+    }
+    if ((error = pick_arm(&p, start_id)) < 0)
+        goto done;
+    if (p.pick == p.nr) { /* no variant applied on its own */
+        out->exhausted = true;
+        goto done;
+    }
+    if ((error = rewrite(out, params, &np, &p)) < 0 ||
+        (error = record_chain(out, start_recipes_json, p.all[p.pick].name, params, np)) < 0 ||
+        (error = record_use(out, &p, params)) < 0)
+        goto done;
+done:
+    book_close(&p.book);
+    kevo_recipe_input_free(p.start);
+    free(p.applicable);
     return error;
 }

@@ -14,7 +14,6 @@
  */
 #include "recipe/model.h"
 
-#include <clang-c/Index.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,7 @@ static bool is_assign_op(const kevo_recipe_model *m, unsigned t)
 
 static bool is_keyword(const kevo_recipe_model *m, unsigned t)
 {
-    return t < m->n_tok && m->tok[t].kind == CXToken_Keyword;
+    return t < m->n_tok && m->tok[t].kind == KEVO_CTOK_KEYWORD;
 }
 
 /* Whether token k can end an operand (so a following ++ is postfix). */
@@ -41,7 +40,7 @@ static bool is_operand_end(const kevo_recipe_model *m, unsigned t0, unsigned k)
 {
     if (k < t0 || k >= m->n_tok)
         return false;
-    if (m->tok[k].kind == CXToken_Identifier || m->tok[k].kind == CXToken_Literal)
+    if (m->tok[k].kind == KEVO_CTOK_IDENT || m->tok[k].kind == KEVO_CTOK_LITERAL)
         return true;
     if (kevo_rtok_is(m, k, "]"))
         return true;
@@ -66,14 +65,14 @@ static unsigned lhs_begin(const kevo_recipe_model *m, unsigned t0, unsigned last
             if (o == (unsigned)-1 || o < t0)
                 return last;
             if (kevo_rtok_is(m, j, ")") &&
-                !(o > t0 && m->tok[o - 1].kind == CXToken_Identifier && !is_keyword(m, o - 1)))
+                !(o > t0 && m->tok[o - 1].kind == KEVO_CTOK_IDENT && !is_keyword(m, o - 1)))
                 return o; /* parenthesised primary */
             if (o == t0)
                 return o;
             j = o - 1;
             continue;
         }
-        if (m->tok[j].kind == CXToken_Identifier || m->tok[j].kind == CXToken_Literal) {
+        if (m->tok[j].kind == KEVO_CTOK_IDENT || m->tok[j].kind == KEVO_CTOK_LITERAL) {
             if (j >= t0 + 2 && (kevo_rtok_is(m, j - 1, ".") || kevo_rtok_is(m, j - 1, "->"))) {
                 j -= 2;
                 continue;

@@ -182,7 +182,7 @@ void kevo_recipe_fresh_name(char *buf, size_t size, const kevo_recipe_model *m, 
     }
 }
 
-int kevo_recipe_insert_pragma(kevo_recipe_edits *e, const kevo_recipe_model *m, int l,
+int kevo_recipe_insert_pragma(kevo_cparse_edits *e, const kevo_recipe_model *m, int l,
                               const char *pragma_text)
 {
     const kevo_rloop *L = &m->loop[l];
@@ -190,10 +190,10 @@ int kevo_recipe_insert_pragma(kevo_recipe_edits *e, const kevo_recipe_model *m, 
     size_t ilen;
     const char *indent = kevo_recipe_indent(m, for_off, &ilen);
     if (L->at_line_start)
-        return kevo_recipe_edits_add(e, kevo_recipe_line_begin(m, for_off),
+        return kevo_cparse_edits_add(e, kevo_recipe_line_begin(m, for_off),
                                      kevo_recipe_line_begin(m, for_off), "%.*s%s\n", (int)ilen,
                                      indent, pragma_text);
-    return kevo_recipe_edits_add(e, for_off, for_off, "\n%.*s%s\n%.*s", (int)ilen, indent,
+    return kevo_cparse_edits_add(e, for_off, for_off, "\n%.*s%s\n%.*s", (int)ilen, indent,
                                  pragma_text, (int)ilen, indent);
 }
 

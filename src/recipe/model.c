@@ -1,30 +1,33 @@
 /*
- * recipe/model.c - builds the model of one kernel function (model.h) with
- * libclang: parse the candidate as an unsaved file, find the kernel's
- * definition, tokenize and annotate it, collect its variables, parameters,
- * `for` loops (nesting, header parts, canonical form) and the pragma lines
- * above them.
+ * recipe/model.c - builds the model of one kernel function (model.h) on
+ * the shared libclang front end (kevo/cparse.h): parse the candidate as an
+ * unsaved file, find the kernel's definition, tokenize and annotate it,
+ * collect its variables, parameters, `for` loops (nesting, header parts,
+ * canonical form) and the pragma lines above them.
  *
  * Why libclang is run without -fopenmp: with -fopenmp, clang wraps every loop
  * under an OpenMP directive in a CapturedStmt that the libclang C API does
  * not descend into, so those loops would be invisible. kevo parses with
- * -D_OPENMP (so `#ifdef _OPENMP` code and <omp.h> are seen as under OpenMP)
- * and -Wno-unknown-pragmas, and reads the pragma lines as text. The compile
- * gate is what checks that pragmas are well formed.
+ * KEVO_CPARSE_OPENMP_MACRO (-D_OPENMP, so `#ifdef _OPENMP` code and <omp.h>
+ * are seen as under OpenMP, and -Wno-unknown-pragmas), and reads the pragma
+ * lines as text. The compile gate is what checks that pragmas are well
+ * formed.
  *
- * Must not: edit the source or decide what a recipe does.
+ * Dependencies run one way: this file uses the analyses (access.c: whether
+ * a loop body writes its induction variable) and the token helpers
+ * (tokens.c); neither calls back into the builder.
+ *
+ * Must not: edit the source or decide what a recipe does; spell clang's
+ * arguments or paths (cparse owns them).
  */
 #include "recipe/model.h"
 
-#include <clang-c/Index.h>
+#include "kevo/cparse.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef KEVO_CLANG_RESOURCE_DIR
-#define KEVO_CLANG_RESOURCE_DIR "/usr/lib/llvm-14/lib/clang/14.0.6"
-#endif
 
 #define CANDIDATE_NAME "kevo_candidate.c"
 #define OPENCL_PRELUDE_NAME "/kevo-unsaved/opencl_prelude.h"
@@ -74,99 +77,6 @@ bool kevo_recipe_is_opencl(const char *source)
     return false;
 }
 
-/* ---- token helpers ------------------------------------------------------ */
-
-const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len)
-{
-    if (t >= m->n_tok) {
-        *len = 0;
-        return "";
-    }
-    *len = m->tok[t].end - m->tok[t].start;
-    return m->src + m->tok[t].start;
-}
-
-bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text)
-{
-    size_t n;
-    const char *p = kevo_rtok_text(m, t, &n);
-    return t < m->n_tok && strlen(text) == n && memcmp(p, text, n) == 0;
-}
-
-bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1)
-{
-    if (a1 - a0 != b1 - b0)
-        return false;
-    for (unsigned i = 0; i < a1 - a0; i++) {
-        size_t na, nb;
-        const char *pa = kevo_rtok_text(m, a0 + i, &na);
-        const char *pb = kevo_rtok_text(m, b0 + i, &nb);
-        if (na != nb || memcmp(pa, pb, na) != 0)
-            return false;
-    }
-    return true;
-}
-
-unsigned kevo_rtok_match(const kevo_recipe_model *m, unsigned t)
-{
-    static const char open[] = "([{", close[] = ")]}";
-    size_t n;
-    const char *p = kevo_rtok_text(m, t, &n);
-    if (n != 1)
-        return (unsigned)-1;
-    const char *o = strchr(open, p[0]), *c = strchr(close, p[0]);
-    int depth = 0;
-    if (o && *o) {
-        for (size_t i = t; i < m->n_tok; i++) {
-            const char *q = kevo_rtok_text(m, i, &n);
-            if (n != 1)
-                continue;
-            if (q[0] == *o)
-                depth++;
-            else if (q[0] == close[o - open] && --depth == 0)
-                return (unsigned)i;
-        }
-    } else if (c && *c) {
-        for (size_t i = t + 1; i-- > 0;) {
-            const char *q = kevo_rtok_text(m, i, &n);
-            if (n != 1)
-                continue;
-            if (q[0] == *c)
-                depth++;
-            else if (q[0] == open[c - close] && --depth == 0)
-                return (unsigned)i;
-        }
-    }
-    return (unsigned)-1;
-}
-
-unsigned kevo_recipe_line(const kevo_recipe_model *m, unsigned offset)
-{
-    size_t lo = 0, hi = m->n_lines;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (m->line_start[mid] <= offset)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (unsigned)lo + 1;
-}
-
-unsigned kevo_recipe_line_begin(const kevo_recipe_model *m, unsigned offset)
-{
-    return m->line_start[kevo_recipe_line(m, offset) - 1];
-}
-
-const char *kevo_recipe_indent(const kevo_recipe_model *m, unsigned offset, size_t *len)
-{
-    unsigned b = kevo_recipe_line_begin(m, offset), e = b;
-    while (e < m->len && (m->src[e] == ' ' || m->src[e] == '\t'))
-        e++;
-    *len = e - b;
-    return m->src + b;
-}
-
 /* ---- libclang plumbing -------------------------------------------------- */
 
 static unsigned cx_offset(CXSourceLocation loc, bool *in_main)
@@ -177,34 +87,6 @@ static unsigned cx_offset(CXSourceLocation loc, bool *in_main)
     if (in_main)
         *in_main = clang_Location_isFromMainFile(loc) != 0;
     return off;
-}
-
-typedef struct find_ctx {
-    const char *name;
-    CXCursor found;
-    bool have;
-    bool declared_only;
-} find_ctx;
-
-static enum CXChildVisitResult find_kernel(CXCursor c, CXCursor parent, CXClientData data)
-{
-    find_ctx *f = data;
-    (void)parent;
-    if (clang_getCursorKind(c) != CXCursor_FunctionDecl ||
-        !clang_Location_isFromMainFile(clang_getCursorLocation(c)))
-        return CXChildVisit_Continue;
-    CXString s = clang_getCursorSpelling(c);
-    bool same = strcmp(clang_getCString(s), f->name) == 0;
-    clang_disposeString(s);
-    if (same) {
-        if (clang_isCursorDefinition(c)) {
-            f->found = c;
-            f->have = true;
-            return CXChildVisit_Break;
-        }
-        f->declared_only = true;
-    }
-    return CXChildVisit_Continue;
 }
 
 typedef struct raw_loop {
@@ -535,36 +417,49 @@ static void set_why(kevo_recipe_model *m, kevo_rloop *l, const char *fmt, const 
 #pragma GCC diagnostic pop
 }
 
-/* Parse the loop header into its canonical form, if it has one. */
-static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
+/* The source text of tokens [a,b) for a message, cut to the buffer. */
+static const char *header_text(char *buf, size_t size, const kevo_recipe_model *m, unsigned a,
+                               unsigned b)
 {
-    int error = 0;
-    kevo_rwrite *w = NULL;
-    size_t nw = 0;
-    char text[96];
-#define HEADER_TEXT(a, b)                                                                          \
-    snprintf(text, sizeof(text), "%.*s", (int)(m->tok[(b)-1].end - m->tok[(a)].start),             \
-             m->src + m->tok[(a)].start)
+    if (b <= a) {
+        buf[0] = '\0';
+        return buf;
+    }
+    snprintf(buf, size, "%.*s", (int)(m->tok[b - 1].end - m->tok[a].start),
+             m->src + m->tok[a].start);
+    return buf;
+}
 
-    l->var = -1;
+/* Whether the token at t opens or closes a bracket: +1, -1 or 0. */
+static int bracket(const kevo_recipe_model *m, unsigned t)
+{
+    size_t n;
+    const char *p = kevo_rtok_text(m, t, &n);
+    if (n == 1 && strchr("([{", p[0]))
+        return 1;
+    if (n == 1 && strchr(")]}", p[0]))
+        return -1;
+    return 0;
+}
+
+/* The init part: `T i = a` (one declarator) or `i = a`; sets var,
+ * declared, the type and lower-bound tokens. False (why set) otherwise. */
+static bool header_init(kevo_recipe_model *m, kevo_rloop *l)
+{
+    char text[96];
     unsigned i0 = l->t_lparen + 1, i1 = l->t_semi1;
     if (i1 == i0) {
         set_why(m, l, "loop at line %u has no init part%s", "");
-        goto done;
+        return false;
     }
-    /* init: `T i = a` (one declarator) or `i = a` */
-    int decl_tok = -1, init_depth = 0;
+    int decl_tok = -1, depth = 0;
     for (unsigned t = i0; t < i1; t++) {
-        size_t n;
-        const char *p = kevo_rtok_text(m, t, &n);
-        if (n == 1 && strchr("([{", p[0]))
-            init_depth++;
-        else if (n == 1 && strchr(")]}", p[0]))
-            init_depth--;
-        else if (init_depth == 0 && n == 1 && p[0] == ',') {
-            HEADER_TEXT(i0, i1);
-            set_why(m, l, "loop at line %u declares or assigns several variables in '%s'", text);
-            goto done;
+        int br = bracket(m, t);
+        depth += br;
+        if (br == 0 && depth == 0 && kevo_rtok_is(m, t, ",")) {
+            set_why(m, l, "loop at line %u declares or assigns several variables in '%s'",
+                    header_text(text, sizeof(text), m, i0, i1));
+            return false;
         }
         if (decl_tok < 0 && m->tok[t].is_decl)
             decl_tok = (int)t;
@@ -580,29 +475,53 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
         l->var = m->tok[i0].var;
         lb0 = i0 + 2;
     } else {
-        HEADER_TEXT(i0, i1);
-        set_why(m, l, "loop at line %u: init '%s' is not 'T i = a' or 'i = a'", text);
-        goto done;
+        set_why(m, l, "loop at line %u: init '%s' is not 'T i = a' or 'i = a'",
+                header_text(text, sizeof(text), m, i0, i1));
+        return false;
     }
     if (m->var[l->var].vtype != KEVO_VTYPE_INT) {
         set_why(m, l, "loop at line %u: induction variable '%s' is not of integer type",
                 m->var[l->var].name);
-        l->var = -1;
-        goto done;
+        return false;
     }
     if (lb0 >= i1) {
         set_why(m, l, "loop at line %u has an empty lower bound%s", "");
-        l->var = -1;
-        goto done;
+        return false;
     }
     l->t_lb0 = lb0;
     l->t_lb1 = i1;
+    return true;
+}
 
-    /* test: `i relop b` or `b relop i` */
-    unsigned c0 = l->t_semi1 + 1, c1 = l->t_semi2;
+/* Whether the bound [t_ub0,t_ub1) holds, at bracket depth 0, an operator
+ * binding looser than the comparison (`i < a && b`, `i < c ? x : y`): then
+ * the test is not `i < b`. */
+static bool bound_has_looser_op(const kevo_recipe_model *m, const kevo_rloop *l)
+{
+    static const char *const looser[] = {"<", "<=", ">",  ">=", "==", "!=", "&", "|",
+                                         "^", "&&", "||", "?",  ":",  ",",  "="};
+    int depth = 0;
+    for (unsigned t = l->t_ub0; t < l->t_ub1; t++) {
+        int br = bracket(m, t);
+        depth += br;
+        if (br != 0 || depth != 0)
+            continue;
+        for (size_t k = 0; k < sizeof(looser) / sizeof(looser[0]); k++)
+            if (kevo_rtok_is(m, t, looser[k]))
+                return true;
+    }
+    return false;
+}
+
+/* The test: `i relop b` or `b relop i`, normalised to `i op b`, b free of
+ * i and a single comparison. */
+static bool header_test(kevo_recipe_model *m, kevo_rloop *l)
+{
     static const char *const ops[] = {"<", "<=", ">", ">=", "!="};
     static const int flipped[] = {KEVO_COND_GT, KEVO_COND_GE, KEVO_COND_LT, KEVO_COND_LE,
                                   KEVO_COND_NE};
+    char text[96];
+    unsigned c0 = l->t_semi1 + 1, c1 = l->t_semi2;
     int op = -1;
     if (c1 - c0 >= 3 && m->tok[c0].var == l->var) {
         for (int k = 0; k < 5; k++)
@@ -624,171 +543,177 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
         }
     }
     if (op < 0 || kevo_recipe_uses_var(m, l->t_ub0, l->t_ub1, l->var)) {
-        if (c1 > c0)
-            HEADER_TEXT(c0, c1);
-        else
-            text[0] = '\0';
-        set_why(m, l, "loop at line %u: test '%s' is not 'i < b' with b free of i", text);
-        l->var = -1;
-        goto done;
+        set_why(m, l, "loop at line %u: test '%s' is not 'i < b' with b free of i",
+                header_text(text, sizeof(text), m, c0, c1));
+        return false;
     }
-    /* An operator binding looser than the comparison at depth 0 of the
-     * bound (`i < a && b`, `i < c ? x : y`) means the test is not `i < b`. */
-    {
-        static const char *const looser[] = {"<", "<=", ">",  ">=", "==", "!=", "&", "|",
-                                             "^", "&&", "||", "?",  ":",  ",",  "="};
-        int depth = 0;
-        for (unsigned t = l->t_ub0; t < l->t_ub1; t++) {
-            size_t n;
-            const char *p = kevo_rtok_text(m, t, &n);
-            if (n == 1 && strchr("([{", p[0]))
-                depth++;
-            else if (n == 1 && strchr(")]}", p[0]))
-                depth--;
-            else if (depth == 0)
-                for (size_t k = 0; k < sizeof(looser) / sizeof(looser[0]); k++)
-                    if (kevo_rtok_is(m, t, looser[k])) {
-                        HEADER_TEXT(c0, c1);
-                        set_why(m, l, "loop at line %u: test '%s' is not a single comparison",
-                                text);
-                        l->var = -1;
-                        goto done;
-                    }
-        }
+    if (bound_has_looser_op(m, l)) {
+        set_why(m, l, "loop at line %u: test '%s' is not a single comparison",
+                header_text(text, sizeof(text), m, c0, c1));
+        return false;
     }
+    return true;
+}
 
-    /* increment */
+/* The literal step of tokens [t] of an increment, 0 when it is not a
+ * plain integer literal (a suffix u/l is allowed). */
+static long literal_step(const kevo_recipe_model *m, unsigned t, bool suffix_ok)
+{
+    char *end;
+    size_t n;
+    const char *p = kevo_rtok_text(m, t, &n);
+    long step = strtol(p, &end, 0);
+    if (suffix_ok && end != p + n && strspn(end, "uUlL") < (size_t)(p + n - end))
+        step = 0;
+    return step;
+}
+
+/* The increment: i++, ++i, i--, --i, i += c, i -= c, i = i + c, i = i - c
+ * (c free of i); sets step (0 when c is not a literal). */
+static bool header_increment(kevo_recipe_model *m, kevo_rloop *l)
+{
+    char text[96];
     unsigned s0 = l->t_semi2 + 1, s1 = l->t_rparen;
     size_t ns = s1 - s0;
     long step = 0;
     bool ok = false;
-    if (ns == 2 && ((m->tok[s0].var == l->var && kevo_rtok_is(m, s0 + 1, "++")) ||
-                    (kevo_rtok_is(m, s0, "++") && m->tok[s0 + 1].var == l->var))) {
+    bool first = ns >= 1 && m->tok[s0].var == l->var;
+    bool second = ns >= 2 && m->tok[s0 + 1].var == l->var;
+    if (ns == 2 && ((first && kevo_rtok_is(m, s0 + 1, "++")) ||
+                    (kevo_rtok_is(m, s0, "++") && second))) {
         step = 1;
         ok = true;
-    } else if (ns == 2 && ((m->tok[s0].var == l->var && kevo_rtok_is(m, s0 + 1, "--")) ||
-                           (kevo_rtok_is(m, s0, "--") && m->tok[s0 + 1].var == l->var))) {
+    } else if (ns == 2 && ((first && kevo_rtok_is(m, s0 + 1, "--")) ||
+                           (kevo_rtok_is(m, s0, "--") && second))) {
         step = -1;
         ok = true;
-    } else if (ns >= 3 && m->tok[s0].var == l->var &&
+    } else if (ns >= 3 && first &&
                (kevo_rtok_is(m, s0 + 1, "+=") || kevo_rtok_is(m, s0 + 1, "-=")) &&
                !kevo_recipe_uses_var(m, s0 + 2, s1, l->var)) {
         ok = true;
-        if (ns == 3 && m->tok[s0 + 2].kind == CXToken_Literal) {
-            char *end;
-            size_t n;
-            const char *p = kevo_rtok_text(m, s0 + 2, &n);
-            step = strtol(p, &end, 0);
-            if (end != p + n && strspn(end, "uUlL") < (size_t)(p + n - end))
-                step = 0;
+        if (ns == 3 && m->tok[s0 + 2].kind == KEVO_CTOK_LITERAL) {
+            step = literal_step(m, s0 + 2, true);
             if (kevo_rtok_is(m, s0 + 1, "-="))
                 step = -step;
         }
-    } else if (ns >= 5 && m->tok[s0].var == l->var && kevo_rtok_is(m, s0 + 1, "=") &&
+    } else if (ns >= 5 && first && kevo_rtok_is(m, s0 + 1, "=") &&
                m->tok[s0 + 2].var == l->var &&
                (kevo_rtok_is(m, s0 + 3, "+") || kevo_rtok_is(m, s0 + 3, "-")) &&
                !kevo_recipe_uses_var(m, s0 + 4, s1, l->var)) {
         ok = true;
-        if (ns == 5 && m->tok[s0 + 4].kind == CXToken_Literal) {
-            size_t n;
-            step = strtol(kevo_rtok_text(m, s0 + 4, &n), NULL, 0);
+        if (ns == 5 && m->tok[s0 + 4].kind == KEVO_CTOK_LITERAL) {
+            step = literal_step(m, s0 + 4, false);
             if (kevo_rtok_is(m, s0 + 3, "-"))
                 step = -step;
         }
     }
     if (!ok) {
-        if (s1 > s0)
-            HEADER_TEXT(s0, s1);
-        else
-            text[0] = '\0';
-        set_why(m, l, "loop at line %u: increment '%s' is not i++, i += c or i = i + c", text);
-        l->var = -1;
-        goto done;
+        set_why(m, l, "loop at line %u: increment '%s' is not i++, i += c or i = i + c",
+                header_text(text, sizeof(text), m, s0, s1));
+        return false;
     }
     l->step = step;
+    return true;
+}
 
-    /* The body must not assign the induction variable. */
-    if ((error = kevo_recipe_writes(&w, &nw, m, l->t_body, l->t_end)) < 0)
+/* Whether the body leaves the induction variable alone: 1 yes, 0 no (why
+ * set), or an error. */
+static int header_body_keeps_var(kevo_recipe_model *m, kevo_rloop *l)
+{
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    int error = kevo_recipe_writes(&w, &nw, m, l->t_body, l->t_end);
+    if (error < 0)
         goto done;
-    for (size_t k = 0; k < nw; k++) {
+    error = 1;
+    for (size_t k = 0; k < nw && error == 1; k++) {
         if (w[k].var == l->var && w[k].kind == KEVO_WRITE_SCALAR) {
             char line[16];
             snprintf(line, sizeof(line), "%u", kevo_recipe_line(m, m->tok[w[k].t_op].start));
             set_why(m, l, "loop at line %u: the body assigns the induction variable (line %s)",
                     line);
-            l->var = -1;
-            goto done;
+            error = 0;
         }
     }
-    l->canonical = true;
-    l->strided =
-        l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) && l->step >= 1;
-    l->simple = l->strided && l->step == 1;
-    if (!l->simple) {
-        HEADER_TEXT(l->t_for, l->t_rparen + 1);
-        set_why(m, l, "loop at line %u ('%s') is not in the form 'for (T i = a; i < b; i++)'",
-                text);
-    }
 done:
-#undef HEADER_TEXT
     free(w);
     return error;
 }
 
-/* Fill nesting, header, sole child and pragmas of the loops. */
-static int build_loops(kevo_recipe_model *m, raw_loop *raw, size_t n_raw)
+/* Parse the loop header into its canonical form, if it has one. */
+static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
 {
     int error = 0;
-    m->loop = calloc(n_raw ? n_raw : 1, sizeof(*m->loop));
-    if (!m->loop)
-        return kevo_error_set(KEVO_ENOMEM, "out of memory listing loops");
-    for (size_t r = 0; r < n_raw; r++) {
-        if (!raw[r].ok)
-            continue;
-        unsigned tf = tok_at(m, raw[r].start);
-        if (tf >= m->n_tok || m->tok[tf].start != raw[r].start || !kevo_rtok_is(m, tf, "for") ||
-            !kevo_rtok_is(m, tf + 1, "("))
-            continue; /* a loop written through a macro: left alone */
-        kevo_rloop *l = &m->loop[m->n_loop];
-        memset(l, 0, sizeof(*l));
-        l->t_for = tf;
-        l->t_lparen = tf + 1;
-        unsigned rp = kevo_rtok_match(m, tf + 1);
-        if (rp == (unsigned)-1)
-            continue;
-        int semis = 0, depth = 0;
-        for (unsigned t = tf + 2; t < rp; t++) {
-            size_t n;
-            const char *p = kevo_rtok_text(m, t, &n);
-            if (n == 1 && strchr("([{", p[0]))
-                depth++;
-            else if (n == 1 && strchr(")]}", p[0]))
-                depth--;
-            else if (depth == 0 && n == 1 && p[0] == ';') {
-                if (semis == 0)
-                    l->t_semi1 = t;
-                else
-                    l->t_semi2 = t;
-                semis++;
-            }
-        }
-        if (semis != 2)
-            continue;
-        l->t_rparen = rp;
-        l->t_body = rp + 1;
-        if (l->t_body >= m->n_tok || m->tok[l->t_body].start != raw[r].body_start)
-            continue;
-        l->body_compound = raw[r].body_compound;
-        unsigned te = tok_at(m, raw[r].end);
-        if (te < m->n_tok && kevo_rtok_is(m, te, ";") && !l->body_compound)
-            te++;
-        l->t_end = te;
-        l->line = kevo_recipe_line(m, m->tok[tf].start);
-        l->sole_child = -1;
-        m->n_loop++;
-    }
+    char text[96];
 
-    /* Nesting by token ranges (loops are in source order). */
+    l->var = -1;
+    if (!header_init(m, l) || !header_test(m, l) || !header_increment(m, l))
+        goto not_canonical;
+    if ((error = header_body_keeps_var(m, l)) <= 0)
+        goto not_canonical;
+    error = 0;
+    l->canonical = true;
+    l->strided =
+        l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) && l->step >= 1;
+    l->simple = l->strided && l->step == 1;
+    if (!l->simple)
+        set_why(m, l, "loop at line %u ('%s') is not in the form 'for (T i = a; i < b; i++)'",
+                header_text(text, sizeof(text), m, l->t_for, l->t_rparen + 1));
+    goto done;
+not_canonical:
+    l->var = -1;
+done:
+    return error;
+}
+
+/* The loop of raw loop r, its header's tokens located; false when it is
+ * not a plain `for (...;...;...)` of the kernel's tokens (a loop written
+ * through a macro: left alone). */
+static bool loop_from_raw(kevo_rloop *l, const kevo_recipe_model *m, const raw_loop *r)
+{
+    if (!r->ok)
+        return false;
+    unsigned tf = tok_at(m, r->start);
+    if (tf >= m->n_tok || m->tok[tf].start != r->start || !kevo_rtok_is(m, tf, "for") ||
+        !kevo_rtok_is(m, tf + 1, "("))
+        return false;
+    memset(l, 0, sizeof(*l));
+    l->t_for = tf;
+    l->t_lparen = tf + 1;
+    unsigned rp = kevo_rtok_match(m, tf + 1);
+    if (rp == (unsigned)-1)
+        return false;
+    int semis = 0, depth = 0;
+    for (unsigned t = tf + 2; t < rp; t++) {
+        int br = bracket(m, t);
+        depth += br;
+        if (br == 0 && depth == 0 && kevo_rtok_is(m, t, ";")) {
+            if (semis == 0)
+                l->t_semi1 = t;
+            else
+                l->t_semi2 = t;
+            semis++;
+        }
+    }
+    if (semis != 2)
+        return false;
+    l->t_rparen = rp;
+    l->t_body = rp + 1;
+    if (l->t_body >= m->n_tok || m->tok[l->t_body].start != r->body_start)
+        return false;
+    l->body_compound = r->body_compound;
+    unsigned te = tok_at(m, r->end);
+    if (te < m->n_tok && kevo_rtok_is(m, te, ";") && !l->body_compound)
+        te++;
+    l->t_end = te;
+    l->line = kevo_recipe_line(m, m->tok[tf].start);
+    l->sole_child = -1;
+    return true;
+}
+
+/* Nesting by token ranges (loops are in source order). */
+static void nest_loops(kevo_recipe_model *m)
+{
     int stack[256];
     int sp = 0;
     for (size_t k = 0; k < m->n_loop; k++) {
@@ -802,122 +727,223 @@ static int build_loops(kevo_recipe_model *m, raw_loop *raw, size_t n_raw)
         if (sp < (int)(sizeof(stack) / sizeof(stack[0])))
             stack[sp++] = (int)k;
     }
+}
+
+/* Perfect nesting: whether the body of loop k is exactly its first child
+ * (empty statements aside). */
+static void find_sole_child(kevo_recipe_model *m, size_t k)
+{
+    kevo_rloop *l = &m->loop[k];
+    for (size_t c = k + 1; c < m->n_loop; c++) {
+        kevo_rloop *ch = &m->loop[c];
+        if (ch->parent != (int)k)
+            continue;
+        unsigned b0 = l->t_body, b1 = l->t_end;
+        if (l->body_compound) {
+            b0++;
+            b1--;
+            while (b0 < b1 && kevo_rtok_is(m, b0, ";"))
+                b0++;
+        }
+        unsigned e = ch->t_end;
+        while (e < b1 && kevo_rtok_is(m, e, ";"))
+            e++;
+        if (ch->t_for == b0 && e == b1)
+            l->sole_child = (int)c;
+        else
+            l->t_other = ch->t_for != b0 ? b0 : e;
+        return;
+    }
+}
+
+/* Fill nesting, header, sole child and pragmas of the loops. */
+static int build_loops(kevo_recipe_model *m, raw_loop *raw, size_t n_raw)
+{
+    int error = 0;
+    m->loop = calloc(n_raw ? n_raw : 1, sizeof(*m->loop));
+    if (!m->loop)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory listing loops");
+    for (size_t r = 0; r < n_raw; r++)
+        if (loop_from_raw(&m->loop[m->n_loop], m, &raw[r]))
+            m->n_loop++;
+    nest_loops(m);
     for (size_t k = 0; k < m->n_loop; k++)
         attach_pragmas(m, &m->loop[k]);
-
-    /* Perfect nesting: the body is exactly one loop. */
-    for (size_t k = 0; k < m->n_loop; k++) {
-        kevo_rloop *l = &m->loop[k];
-        for (size_t c = k + 1; c < m->n_loop; c++) {
-            kevo_rloop *ch = &m->loop[c];
-            if (ch->parent != (int)k)
-                continue;
-            unsigned b0 = l->t_body, b1 = l->t_end;
-            if (l->body_compound) {
-                b0++;
-                b1--;
-                while (b0 < b1 && kevo_rtok_is(m, b0, ";"))
-                    b0++;
-            }
-            unsigned e = ch->t_end;
-            while (e < b1 && kevo_rtok_is(m, e, ";"))
-                e++;
-            if (ch->t_for == b0 && e == b1)
-                l->sole_child = (int)c;
-            else
-                l->t_other = ch->t_for != b0 ? b0 : e;
-            break;
-        }
-    }
-
     for (size_t k = 0; k < m->n_loop; k++)
-        if ((error = analyse_header(m, &m->loop[k])) < 0)
-            return error;
+        find_sole_child(m, k);
+    for (size_t k = 0; k < m->n_loop && error == 0; k++)
+        error = analyse_header(m, &m->loop[k]);
     return error;
 }
 
-static int collect_tokens(kevo_recipe_model *m, CXTranslationUnit tu, CXSourceRange range,
+/* Record the preprocessor line whose token starts at s, once. */
+static void record_directive(kevo_recipe_model *m, unsigned s)
+{
+    if (m->n_dir > 0 && m->dir[m->n_dir - 1].end >= s)
+        return;
+    unsigned end = s;
+    while (end < m->len && m->src[end] != '\n') {
+        if (m->src[end] == '\\' && end + 1 < m->len && m->src[end + 1] == '\n')
+            end++;
+        end++;
+    }
+    if (end > s && m->src[end - 1] == '\r')
+        end--;
+    kevo_rdirective *d = &m->dir[m->n_dir++];
+    d->start = s;
+    d->end = end;
+    d->flags = classify_pragma(m->src + s, end - s);
+}
+
+/* The variable an identifier token names or declares: its index, -1 when
+ * none, or an error. */
+static int token_var(kevo_recipe_model *m, const kevo_cparse_token *tk, CXCursor **decls,
+                     size_t *decl_cap)
+{
+    CXCursor c = tk->cursor, decl;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_DeclRefExpr)
+        decl = clang_getCursorReferenced(c);
+    else if ((k == CXCursor_VarDecl || k == CXCursor_ParmDecl) && tk->decl != KEVO_CDECL_NONE)
+        decl = c;
+    else
+        return -1;
+    enum CXCursorKind dk = clang_getCursorKind(decl);
+    if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl)
+        return -1;
+    int v = var_index(m, decls, decl_cap, decl);
+    if (v < 0)
+        return v;
+    unsigned s = tk->start, e = tk->end;
+    if (strlen(m->var[v].name) != e - s || memcmp(m->var[v].name, m->src + s, e - s) != 0)
+        return -1; /* named through a macro */
+    return v;
+}
+
+static int collect_tokens(kevo_recipe_model *m, const kevo_cparse_tu *tu, CXCursor fn,
                           CXCursor **decls, size_t *decl_cap)
 {
     int error = 0;
-    CXToken *toks = NULL;
-    unsigned nt = 0;
-    CXCursor *cur = NULL;
+    kevo_cparse_token *toks = NULL;
+    size_t nt = 0;
 
-    clang_tokenize(tu, range, &toks, &nt);
+    if ((error = kevo_cparse_tokens(&toks, &nt, tu, fn)) < 0)
+        return error;
     if (nt == 0)
         return kevo_error_set(KEVO_EINFRA, "libclang returned no tokens for the kernel");
-    cur = calloc(nt, sizeof(*cur));
     m->tok = calloc(nt, sizeof(*m->tok));
     m->dir = calloc(nt, sizeof(*m->dir));
-    if (!cur || !m->tok || !m->dir) {
+    if (!m->tok || !m->dir) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory tokenizing the kernel");
         goto done;
     }
-    clang_annotateTokens(tu, toks, nt, cur);
-
-    for (unsigned i = 0; i < nt; i++) {
-        CXSourceRange ext = clang_getTokenExtent(tu, toks[i]);
-        unsigned s = 0, e = 0;
-        clang_getSpellingLocation(clang_getRangeStart(ext), NULL, NULL, NULL, &s);
-        clang_getSpellingLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &e);
-        if (clang_getCursorKind(cur[i]) == CXCursor_PreprocessingDirective) {
-            /* A directive line: record it once, from '#' to the end of line. */
-            if (m->n_dir == 0 || m->dir[m->n_dir - 1].end < s) {
-                unsigned end = s;
-                while (end < m->len && m->src[end] != '\n') {
-                    if (m->src[end] == '\\' && end + 1 < m->len && m->src[end + 1] == '\n')
-                        end++;
-                    end++;
-                }
-                if (end > s && m->src[end - 1] == '\r')
-                    end--;
-                kevo_rdirective *d = &m->dir[m->n_dir++];
-                d->start = s;
-                d->end = end;
-                d->flags = classify_pragma(m->src + s, end - s);
-            }
+    for (size_t i = 0; i < nt; i++) {
+        if (toks[i].directive) {
+            record_directive(m, toks[i].start);
             continue;
         }
         kevo_rtok *t = &m->tok[m->n_tok++];
-        t->start = s;
-        t->end = e;
-        t->kind = (unsigned char)clang_getTokenKind(toks[i]);
+        t->start = toks[i].start;
+        t->end = toks[i].end;
+        t->kind = toks[i].kind;
         t->var = -1;
-        if (t->kind != CXToken_Identifier)
+        if (t->kind != KEVO_CTOK_IDENT)
             continue;
-        CXCursor c = cur[i];
-        enum CXCursorKind k = clang_getCursorKind(c);
-        CXCursor decl;
-        bool is_decl = false;
-        if (k == CXCursor_DeclRefExpr) {
-            decl = clang_getCursorReferenced(c);
-        } else if (k == CXCursor_VarDecl || k == CXCursor_ParmDecl) {
-            decl = c;
-            unsigned off = 0;
-            clang_getSpellingLocation(clang_getCursorLocation(c), NULL, NULL, NULL, &off);
-            is_decl = off == s;
-            if (!is_decl)
-                continue;
-        } else {
-            continue;
-        }
-        enum CXCursorKind dk = clang_getCursorKind(decl);
-        if (dk != CXCursor_VarDecl && dk != CXCursor_ParmDecl)
-            continue;
-        int v = var_index(m, decls, decl_cap, decl);
-        if (v < 0) {
+        int v = token_var(m, &toks[i], decls, decl_cap);
+        if (v < -1) {
             error = v;
             goto done;
         }
-        if (strlen(m->var[v].name) != e - s || memcmp(m->var[v].name, m->src + s, e - s) != 0)
-            continue;
         t->var = v;
-        t->is_decl = is_decl;
+        t->is_decl = v >= 0 && toks[i].decl != KEVO_CDECL_NONE;
     }
 done:
-    free(cur);
-    clang_disposeTokens(tu, toks, nt);
+    free(toks);
+    return error;
+}
+
+/* Parse the candidate: C11 with -D_OPENMP, and for an OpenCL candidate the
+ * prelude that makes its qualifiers C. */
+static int parse_candidate(kevo_cparse_tu **out, const char *source, size_t len)
+{
+    static const char *const ocl_args[] = {"-include", OPENCL_PRELUDE_NAME};
+    static const kevo_cparse_file prelude = {OPENCL_PRELUDE_NAME, opencl_prelude,
+                                             sizeof(opencl_prelude) - 1};
+    kevo_cparse_options o = {0};
+    o.lang = KEVO_CPARSE_C11;
+    o.flags = KEVO_CPARSE_OPENMP_MACRO;
+    o.file_name = CANDIDATE_NAME;
+    if (kevo_recipe_is_opencl(source)) {
+        o.extra_args = ocl_args;
+        o.n_extra_args = 2;
+        o.extra_files = &prelude;
+        o.n_extra_files = 1;
+    }
+    int error = kevo_cparse_parse(out, source, len, &o);
+    if (error == 0 && (error = kevo_cparse_errors(*out)) < 0) {
+        kevo_cparse_free(*out);
+        *out = NULL;
+    }
+    return error;
+}
+
+/* Parameters in order, as variable indices. */
+static int collect_params(kevo_recipe_model *m, CXCursor fn, const CXCursor *decls)
+{
+    int nargs = clang_Cursor_getNumArguments(fn);
+    if (nargs <= 0)
+        return 0;
+    m->param = calloc((size_t)nargs, sizeof(*m->param));
+    if (!m->param)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    for (int i = 0; i < nargs; i++) {
+        CXCursor a = clang_Cursor_getArgument(fn, (unsigned)i);
+        m->param[i] = -1;
+        for (size_t v = 0; v < m->n_var; v++)
+            if (clang_equalCursors(decls[v], a))
+                m->param[i] = (int)v;
+    }
+    m->n_param = (size_t)nargs;
+    return 0;
+}
+
+/* The body `{`: the first `{` after the parameter list's `)`. */
+static void find_function_body(kevo_recipe_model *m)
+{
+    m->t_fbody = (unsigned)m->n_tok;
+    for (size_t t = 0; t < m->n_tok; t++) {
+        if (kevo_rtok_is(m, t, "(")) {
+            unsigned rp = kevo_rtok_match(m, (unsigned)t);
+            if (rp != (unsigned)-1 && kevo_rtok_is(m, rp + 1, "{"))
+                m->t_fbody = rp + 1;
+            break;
+        }
+    }
+}
+
+/* The loops of the kernel and which of them can leave early. */
+static int collect_loops(kevo_recipe_model *m, CXCursor fn)
+{
+    int error = 0;
+    loop_ctx lc = {0};
+    exit_ctx ex = {.breakable = UINT_MAX};
+
+    clang_visitChildren(fn, find_loops, &lc);
+    if ((error = lc.error) < 0 || (error = build_loops(m, lc.v, lc.n)) < 0)
+        goto done;
+    clang_visitChildren(fn, find_exits, &ex);
+    if ((error = ex.error) < 0)
+        goto done;
+    for (size_t l = 0; l < m->n_loop; l++) {
+        kevo_rloop *L = &m->loop[l];
+        unsigned s0 = m->tok[L->t_for].start, s1 = m->tok[L->t_end - 1].end;
+        for (size_t i = 0; i < ex.n; i++)
+            if (ex.v[i][0] >= s0 && ex.v[i][0] < s1 && (ex.v[i][1] == UINT_MAX || ex.v[i][1] == s0))
+                L->early_exit = true;
+    }
+done:
+    free(lc.v);
+    free(ex.v);
     return error;
 }
 
@@ -925,12 +951,10 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
 {
     int error = 0;
     kevo_recipe_model *m = NULL;
-    CXIndex index = NULL;
-    CXTranslationUnit tu = NULL;
+    kevo_cparse_tu *tu = NULL;
     CXCursor *decls = NULL;
     size_t decl_cap = 0;
-    loop_ctx lc = {0};
-    exit_ctx ex = {.breakable = UINT_MAX};
+    CXCursor fn;
 
     *out = NULL;
     if (!source || !kernel_name || !*kernel_name)
@@ -944,132 +968,21 @@ int kevo_recipe_model_parse(kevo_recipe_model **out, const char *source, const c
         error = kevo_error_set(KEVO_EINVAL, "recipe: source too large");
         goto done;
     }
-    if ((error = index_lines(m)) < 0)
+    if ((error = index_lines(m)) < 0 || (error = parse_candidate(&tu, source, m->len)) < 0 ||
+        (error = kevo_cparse_function(&fn, tu, kernel_name)) < 0)
         goto done;
-
-    index = clang_createIndex(0, 0);
-    if (!index) {
-        error = kevo_error_set(KEVO_EINFRA, "libclang: cannot create an index");
+    kevo_cparse_extent(&m->fn_start, &m->fn_end, NULL, fn);
+    if ((error = collect_tokens(m, tu, fn, &decls, &decl_cap)) < 0 ||
+        (error = collect_params(m, fn, decls)) < 0)
         goto done;
-    }
-    const char *args[] = {
-        "-x",
-        "c",
-        "-std=gnu11",
-        "-D_OPENMP=201511",
-        "-Wno-unknown-pragmas",
-        "-resource-dir",
-        KEVO_CLANG_RESOURCE_DIR,
-        "-idirafter",
-        "/usr/include/x86_64-linux-gnu",
-        "-idirafter",
-        "/usr/include",
-    };
-    const char *ocl_args[sizeof(args) / sizeof(args[0]) + 2];
-    memcpy(ocl_args, args, sizeof(args));
-    ocl_args[sizeof(args) / sizeof(args[0])] = "-include";
-    ocl_args[sizeof(args) / sizeof(args[0]) + 1] = OPENCL_PRELUDE_NAME;
-    bool opencl = kevo_recipe_is_opencl(source);
-    struct CXUnsavedFile unsaved[2] = {
-        {CANDIDATE_NAME, source, (unsigned long)m->len},
-        {OPENCL_PRELUDE_NAME, opencl_prelude, sizeof(opencl_prelude) - 1}};
-    enum CXErrorCode rc = clang_parseTranslationUnit2(
-        index, CANDIDATE_NAME, opencl ? ocl_args : args,
-        (int)(sizeof(args) / sizeof(args[0])) + (opencl ? 2 : 0), unsaved, opencl ? 2 : 1,
-        CXTranslationUnit_KeepGoing, &tu);
-    if (rc != CXError_Success || !tu) {
-        error = kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",
-                               (int)rc);
+    find_function_body(m);
+    if ((error = collect_loops(m, fn)) < 0)
         goto done;
-    }
-    for (unsigned i = 0; i < clang_getNumDiagnostics(tu); i++) {
-        CXDiagnostic d = clang_getDiagnostic(tu, i);
-        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
-        if (sev >= CXDiagnostic_Error) {
-            unsigned line = 0, col = 0;
-            clang_getSpellingLocation(clang_getDiagnosticLocation(d), NULL, &line, &col, NULL);
-            CXString s = clang_getDiagnosticSpelling(d);
-            error = kevo_error_set(KEVO_EINVAL, "source does not parse: line %u:%u: %s", line, col,
-                                   clang_getCString(s));
-            clang_disposeString(s);
-            clang_disposeDiagnostic(d);
-            goto done;
-        }
-        clang_disposeDiagnostic(d);
-    }
-
-    find_ctx f = {.name = kernel_name};
-    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_kernel, &f);
-    if (!f.have) {
-        error = kevo_error_set(KEVO_EINVAL, "kernel function '%s' is %s in the source", kernel_name,
-                               f.declared_only ? "declared but not defined" : "not defined");
-        goto done;
-    }
-    CXSourceRange ext = clang_getCursorExtent(f.found);
-    m->fn_start = cx_offset(clang_getRangeStart(ext), NULL);
-    m->fn_end = cx_offset(clang_getRangeEnd(ext), NULL);
-    if ((error = collect_tokens(m, tu, ext, &decls, &decl_cap)) < 0)
-        goto done;
-
-    /* Parameters in order. */
-    int nargs = clang_Cursor_getNumArguments(f.found);
-    if (nargs > 0) {
-        m->param = calloc((size_t)nargs, sizeof(*m->param));
-        if (!m->param) {
-            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-            goto done;
-        }
-        for (int i = 0; i < nargs; i++) {
-            CXCursor a = clang_Cursor_getArgument(f.found, (unsigned)i);
-            m->param[i] = -1;
-            for (size_t v = 0; v < m->n_var; v++)
-                if (clang_equalCursors(decls[v], a))
-                    m->param[i] = (int)v;
-        }
-        m->n_param = (size_t)nargs;
-    }
-
-    /* The body `{`: the first `{` after the parameter list's `)`. */
-    m->t_fbody = (unsigned)m->n_tok;
-    for (size_t t = 0; t < m->n_tok; t++) {
-        if (kevo_rtok_is(m, t, "(")) {
-            unsigned rp = kevo_rtok_match(m, (unsigned)t);
-            if (rp != (unsigned)-1 && kevo_rtok_is(m, rp + 1, "{"))
-                m->t_fbody = rp + 1;
-            break;
-        }
-    }
-
-    clang_visitChildren(f.found, find_loops, &lc);
-    if (lc.error < 0) {
-        error = lc.error;
-        goto done;
-    }
-    if ((error = build_loops(m, lc.v, lc.n)) < 0)
-        goto done;
-    clang_visitChildren(f.found, find_exits, &ex);
-    if (ex.error < 0) {
-        error = ex.error;
-        goto done;
-    }
-    for (size_t l = 0; l < m->n_loop; l++) {
-        kevo_rloop *L = &m->loop[l];
-        unsigned s0 = m->tok[L->t_for].start, s1 = m->tok[L->t_end - 1].end;
-        for (size_t i = 0; i < ex.n; i++)
-            if (ex.v[i][0] >= s0 && ex.v[i][0] < s1 && (ex.v[i][1] == UINT_MAX || ex.v[i][1] == s0))
-                L->early_exit = true;
-    }
-
     *out = m;
     m = NULL;
 done:
-    free(lc.v);
-    free(ex.v);
     free(decls);
-    if (tu)
-        clang_disposeTranslationUnit(tu);
-    if (index)
-        clang_disposeIndex(index);
+    kevo_cparse_free(tu);
     kevo_recipe_model_free(m);
     return error;
 }

@@ -2,20 +2,22 @@
  * recipe/model.h - internal to src/recipe: the parsed view of one kernel
  * function that every recipe works from, and the small analyses on it.
  *
- * kevo_recipe_model_parse() runs libclang over the candidate (an unsaved
- * in-memory file) and keeps, for the kernel function only: its tokens (with
+ * kevo_recipe_model_parse() runs libclang (through kevo/cparse.h) over the
+ * candidate (an unsaved in-memory file) and keeps, for the kernel function
+ * only: its tokens (with
  * preprocessor lines taken out and recorded as directives), the variables
  * those tokens name, its parameters, and its `for` loops with their nesting,
  * header parts, induction variable, bounds and the pragma lines directly above
  * them. Offsets are byte offsets into the source the model was built from;
  * token ranges are half-open [t0, t1) index ranges into model->tok.
  *
- * Must not: edit text (recipes do that through kevo_recipe_edits), or run
- * anything.
+ * Must not: edit text (recipes do that through a kevo_cparse_edits list),
+ * or run anything.
  */
 #ifndef KEVO_RECIPE_MODEL_H
 #define KEVO_RECIPE_MODEL_H
 
+#include "kevo/cparse.h"
 #include "kevo/recipe.h"
 
 #include <stdbool.h>
@@ -24,7 +26,7 @@
 /* One token of the kernel function. */
 typedef struct kevo_rtok {
     unsigned start, end; /* byte offsets into the source */
-    unsigned char kind;  /* CXTokenKind: 0 punct, 1 keyword, 2 identifier, 3 literal */
+    unsigned char kind;  /* KEVO_CTOK_* (kevo/cparse.h): punct, keyword, identifier, literal */
     bool is_decl;        /* the declaring occurrence of `var` */
     int var;             /* index into model->var, or -1 */
 } kevo_rtok;
@@ -222,32 +224,19 @@ int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
 
 /* --- edits (edit.c) ------------------------------------------------------- */
 
-/* Replace [start,end) with text; start == end inserts. */
-typedef struct kevo_recipe_edit {
-    unsigned start, end;
-    char *text;
-    size_t seq; /* insertion order, to keep same-offset inserts in order */
-} kevo_recipe_edit;
-
-typedef struct kevo_recipe_edits {
-    kevo_recipe_edit *v;
-    size_t n, cap;
-} kevo_recipe_edits;
-
-int kevo_recipe_edits_add(kevo_recipe_edits *e, unsigned start, unsigned end, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* Apply the edits to src[0..len) into a malloc'd *out. Every edit must lie in
- * [lo,hi] (the kernel function) and none may overlap another: KEVO_ERROR
- * otherwise (a recipe bug, not a property of the candidate). */
-int kevo_recipe_edits_apply(char **out, const kevo_recipe_edits *e, const char *src, size_t len,
+/* Recipes record their edits in a kevo_cparse_edits list (kevo/cparse.h:
+ * kevo_cparse_edits_add, kevo_cparse_edits_free). Apply them to
+ * src[0..len) into a malloc'd *out. Every edit must lie in [lo,hi] (the
+ * kernel function) and none may overlap another: KEVO_ERROR ("recipe bug")
+ * otherwise, a recipe bug, not a property of the candidate. */
+int kevo_recipe_edits_apply(char **out, const kevo_cparse_edits *e, const char *src, size_t len,
                             unsigned lo, unsigned hi);
-void kevo_recipe_edits_free(kevo_recipe_edits *e);
 
 /* --- recipes (recipe_*.c) ------------------------------------------------- */
 
 /* What a recipe produces: text edits inside the kernel and flags to add. */
 typedef struct kevo_recipe_out {
-    kevo_recipe_edits edits;
+    kevo_cparse_edits edits;
     const char *cflags; /* static string or NULL */
     char *whole;        /* malloc'd: the whole new file, instead of edits (OpenCL
                            recipes, which add kernels and change launch lines) */
@@ -287,6 +276,9 @@ int kevo_recipe_ocl_local_tile_apply(kevo_recipe_out *out, const kevo_recipe_mod
 extern const char *const kevo_recipe_flag_sets[];
 extern const size_t kevo_recipe_n_flag_sets;
 
+/* The traits of the kernel of model m (kevo_recipe_traits). */
+int kevo_recipe__traits(char **out, const kevo_recipe_model *m);
+
 /* Shared helpers for recipes (loops.c). */
 
 /* Depth of the perfect nest rooted at loop l: 1 + that of its sole child
@@ -309,7 +301,7 @@ void kevo_recipe_fresh_name(char *buf, size_t size, const kevo_recipe_model *m, 
                             const char *suffix, char taken[][64], size_t n_taken);
 /* Insert `pragma_text` (without newline) as its own line directly above loop
  * l, keeping indentation. */
-int kevo_recipe_insert_pragma(kevo_recipe_edits *e, const kevo_recipe_model *m, int l,
+int kevo_recipe_insert_pragma(kevo_cparse_edits *e, const kevo_recipe_model *m, int l,
                               const char *pragma_text);
 
 /* The collapse(n) of directive d (1 when absent). */

@@ -13,9 +13,13 @@
  * `double` enables cl_khr_fp64. What it cannot carry (malloc, helper
  * functions taking pointers) ends at the compile gate, which says why.
  *
- * Must not: run a compiler or judge the result.
+ * It stands on cparse alone (tokens with offsets, an edit list), not on the
+ * recipe model, so that it can move to the OpenCL backend.
+ *
+ * Must not: run a compiler or judge the result; use the recipe model.
  */
-#include "recipe/model.h"
+#include "kevo/cparse.h"
+#include "kevo/recipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,20 +51,104 @@ static const char *mapped(const char *tok, size_t n, char *buf, size_t size)
     return NULL;
 }
 
+/* The parsed reference: its kernel's tokens, preprocessor lines left out. */
+typedef struct port_src {
+    const char *src;
+    size_t len;
+    unsigned fn_start;
+    kevo_cparse_token *tok;
+    size_t n_tok;
+} port_src;
+
+static bool tok_is(const port_src *p, size_t t, const char *text)
+{
+    size_t n = strlen(text);
+    return t < p->n_tok && p->tok[t].end - p->tok[t].start == n &&
+           memcmp(p->src + p->tok[t].start, text, n) == 0;
+}
+
+/* Parse the C reference (as the recipe model does: C11, -D_OPENMP) and
+ * keep the kernel's tokens outside preprocessor lines. */
+static int port_parse(port_src *p, const char *c_source, const char *kernel_name)
+{
+    int error = 0;
+    kevo_cparse_tu *tu = NULL;
+    kevo_cparse_options o = {0};
+    CXCursor fn;
+    unsigned fn_end;
+
+    memset(p, 0, sizeof(*p));
+    if (!c_source || !kernel_name || !*kernel_name)
+        return kevo_error_set(KEVO_EINVAL, "recipe: no source or kernel name given");
+    p->src = c_source;
+    p->len = strlen(c_source);
+    o.lang = KEVO_CPARSE_C11;
+    o.flags = KEVO_CPARSE_OPENMP_MACRO;
+    if ((error = kevo_cparse_parse(&tu, c_source, p->len, &o)) < 0 ||
+        (error = kevo_cparse_errors(tu)) < 0 ||
+        (error = kevo_cparse_function(&fn, tu, kernel_name)) < 0)
+        goto done;
+    kevo_cparse_extent(&p->fn_start, &fn_end, NULL, fn);
+    if ((error = kevo_cparse_tokens(&p->tok, &p->n_tok, tu, fn)) < 0)
+        goto done;
+    size_t k = 0;
+    for (size_t i = 0; i < p->n_tok; i++)
+        if (!p->tok[i].directive)
+            p->tok[k++] = p->tok[i];
+    p->n_tok = k;
+done:
+    kevo_cparse_free(tu);
+    return error;
+}
+
 /* Token index of the first token of the declaration's declarator for the
  * declaring token t (walks back over `*`, `const`, `restrict`). */
-static unsigned declarator_start(const kevo_recipe_model *m, unsigned t)
+static unsigned declarator_start(const port_src *p, unsigned t)
 {
-    while (t > 0 && (kevo_rtok_is(m, t - 1, "*") || kevo_rtok_is(m, t - 1, "const") ||
-                     kevo_rtok_is(m, t - 1, "restrict") || kevo_rtok_is(m, t - 1, "__restrict")))
+    while (t > 0 && (tok_is(p, t - 1, "*") || tok_is(p, t - 1, "const") ||
+                     tok_is(p, t - 1, "restrict") || tok_is(p, t - 1, "__restrict")))
         t--;
     return t;
 }
 
+/* Drop the #include lines, anywhere in the file. */
+static int drop_includes(kevo_cparse_edits *e, const char *src, size_t len)
+{
+    int error = 0;
+    for (size_t b = 0; b < len && error == 0;) {
+        const char *nl = memchr(src + b, '\n', len - b);
+        size_t next = nl ? (size_t)(nl - src) + 1 : len, q = b;
+        while (q < len && (src[q] == ' ' || src[q] == '\t'))
+            q++;
+        if (strncmp(src + q, "#include", 8) == 0)
+            error = kevo_cparse_edits_add(e, (unsigned)b, (unsigned)next, "%s", "");
+        b = next;
+    }
+    return error;
+}
+
+/* `__global` before the type of each pointer declared at token t: a
+ * parameter's whole type, a local variable's `*`. */
+static int add_global(kevo_cparse_edits *e, const port_src *p, unsigned t)
+{
+    const kevo_cparse_token *tk = &p->tok[t];
+    if (tk->decl == KEVO_CDECL_NONE || !tk->pointer)
+        return 0;
+    unsigned d = declarator_start(p, t);
+    if (tk->decl == KEVO_CDECL_PARAM) {
+        while (d > 0 && !tok_is(p, d - 1, "(") && !tok_is(p, d - 1, ","))
+            d--;
+        return kevo_cparse_edits_add(e, p->tok[d].start, p->tok[d].start, "__global ");
+    }
+    if (tok_is(p, d, "*")) /* `const float *p` -> `const float __global *p` */
+        return kevo_cparse_edits_add(e, p->tok[d].start, p->tok[d].start, "__global ");
+    return 0;
+}
+
 int kevo_recipe_port_opencl(char **out_source, const char *c_source, const char *kernel_name)
 {
-    kevo_recipe_model *m = NULL;
-    kevo_recipe_edits e = {0};
+    port_src p = {0};
+    kevo_cparse_edits e = {0};
     char *body = NULL;
     kevo_buf out = {0};
     int error;
@@ -68,52 +156,24 @@ int kevo_recipe_port_opencl(char **out_source, const char *c_source, const char 
     *out_source = NULL;
     if (kevo_recipe_is_opencl(c_source))
         return kevo_error_set(KEVO_EINVAL, "port: the source is OpenCL already");
-    if ((error = kevo_recipe_model_parse(&m, c_source, kernel_name)) < 0)
-        goto done;
-    size_t len = strlen(c_source);
-
-    /* #include lines, anywhere in the file */
-    for (size_t ln = 0; ln < m->n_lines; ln++) {
-        unsigned b = m->line_start[ln], p = b;
-        while (p < len && (c_source[p] == ' ' || c_source[p] == '\t'))
-            p++;
-        if (strncmp(c_source + p, "#include", 8) != 0)
-            continue;
-        unsigned end = ln + 1 < m->n_lines ? m->line_start[ln + 1] : (unsigned)len;
-        if ((error = kevo_recipe_edits_add(&e, b, end, "%s", "")) < 0)
-            goto done;
-    }
-    if ((error = kevo_recipe_edits_add(&e, m->fn_start, m->fn_start, "__kernel ")) < 0)
+    if ((error = port_parse(&p, c_source, kernel_name)) < 0 ||
+        (error = drop_includes(&e, c_source, p.len)) < 0 ||
+        (error = kevo_cparse_edits_add(&e, p.fn_start, p.fn_start, "__kernel ")) < 0)
         goto done;
     bool uses_double = false;
-    for (unsigned t = 0; t < m->n_tok; t++) {
-        size_t n;
-        const char *p = kevo_rtok_text(m, t, &n);
+    for (unsigned t = 0; t < p.n_tok; t++) {
+        const kevo_cparse_token *tk = &p.tok[t];
+        size_t n = tk->end - tk->start;
+        const char *s = c_source + tk->start;
         char buf[32];
-        if (n == 6 && !memcmp(p, "double", 6))
+        if (n == 6 && !memcmp(s, "double", 6))
             uses_double = true;
-        const char *to = m->tok[t].kind == 2 ? mapped(p, n, buf, sizeof(buf)) : NULL;
-        if (to && (error = kevo_recipe_edits_add(&e, m->tok[t].start, m->tok[t].end, "%s", to)) <
-                      0)
-            goto done;
-        /* every pointer variable of the kernel points to global memory */
-        int v = m->tok[t].var;
-        if (!m->tok[t].is_decl || v < 0 || m->var[v].vtype != KEVO_VTYPE_POINTER)
-            continue;
-        unsigned d = declarator_start(m, t);
-        if (m->var[v].is_param) {
-            /* parameter: before its whole type */
-            while (d > 0 && !kevo_rtok_is(m, d - 1, "(") && !kevo_rtok_is(m, d - 1, ","))
-                d--;
-            error = kevo_recipe_edits_add(&e, m->tok[d].start, m->tok[d].start, "__global ");
-        } else if (kevo_rtok_is(m, d, "*")) {
-            /* local variable: `const float *p` -> `const float __global *p` */
-            error = kevo_recipe_edits_add(&e, m->tok[d].start, m->tok[d].start, "__global ");
-        }
-        if (error < 0)
+        const char *to = tk->kind == KEVO_CTOK_IDENT ? mapped(s, n, buf, sizeof(buf)) : NULL;
+        if ((to && (error = kevo_cparse_edits_add(&e, tk->start, tk->end, "%s", to)) < 0) ||
+            (error = add_global(&e, &p, t)) < 0)
             goto done;
     }
-    if ((error = kevo_recipe_edits_apply(&body, &e, c_source, len, 0, (unsigned)len)) < 0)
+    if ((error = kevo_cparse_edits_apply(&body, &e, c_source, p.len)) < 0)
         goto done;
     kevo_buf_printf(&out, "// kevo: launch %s global=1 local=1\n", kernel_name);
     kevo_buf_printf(&out, "// ported from the C reference by kevo (one work-item)\n");
@@ -126,8 +186,8 @@ int kevo_recipe_port_opencl(char **out_source, const char *c_source, const char 
         goto done;
     *out_source = kevo_buf_detach(&out);
 done:
-    kevo_recipe_model_free(m);
-    kevo_recipe_edits_free(&e);
+    free(p.tok);
+    kevo_cparse_edits_free(&e);
     kevo_buf_free(&out);
     free(body);
     return error;

@@ -2,9 +2,10 @@
  * recipe/recipe.c - the recipe registry and the public entry points:
  * parameter resolution and validation, check, apply, chains, default and
  * mutated parameters. Each recipe's rewrite lives in recipe_*.c; this file
- * parses the source once per step, runs the recipe, applies its edits inside
- * the kernel, updates the cflags line and re-parses the result as a guard
- * against recipe bugs.
+ * parses a source once (a kevo_recipe_input keeps the model for every
+ * recipe run on that source), runs the recipe, applies its edits inside
+ * the kernel, updates the cflags line and, when the result is handed out,
+ * re-parses it as a guard against recipe bugs.
  *
  * Must not: run a compiler or judge a candidate.
  */
@@ -182,32 +183,101 @@ static int prefixed(int code, const char *recipe)
     return kevo_error_set(code, "%s: %s", recipe, msg);
 }
 
-int kevo_recipe_apply(char **out_source, const char *recipe, const long *params, size_t n_params,
-                      const char *source, const char *kernel_name)
+/* A candidate and, once a recipe has needed it, its model or why it has
+ * none. */
+struct kevo_recipe_input {
+    const char *source; /* borrowed */
+    char *kernel_name;
+    kevo_recipe_model *model;
+    bool parsed;
+    int parse_error;    /* the parse's error code when model is NULL */
+    char *parse_message;
+};
+
+int kevo_recipe_input_new(kevo_recipe_input **out, const char *source, const char *kernel_name)
+{
+    kevo_recipe_input *in = NULL;
+    *out = NULL;
+    if (!(in = calloc(1, sizeof(*in))) ||
+        (kernel_name && !(in->kernel_name = strdup(kernel_name)))) {
+        free(in);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    in->source = source;
+    *out = in;
+    return 0;
+}
+
+void kevo_recipe_input_free(kevo_recipe_input *in)
+{
+    if (!in)
+        return;
+    kevo_recipe_model_free(in->model);
+    free(in->kernel_name);
+    free(in->parse_message);
+    free(in);
+}
+
+/* The model of the input, parsed on first need: *out borrowed; on failure
+ * the parse's error, with its message set again on every call. */
+static int input_model(const kevo_recipe_model **out, kevo_recipe_input *in)
+{
+    *out = NULL;
+    if (!in->parsed) {
+        in->parsed = true;
+        in->parse_error = kevo_recipe_model_parse(&in->model, in->source, in->kernel_name);
+        if (in->parse_error < 0 && !(in->parse_message = strdup(kevo_error_last())))
+            in->parse_error = KEVO_ENOMEM;
+    }
+    if (in->model) {
+        *out = in->model;
+        return 0;
+    }
+    return kevo_error_set(in->parse_error, "%s",
+                          in->parse_message ? in->parse_message : "out of memory");
+}
+
+int kevo_recipe_input_traits(char **out, kevo_recipe_input *in)
+{
+    const kevo_recipe_model *m;
+    int error;
+    *out = NULL;
+    if ((error = input_model(&m, in)) < 0)
+        return error;
+    return kevo_recipe__traits(out, m);
+}
+
+/* Guard against recipe bugs: the rewritten source must still parse. */
+static int guard_parses(const char *final, const char *kernel_name)
+{
+    kevo_recipe_model *check = NULL;
+    int error = kevo_recipe_model_parse(&check, final, kernel_name);
+    if (error == KEVO_EINVAL) {
+        char msg[2048];
+        snprintf(msg, sizeof(msg), "%s", kevo_error_last());
+        error = kevo_error_set(KEVO_ERROR, "recipe bug: the rewritten source fails: %s", msg);
+    }
+    kevo_recipe_model_free(check);
+    return error;
+}
+
+/* Run recipe d with parameters p on the input into *out_source: its edits
+ * (or whole file), then its flags. The output is not re-parsed here. */
+static int run_recipe(char **out_source, const kevo_recipe_desc *d, const long *p,
+                      kevo_recipe_input *in, bool *out_needs_model)
 {
     int error = 0;
-    const kevo_recipe_desc *d;
-    long p[KEVO_RECIPE_MAX_PARAMS] = {0};
-    kevo_recipe_model *m = NULL, *check = NULL;
+    const kevo_recipe_model *m = NULL;
     kevo_recipe_out ro = {0};
-    char *text = NULL, *final = NULL;
+    char *text = NULL;
+    const char *source = in->source;
 
     *out_source = NULL;
-    if ((error = find_or_fail(&d, recipe)) < 0)
-        return error;
-    if (!source || !kernel_name)
-        return kevo_error_set(KEVO_EINVAL, "%s: no source or kernel name given", d->name);
-    if ((error = resolve_params(p, d, params, n_params)) < 0)
-        return error;
-    if (strcmp(d->backend, kevo_recipe_is_opencl(source) ? "opencl" : "c") != 0)
-        return prefixed(kevo_error_set(KEVO_EINVAL, "rewrites %s candidates, this is %s",
-                                       d->backend, kevo_recipe_is_opencl(source) ? "OpenCL" : "C"),
-                        d->name);
     size_t idx = (size_t)(d - descs);
     bool needs_model = impls[idx] != kevo_recipe_flags_apply;
-    if (needs_model && (error = kevo_recipe_model_parse(&m, source, kernel_name)) < 0)
-        goto done;
-    if ((error = impls[idx](&ro, m, source, p)) < 0)
+    *out_needs_model = needs_model;
+    if ((needs_model && (error = input_model(&m, in)) < 0) ||
+        (error = impls[idx](&ro, m, source, p)) < 0)
         goto done;
     if (ro.whole) {
         text = ro.whole;
@@ -217,44 +287,86 @@ int kevo_recipe_apply(char **out_source, const char *recipe, const long *params,
         goto done;
     }
     if (ro.cflags) {
-        if ((error = kevo_recipe_cflags_add(&final, NULL, text, ro.cflags)) < 0)
-            goto done;
+        error = kevo_recipe_cflags_add(out_source, NULL, text, ro.cflags);
     } else {
-        final = text;
+        *out_source = text;
         text = NULL;
     }
-    /* Guard against recipe bugs: the result must still parse. */
-    if (needs_model && (error = kevo_recipe_model_parse(&check, final, kernel_name)) < 0) {
-        if (error == KEVO_EINVAL) {
-            char msg[2048];
-            snprintf(msg, sizeof(msg), "%s", kevo_error_last());
-            error = kevo_error_set(KEVO_ERROR, "recipe bug: the rewritten source fails: %s", msg);
-        }
+done:
+    kevo_cparse_edits_free(&ro.edits);
+    free(ro.whole);
+    free(text);
+    return error;
+}
+
+/* Look the recipe up and resolve its parameters for the input's backend. */
+static int prepare(const kevo_recipe_desc **out, long *p, const char *recipe, const long *params,
+                   size_t n_params, const kevo_recipe_input *in)
+{
+    int error;
+    const kevo_recipe_desc *d;
+    if ((error = find_or_fail(&d, recipe)) < 0)
+        return error;
+    *out = d;
+    if (!in || !in->source || !in->kernel_name)
+        return kevo_error_set(KEVO_EINVAL, "%s: no source or kernel name given", d->name);
+    if ((error = resolve_params(p, d, params, n_params)) < 0)
+        return error;
+    bool ocl = kevo_recipe_is_opencl(in->source);
+    if (strcmp(d->backend, ocl ? "opencl" : "c") != 0)
+        return prefixed(kevo_error_set(KEVO_EINVAL, "rewrites %s candidates, this is %s",
+                                       d->backend, ocl ? "OpenCL" : "C"),
+                        d->name);
+    return 0;
+}
+
+int kevo_recipe_input_apply(char **out_source, const char *recipe, const long *params,
+                            size_t n_params, kevo_recipe_input *in)
+{
+    int error = 0;
+    const kevo_recipe_desc *d = NULL;
+    long p[KEVO_RECIPE_MAX_PARAMS] = {0};
+    char *final = NULL;
+    bool needs_model = false;
+
+    *out_source = NULL;
+    if ((error = prepare(&d, p, recipe, params, n_params, in)) < 0)
+        return error;
+    if ((error = run_recipe(&final, d, p, in, &needs_model)) < 0 ||
+        (needs_model && (error = guard_parses(final, in->kernel_name)) < 0))
         goto done;
-    }
     *out_source = final;
     final = NULL;
 done:
     if (error < 0)
         error = prefixed(error, d->name);
-    kevo_recipe_model_free(m);
-    kevo_recipe_model_free(check);
-    kevo_recipe_edits_free(&ro.edits);
-    free(ro.whole);
-    free(text);
     free(final);
     return error;
 }
 
-int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recipe,
+int kevo_recipe_apply(char **out_source, const char *recipe, const long *params, size_t n_params,
                       const char *source, const char *kernel_name)
 {
-    char *result = NULL;
-    *out_applicable = false;
-    if (out_reason)
-        *out_reason = NULL;
-    int error = kevo_recipe_apply(&result, recipe, NULL, 0, source, kernel_name);
-    free(result);
+    kevo_recipe_input *in = NULL;
+    int error;
+    *out_source = NULL;
+    if (!source || !kernel_name) {
+        const kevo_recipe_desc *d;
+        if ((error = find_or_fail(&d, recipe)) < 0)
+            return error;
+        return kevo_error_set(KEVO_EINVAL, "%s: no source or kernel name given", d->name);
+    }
+    if ((error = kevo_recipe_input_new(&in, source, kernel_name)) < 0)
+        return error;
+    error = kevo_recipe_input_apply(out_source, recipe, params, n_params, in);
+    kevo_recipe_input_free(in);
+    return error;
+}
+
+/* An applicability outcome: 0 with *out_applicable, the reason of an
+ * EINVAL in *out_reason, or another error. */
+static int check_outcome(bool *out_applicable, char **out_reason, int error)
+{
     if (error == 0) {
         *out_applicable = true;
         return 0;
@@ -268,6 +380,37 @@ int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recip
     }
     kevo_error_clear();
     return 0;
+}
+
+int kevo_recipe_input_check(bool *out_applicable, char **out_reason, const char *recipe,
+                            const long *params, size_t n_params, kevo_recipe_input *in)
+{
+    int error = 0;
+    const kevo_recipe_desc *d = NULL;
+    long p[KEVO_RECIPE_MAX_PARAMS] = {0};
+    char *result = NULL;
+    bool needs_model = false;
+
+    *out_applicable = false;
+    if (out_reason)
+        *out_reason = NULL;
+    if ((error = prepare(&d, p, recipe, params, n_params, in)) == 0 &&
+        (error = run_recipe(&result, d, p, in, &needs_model)) < 0)
+        error = prefixed(error, d->name);
+    free(result);
+    return check_outcome(out_applicable, out_reason, error);
+}
+
+int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recipe,
+                      const char *source, const char *kernel_name)
+{
+    char *result = NULL;
+    *out_applicable = false;
+    if (out_reason)
+        *out_reason = NULL;
+    int error = kevo_recipe_apply(&result, recipe, NULL, 0, source, kernel_name);
+    free(result);
+    return check_outcome(out_applicable, out_reason, error);
 }
 
 int kevo_recipe_apply_chain(char **out_source, const kevo_recipe_step *steps, size_t n,
@@ -353,26 +496,11 @@ static size_t param_choices(long *out, size_t cap, const kevo_recipe_desc *d, si
     return n;
 }
 
-int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, const char *recipe,
-                              const char *source, const char *kernel_name)
+/* Change one parameter of d among the choices the model (may be NULL)
+ * allows. */
+static void mutate_with(bool *out_changed, long *params, kevo_rng *rng, const kevo_recipe_desc *d,
+                        const kevo_recipe_model *m)
 {
-    int error = 0;
-    const kevo_recipe_desc *d;
-    kevo_recipe_model *m = NULL;
-
-    *out_changed = false;
-    if ((error = find_or_fail(&d, recipe)) < 0)
-        return error;
-    if (d->n_params == 0)
-        return 0;
-    if (source && kernel_name && kevo_recipe_model_parse(&m, source, kernel_name) < 0) {
-        if (kevo_error_last()[0] && strstr(kevo_error_last(), "out of memory")) {
-            error = KEVO_ENOMEM;
-            goto done;
-        }
-        m = NULL; /* fall back to the static choices */
-        kevo_error_clear();
-    }
     /* Parameters that have an alternative to their current value. */
     size_t candidates[KEVO_RECIPE_MAX_PARAMS], nc = 0;
     long choices[KEVO_RECIPE_MAX_PARAMS][64];
@@ -386,7 +514,7 @@ int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, co
             }
     }
     if (nc == 0)
-        goto done;
+        return;
     size_t i = candidates[kevo_rng_next(rng) % nc];
     long alt[64];
     size_t na = 0;
@@ -395,7 +523,51 @@ int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, co
             alt[na++] = choices[i][k];
     params[i] = alt[kevo_rng_next(rng) % na];
     *out_changed = true;
-done:
-    kevo_recipe_model_free(m);
+}
+
+/* The model for narrowing parameter choices: NULL (the static choices)
+ * when the source does not parse; KEVO_ENOMEM when parsing ran out of
+ * memory. */
+static int mutate_model(const kevo_recipe_model **out, kevo_recipe_input *in)
+{
+    *out = NULL;
+    if (!in || !in->source || !in->kernel_name || input_model(out, in) == 0)
+        return 0;
+    if (kevo_error_last()[0] && strstr(kevo_error_last(), "out of memory"))
+        return KEVO_ENOMEM;
+    kevo_error_clear();
+    return 0;
+}
+
+int kevo_recipe_input_params_mutate(bool *out_changed, long *params, kevo_rng *rng,
+                                    const char *recipe, kevo_recipe_input *in)
+{
+    int error = 0;
+    const kevo_recipe_desc *d;
+    const kevo_recipe_model *m = NULL;
+
+    *out_changed = false;
+    if ((error = find_or_fail(&d, recipe)) < 0)
+        return error;
+    if (d->n_params == 0)
+        return 0;
+    if ((error = mutate_model(&m, in)) < 0)
+        return error;
+    mutate_with(out_changed, params, rng, d, m);
+    return 0;
+}
+
+int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, const char *recipe,
+                              const char *source, const char *kernel_name)
+{
+    kevo_recipe_input *in = NULL;
+    int error;
+    *out_changed = false;
+    if (!source || !kernel_name)
+        return kevo_recipe_input_params_mutate(out_changed, params, rng, recipe, NULL);
+    if ((error = kevo_recipe_input_new(&in, source, kernel_name)) < 0)
+        return error;
+    error = kevo_recipe_input_params_mutate(out_changed, params, rng, recipe, in);
+    kevo_recipe_input_free(in);
     return error;
 }

@@ -90,7 +90,7 @@ int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                 already++;
                 continue;
             }
-            if ((error = kevo_recipe_edits_add(&out->edits, m->tok[d + 1].end, m->tok[d + 1].end,
+            if ((error = kevo_cparse_edits_add(&out->edits, m->tok[d + 1].end, m->tok[d + 1].end,
                                                kevo_rtok_is(m, d + 2, "]") ? "restrict"
                                                                            : "restrict ")) < 0)
                 return error;
@@ -102,7 +102,7 @@ int kevo_recipe_restrict_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
             snprintf(skipped + n, sizeof(skipped) - n, "%s'%s'", n ? ", " : "", m->var[v].name);
             continue;
         }
-        if ((error = kevo_recipe_edits_add(&out->edits, m->tok[d].start, m->tok[d].start,
+        if ((error = kevo_cparse_edits_add(&out->edits, m->tok[d].start, m->tok[d].start,
                                            "restrict ")) < 0)
             return error;
         added++;

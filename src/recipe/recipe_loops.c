@@ -144,9 +144,9 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
 
     unsigned o0 = m->tok[O->t_for].start, o1 = m->tok[O->t_rparen].end;
     unsigned c0 = m->tok[C->t_for].start, c1 = m->tok[C->t_rparen].end;
-    if ((error = kevo_recipe_edits_add(&out->edits, o0, o1, "%.*s", (int)(c1 - c0), m->src + c0)) <
+    if ((error = kevo_cparse_edits_add(&out->edits, o0, o1, "%.*s", (int)(c1 - c0), m->src + c0)) <
             0 ||
-        (error = kevo_recipe_edits_add(&out->edits, c0, c1, "%.*s", (int)(o1 - o0), m->src + o0)) <
+        (error = kevo_cparse_edits_add(&out->edits, c0, c1, "%.*s", (int)(o1 - o0), m->src + o0)) <
             0)
         return error;
     return 0;
@@ -250,7 +250,7 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
             goto done;
         /* tile loop, in place of the original header */
         if ((error =
-                 kevo_recipe_edits_add(&out->edits, m->tok[L->t_for].start, m->tok[L->t_rparen].end,
+                 kevo_cparse_edits_add(&out->edits, m->tok[L->t_for].start, m->tok[L->t_rparen].end,
                                        "for (%.*s %s = %.*s; %s < %s; %s += %ld)", (int)(ty1 - ty0),
                                        m->src + ty0, names[k], TEXT(L->t_lb0, L->t_lb1), names[k],
                                        kevo_buf_cstr(&ub), names[k], size)) < 0)
@@ -266,7 +266,7 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
                                      names[k], size, kevo_buf_cstr(&ub), m->var[L->var].name)) < 0)
             goto done;
     }
-    error = kevo_recipe_edits_add(&out->edits, m->tok[last->t_rparen].end,
+    error = kevo_cparse_edits_add(&out->edits, m->tok[last->t_rparen].end,
                                   m->tok[last->t_rparen].end, "%s", kevo_buf_cstr(&points));
 done:
     kevo_buf_free(&ub);

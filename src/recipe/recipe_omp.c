@@ -176,7 +176,7 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         if ((error = append_clauses(&pragma, m, &sc, p, n)) < 0 ||
             (error = kevo_buf_put(&pragma, rest, rest_len)) < 0)
             goto done;
-        if ((error = kevo_recipe_edits_add(&out->edits, m->dir[d].start, m->dir[d].end, "%s",
+        if ((error = kevo_cparse_edits_add(&out->edits, m->dir[d].start, m->dir[d].end, "%s",
                                            kevo_buf_cstr(&pragma))) < 0)
             goto done;
         applied = 1;
@@ -301,8 +301,8 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
             if ((error = append_clauses(&clauses, m, &sc, p, n)) < 0)
                 goto done;
             unsigned after_for = m->dir[d].start + (unsigned)at + 3;
-            if ((error = kevo_recipe_edits_add(&out->edits, after_for, after_for, " simd")) < 0 ||
-                (error = kevo_recipe_edits_add(&out->edits, m->dir[d].end, m->dir[d].end, "%s",
+            if ((error = kevo_cparse_edits_add(&out->edits, after_for, after_for, " simd")) < 0 ||
+                (error = kevo_cparse_edits_add(&out->edits, m->dir[d].end, m->dir[d].end, "%s",
                                                kevo_buf_cstr(&clauses))) < 0)
                 goto done;
         } else {
@@ -379,7 +379,7 @@ int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
                     goto done;
                 continue;
             }
-            if ((error = kevo_recipe_edits_add(&out->edits, m->dir[d].start, m->dir[d].end,
+            if ((error = kevo_cparse_edits_add(&out->edits, m->dir[d].start, m->dir[d].end,
                                                "#pragma GCC unroll %ld", factor)) < 0)
                 goto done;
         } else {

@@ -94,13 +94,9 @@ static bool fp_reduction(const kevo_recipe_model *m)
     return false;
 }
 
-int kevo_recipe_traits(char **out, const char *source, const char *kernel_name)
+int kevo_recipe__traits(char **out, const kevo_recipe_model *m)
 {
     *out = NULL;
-    kevo_recipe_model *m = NULL;
-    int error = kevo_recipe_model_parse(&m, source, kernel_name);
-    if (error < 0)
-        return error;
     bool deep = false;
     for (size_t l = 0; l < m->n_loop; l++)
         deep = deep || m->loop[l].level >= 2;
@@ -109,12 +105,22 @@ int kevo_recipe_traits(char **out, const char *source, const char *kernel_name)
         strcat(list, " deep-nest");
     if (fp_reduction(m))
         strcat(list, " fp-reduction");
-    if (calls_libm(source))
+    if (calls_libm(m->src))
         strcat(list, " libm-call");
-    kevo_recipe_model_free(m);
     char *s = strdup(list[0] ? list + 1 : list);
     if (!s)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     *out = s;
     return 0;
+}
+
+int kevo_recipe_traits(char **out, const char *source, const char *kernel_name)
+{
+    *out = NULL;
+    kevo_recipe_model *m = NULL;
+    int error = kevo_recipe_model_parse(&m, source, kernel_name);
+    if (error == 0)
+        error = kevo_recipe__traits(out, m);
+    kevo_recipe_model_free(m);
+    return error;
 }

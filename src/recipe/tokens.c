@@ -1,0 +1,103 @@
+/*
+ * recipe/tokens.c - reading a built model (model.h): the text of its
+ * tokens, bracket matching, and the line of an offset. The analyses
+ * (access.c, loops.c) and the recipes stand on these; the model builder
+ * (model.c) uses them too, so that the dependency runs one way:
+ * model.c -> access.c -> tokens.c.
+ *
+ * Must not: call libclang, build or change a model, or edit text.
+ */
+#include "recipe/model.h"
+
+#include <string.h>
+
+const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len)
+{
+    if (t >= m->n_tok) {
+        *len = 0;
+        return "";
+    }
+    *len = m->tok[t].end - m->tok[t].start;
+    return m->src + m->tok[t].start;
+}
+
+bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text)
+{
+    size_t n;
+    const char *p = kevo_rtok_text(m, t, &n);
+    return t < m->n_tok && strlen(text) == n && memcmp(p, text, n) == 0;
+}
+
+bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1)
+{
+    if (a1 - a0 != b1 - b0)
+        return false;
+    for (unsigned i = 0; i < a1 - a0; i++) {
+        size_t na, nb;
+        const char *pa = kevo_rtok_text(m, a0 + i, &na);
+        const char *pb = kevo_rtok_text(m, b0 + i, &nb);
+        if (na != nb || memcmp(pa, pb, na) != 0)
+            return false;
+    }
+    return true;
+}
+
+unsigned kevo_rtok_match(const kevo_recipe_model *m, unsigned t)
+{
+    static const char open[] = "([{", close[] = ")]}";
+    size_t n;
+    const char *p = kevo_rtok_text(m, t, &n);
+    if (n != 1)
+        return (unsigned)-1;
+    const char *o = strchr(open, p[0]), *c = strchr(close, p[0]);
+    int depth = 0;
+    if (o && *o) {
+        for (size_t i = t; i < m->n_tok; i++) {
+            const char *q = kevo_rtok_text(m, i, &n);
+            if (n != 1)
+                continue;
+            if (q[0] == *o)
+                depth++;
+            else if (q[0] == close[o - open] && --depth == 0)
+                return (unsigned)i;
+        }
+    } else if (c && *c) {
+        for (size_t i = t + 1; i-- > 0;) {
+            const char *q = kevo_rtok_text(m, i, &n);
+            if (n != 1)
+                continue;
+            if (q[0] == *c)
+                depth++;
+            else if (q[0] == open[c - close] && --depth == 0)
+                return (unsigned)i;
+        }
+    }
+    return (unsigned)-1;
+}
+
+unsigned kevo_recipe_line(const kevo_recipe_model *m, unsigned offset)
+{
+    size_t lo = 0, hi = m->n_lines;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (m->line_start[mid] <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (unsigned)lo + 1;
+}
+
+unsigned kevo_recipe_line_begin(const kevo_recipe_model *m, unsigned offset)
+{
+    return m->line_start[kevo_recipe_line(m, offset) - 1];
+}
+
+const char *kevo_recipe_indent(const kevo_recipe_model *m, unsigned offset, size_t *len)
+{
+    unsigned b = kevo_recipe_line_begin(m, offset), e = b;
+    while (e < m->len && (m->src[e] == ' ' || m->src[e] == '\t'))
+        e++;
+    *len = e - b;
+    return m->src + b;
+}
