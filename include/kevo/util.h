@@ -18,11 +18,26 @@ extern "C" {
 
 /* A growable, always NUL-terminated byte buffer. Zero-initialise it
  * (`kevo_buf b = {0};`), append, then kevo_buf_free(). `ptr` is NULL until
- * the first append; kevo_buf_cstr() never returns NULL. */
+ * the first append; kevo_buf_cstr() never returns NULL.
+ *
+ * Failure is sticky (libgit2's git_str_oom): once an append fails (out of
+ * memory, a size that overflows, a bad format), the buffer remembers the
+ * error; every later append returns that error without writing, and
+ * kevo_buf_detach() returns NULL. So a run of appends may be checked once,
+ * at the end:
+ *
+ *     kevo_buf_puts(&b, "a"); kevo_buf_printf(&b, "%d", n); ...
+ *     char *s = kevo_buf_detach(&b);
+ *     if (!s) return KEVO_ENOMEM;   // kevo_error_last() says why
+ *
+ * What the buffer held before the failing append stays readable
+ * (kevo_buf_cstr) but is incomplete. kevo_buf_clear() keeps the failure;
+ * kevo_buf_free() and kevo_buf_detach() reset it. */
 typedef struct kevo_buf {
     char *ptr;
     size_t len;
     size_t cap;
+    int error; /* 0, or the negative KEVO_E* code of the first failed append */
 } kevo_buf;
 
 int kevo_buf_grow(kevo_buf *b, size_t extra);
@@ -31,8 +46,14 @@ int kevo_buf_puts(kevo_buf *b, const char *s);
 int kevo_buf_printf(kevo_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int kevo_buf_vprintf(kevo_buf *b, const char *fmt, va_list ap);
 const char *kevo_buf_cstr(const kevo_buf *b);
-/* Hand the buffer's memory to the caller (free() it); the buffer is reset. */
+/* Hand the buffer's memory to the caller (free() it); the buffer is reset.
+ * NULL (with the message in kevo_error_last()) when an append had failed
+ * (the content is freed) or when there is no memory for an empty string. */
 char *kevo_buf_detach(kevo_buf *b);
+/* Whether an append to b ran out of memory (b keeps failing until reset). */
+bool kevo_buf_oom(const kevo_buf *b);
+/* The sticky error of b: 0, or the KEVO_E* code of its first failed append. */
+int kevo_buf_error(const kevo_buf *b);
 void kevo_buf_clear(kevo_buf *b);
 void kevo_buf_free(kevo_buf *b);
 

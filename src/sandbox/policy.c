@@ -20,15 +20,19 @@
 #include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static struct sock_fprog program;
-static int program_ok;
+static atomic_int program_ok; /* set once, when `program` is complete */
 static char program_error[256];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Not a pthread_once: a build that failed (out of memory) is tried again
+ * by the next caller rather than remembered for the process's lifetime. */
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const killed[] = {
     "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2",
@@ -94,26 +98,33 @@ static void build(void)
     }
     size_t cap = 4096;
     buf = malloc(cap);
+    bool oom = !buf;
     ssize_t n;
-    while (buf && (n = read(fds[0], buf + len, cap - len)) > 0) {
+    while (!oom && (n = read(fds[0], buf + len, cap - len)) > 0) {
         len += (size_t)n;
         if (len == cap) {
             cap *= 2;
             char *p = realloc(buf, cap);
             if (!p)
-                break;
-            buf = p;
+                oom = true; /* never a truncated program */
+            else
+                buf = p;
         }
     }
     close(fds[0]);
-    if (!buf || len == 0 || len % sizeof(struct sock_filter)) {
+    if (oom) {
+        snprintf(program_error, sizeof(program_error),
+                 "out of memory reading the seccomp program");
+        goto done;
+    }
+    if (len == 0 || len % sizeof(struct sock_filter)) {
         snprintf(program_error, sizeof(program_error), "seccomp export gave %zu bytes", len);
         goto done;
     }
     program.len = (unsigned short)(len / sizeof(struct sock_filter));
     program.filter = (struct sock_filter *)buf;
     buf = NULL;
-    program_ok = 1;
+    atomic_store_explicit(&program_ok, 1, memory_order_release);
 done:
     free(buf);
     seccomp_release(ctx);
@@ -121,9 +132,18 @@ done:
 
 const struct sock_fprog *kevo_sandbox_policy(void)
 {
-    pthread_once(&once, build);
-    if (!program_ok) {
-        kevo_error_set(KEVO_EINFRA, "%s", program_error);
+    if (atomic_load_explicit(&program_ok, memory_order_acquire))
+        return &program;
+    char why[sizeof(program_error)];
+    pthread_mutex_lock(&build_lock);
+    if (!atomic_load_explicit(&program_ok, memory_order_acquire)) {
+        program_error[0] = '\0';
+        build();
+    }
+    memcpy(why, program_error, sizeof(why));
+    pthread_mutex_unlock(&build_lock);
+    if (!atomic_load_explicit(&program_ok, memory_order_acquire)) {
+        kevo_error_set(KEVO_EINFRA, "%s", why[0] ? why : "cannot build the seccomp policy");
         return NULL;
     }
     return &program;

@@ -58,8 +58,12 @@ static int add(kevo_root_plan *p, op_kind kind, const char *src, const char *dst
     kevo_buf_printf(&b, "%s%s", ROOT_MOUNT, dst_rel);
     o->dst = kevo_buf_detach(&b);
     o->src = src ? strdup(src) : NULL;
-    if (!o->dst || (src && !o->src))
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (!o->dst || (src && !o->src)) {
+        free(o->dst); /* not counted in p->n: kevo_sandbox__root_plan_free won't see them */
+        free(o->src);
+        o->dst = o->src = NULL;
+        return kevo_error_set(KEVO_ENOMEM, "out of memory planning the sandbox's root");
+    }
     o->kind = kind;
     o->ro = ro;
     o->optional = optional;

@@ -10,6 +10,7 @@
  * spawning is safe from a multi-threaded kevo. It must not interpret what
  * the child prints.
  */
+#include "kevo/fault.h"
 #include "kevo/sandbox.h"
 #include "kevo/util.h"
 #include "sandbox/policy.h"
@@ -38,25 +39,35 @@
 
 extern char **environ;
 
+static void free_env(char **env);
+
 static int build_env(char ***out, const kevo_sandbox_opts *o)
 {
+    *out = NULL;
     size_t n = 0;
     for (const char *const *e = o->extra_env; e && *e; e++)
         n++;
     char **env = calloc(n + 8, sizeof(char *));
     if (!env)
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        return kevo_error_set(KEVO_ENOMEM, "out of memory building a child's environment");
     size_t k = 0;
-    env[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
-    env[k++] = strdup("LANG=C");
-    env[k++] = strdup("LC_ALL=C");
+    bool ok = (env[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin")) &&
+              (env[k++] = strdup("LANG=C")) && (env[k++] = strdup("LC_ALL=C"));
     kevo_buf b = {0};
-    kevo_buf_printf(&b, "HOME=%s", o->workdir);
-    env[k++] = kevo_buf_detach(&b);
-    kevo_buf_printf(&b, "TMPDIR=%s", o->workdir);
-    env[k++] = kevo_buf_detach(&b);
-    for (const char *const *e = o->extra_env; e && *e; e++)
-        env[k++] = strdup(*e);
+    if (ok) {
+        kevo_buf_printf(&b, "HOME=%s", o->workdir);
+        ok = (env[k++] = kevo_buf_detach(&b)) != NULL;
+    }
+    if (ok) {
+        kevo_buf_printf(&b, "TMPDIR=%s", o->workdir);
+        ok = (env[k++] = kevo_buf_detach(&b)) != NULL;
+    }
+    for (const char *const *e = o->extra_env; ok && e && *e; e++)
+        ok = (env[k++] = strdup(*e)) != NULL;
+    if (!ok) {
+        free_env(env);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory building a child's environment");
+    }
     *out = env;
     return 0;
 }
@@ -159,6 +170,10 @@ static void child_setup(const kevo_sandbox_opts *o, const struct sock_fprog *pro
 static pid_t sandbox_fork(bool *own_mounts)
 {
     *own_mounts = false;
+    if (kevo_fault_should_fail(KEVO_FAULT_SPAWN)) { /* tests: fail as fork() does */
+        errno = EAGAIN;
+        return -1;
+    }
     if (geteuid() != 0)
         return fork();
     pid_t pid = (pid_t)syscall(SYS_clone,
@@ -552,8 +567,8 @@ int kevo_sandbox_run(kevo_proc_status *status, char **out_output, size_t cap,
         status->kind = KEVO_EXIT_NORMAL;
         status->exit_code = WEXITSTATUS(ws);
     }
-    if (out_output)
-        *out_output = kevo_buf_detach(&output);
+    if (out_output && !(*out_output = kevo_buf_detach(&output)))
+        error = KEVO_ENOMEM; /* the message: kevo_buf_detach's */
 done:
     if (outp[0] >= 0)
         close(outp[0]);
@@ -645,8 +660,9 @@ int kevo_sandbox_private_scratch(void)
     if (!base || !*base)
         base = "/tmp";
     kevo_buf dir = {0};
-    kevo_buf_printf(&dir, "%s/kevo-scratch", base);
-    int error = check_reachable(base);
+    int error = kevo_buf_printf(&dir, "%s/kevo-scratch", base);
+    if (error == 0)
+        error = check_reachable(base);
     if (error < 0)
         goto done;
     struct stat st;
