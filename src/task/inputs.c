@@ -14,7 +14,7 @@ void kevo_call_data_free(kevo_call_data *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->nparams; i++)
+    for (size_t i = 0; d->data && i < d->nparams; i++)
         free(d->data[i]);
     free(d->data);
     free(d->bytes);

@@ -122,14 +122,15 @@ static int parse_sizes(kevo_sizes *out, const kevo_task *t, const cJSON *obj, co
     out->names = calloc((size_t)n, sizeof(char *));
     out->values = calloc((size_t)n, sizeof(int64_t));
     if (!out->names || !out->values)
-        return KEVO_ENOMEM;
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
     for (const cJSON *it = obj->child; it; it = it->next) {
         if (!is_identifier(it->string))
             return FIELD_ERR(t, field, "size name '%s' is not a C identifier", it->string);
         if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
             it->valuedouble < 0 || it->valuedouble > 1e15)
             return FIELD_ERR(t, field, "size '%s' must be a non-negative integer", it->string);
-        out->names[out->n] = strdup(it->string);
+        if (!(out->names[out->n] = strdup(it->string)))
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
         out->values[out->n] = (int64_t)it->valuedouble;
         out->n++;
     }
@@ -649,6 +650,10 @@ int kevo_task_load(kevo_task **out, const char *dir)
     t->dir = strdup(dir);
     t->json_path = kevo_path_join(dir, "task.json");
     t->reference_path = kevo_path_join(dir, "reference.c");
+    if (!t->dir || !t->json_path || !t->reference_path) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
     if (!kevo_dir_exists(dir)) {
         error = kevo_error_set(KEVO_ENOTFOUND, "%s: no such task folder", dir);
         goto done;

@@ -20,12 +20,16 @@ static void free_outputs(void **o, size_t n)
     free(o);
 }
 
+/* One buffer per output parameter, or NULL (all or nothing). */
 static void **alloc_outputs(const kevo_task *t, const kevo_call_data *d)
 {
     void **o = calloc(t->nparams, sizeof(void *));
-    for (size_t p = 0; o && p < t->nparams; p++)
-        if (kevo_verify__is_output(t, p))
-            o[p] = malloc(d->bytes[p] ? d->bytes[p] : 1);
+    for (size_t p = 0; o && p < t->nparams; p++) {
+        if (kevo_verify__is_output(t, p) && !(o[p] = malloc(d->bytes[p] ? d->bytes[p] : 1))) {
+            free_outputs(o, t->nparams);
+            return NULL;
+        }
+    }
     return o;
 }
 
