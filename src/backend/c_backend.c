@@ -11,6 +11,7 @@
 #include "backend/toolchain.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
+#include "source_gate.h"
 #include "kevo/util.h"
 
 #include <pthread.h>
@@ -301,16 +302,12 @@ done:
     return error;
 }
 
-/* The static gate's C analyser lives in src/verify/antihack_c.c until it
- * moves into src/backend/; declared here rather than included because
- * verify/antihack.h is verify's internal header. */
-int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task, const char *source);
 
 static int c_source_gate(const kevo_backend *be, const kevo_task *task, const char *source,
                          int *violations, kevo_buf *findings)
 {
     (void)be;
-    return kevo_antihack_c(violations, findings, task, source);
+    return kevo_backend__gate_c(violations, findings, task, source);
 }
 
 /* The built-in generator's first C draft: the reference itself. */

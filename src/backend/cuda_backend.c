@@ -23,6 +23,7 @@
 #include "backend/elf_inspect.h"
 #include "backend/toolchain.h"
 #include "kevo/sys/backend.h"
+#include "source_gate.h"
 #include "kevo/util.h"
 
 #include <dlfcn.h>
@@ -394,18 +395,12 @@ static int cuda_runner_env(const kevo_backend *be, const char *dir, char ***out)
     return 0;
 }
 
-/* The static gate's CUDA analyser (the C rules plus CUDA's) lives in
- * src/verify/antihack_c.c until it moves into src/backend/; declared here
- * rather than included because verify/antihack.h is verify's internal
- * header. */
-int kevo_antihack_cuda(int *violations, kevo_buf *findings, const kevo_task *task,
-                       const char *source);
 
 static int cuda_source_gate(const kevo_backend *be, const kevo_task *task, const char *source,
                             int *violations, kevo_buf *findings)
 {
     (void)be;
-    return kevo_antihack_cuda(violations, findings, task, source);
+    return kevo_backend__gate_cuda(violations, findings, task, source);
 }
 
 /* The API notes this backend seeds into a fresh memory (memory/seed.c):

@@ -28,6 +28,7 @@
 #include "kevo/recipe.h" /* ocl_draft only: see there */
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
+#include "source_gate.h"
 #include "kevo/util.h"
 
 #include <dirent.h>
@@ -538,17 +539,12 @@ static int ocl_runner_env(const kevo_backend *be, const char *dir, char ***out)
     return 0;
 }
 
-/* The static gate's OpenCL analyser lives in src/verify/antihack_opencl.c
- * until it moves into src/backend/; declared here rather than included
- * because verify/antihack.h is verify's internal header. */
-int kevo_antihack_opencl(int *violations, kevo_buf *findings, const kevo_task *task,
-                         const char *source);
 
 static int ocl_source_gate(const kevo_backend *be, const kevo_task *task, const char *source,
                            int *violations, kevo_buf *findings)
 {
     (void)be;
-    return kevo_antihack_opencl(violations, findings, task, source);
+    return kevo_backend__gate_opencl(violations, findings, task, source);
 }
 
 /* The built-in generator's first OpenCL draft: the C reference carried over

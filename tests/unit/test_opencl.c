@@ -2,7 +2,7 @@
  * tests/unit/test_opencl.c - the OpenCL backend's pure parts: the `// kevo:`
  * directives and size expressions (src/backend/opencl_spec.c), the C they
  * become in the runner, and the OpenCL anti-hack gate
- * (src/verify/antihack_opencl.c); plus the backend registry. Nothing here
+ * (src/backend/source_gate_opencl.c); plus the backend registry. Nothing here
  * needs an OpenCL platform or runs a kernel (tests/integration/
  * test_opencl_candidates.sh does).
  *
@@ -12,7 +12,6 @@
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
-#include "verify/antihack.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -209,7 +208,9 @@ static void test_opencl__spec_problems(void **state)
 static int antihack(const kevo_task *t, const char *src, kevo_buf *findings)
 {
     int violations = -1;
-    assert_int_equal(kevo_antihack("opencl", &violations, findings, t, src), 0);
+    const kevo_backend *be = kevo_backend_find("opencl"); /* the gate through the vtable */
+    assert_non_null(be->source_gate);
+    assert_int_equal(be->source_gate(be, t, src, &violations, findings), 0);
     return violations;
 }
 

@@ -1,5 +1,5 @@
 /*
- * verify/antihack_opencl.c - the static anti-hacking gate for OpenCL C 1.2
+ * backend/source_gate_opencl.c - the static anti-hacking gate for OpenCL C 1.2
  * candidates, on libclang-14 (`-x cl -cl-std=CL1.2` with the OpenCL
  * built-in declarations, so every call resolves to a built-in or to a
  * function of the file).
@@ -21,7 +21,7 @@
  * compiled kernel libraries import (src/backend/elf_inspect.c) and the
  * runner's sandbox.
  */
-#include "verify/antihack.h"
+#include "source_gate.h"
 
 #include <clang-c/Index.h>
 #include <stdarg.h>
@@ -220,7 +220,7 @@ static void scan_tokens(ctx *c, CXTranslationUnit tu)
     clang_disposeTokens(tu, toks, n);
 }
 
-int kevo_antihack_opencl(int *violations, kevo_buf *findings, const kevo_task *task,
+int kevo_backend__gate_opencl(int *violations, kevo_buf *findings, const kevo_task *task,
                          const char *source)
 {
     (void)task;

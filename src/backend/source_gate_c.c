@@ -1,5 +1,5 @@
 /*
- * verify/antihack_c.c - the static anti-hacking gate for C candidates (and,
+ * backend/source_gate_c.c - the static anti-hacking gate for C candidates (and,
  * with a few CUDA rules added, for CUDA candidates), on the libclang-14 C API (the AST after preprocessing, so macro tricks are
  * seen through, plus libclang's tokens for attributes and asm).
  *
@@ -21,9 +21,9 @@
  * stand behind this gate; it exists to explain a rejection early and in
  * words, not to be the only wall.
  */
-#include "verify/antihack.h"
-#include "backend/elf_inspect.h"
-#include "backend/toolchain.h"
+#include "source_gate.h"
+#include "elf_inspect.h"
+#include "toolchain.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
@@ -601,24 +601,14 @@ static int analyse(int *violations, kevo_buf *findings, const kevo_task *task,
     return error;
 }
 
-int kevo_antihack_c(int *violations, kevo_buf *findings, const kevo_task *task,
+int kevo_backend__gate_c(int *violations, kevo_buf *findings, const kevo_task *task,
                     const char *source)
 {
     return analyse(violations, findings, task, source, false);
 }
 
-int kevo_antihack_cuda(int *violations, kevo_buf *findings, const kevo_task *task,
+int kevo_backend__gate_cuda(int *violations, kevo_buf *findings, const kevo_task *task,
                        const char *source)
 {
     return analyse(violations, findings, task, source, true);
-}
-
-int kevo_antihack(const char *backend, int *violations, kevo_buf *findings,
-                  const kevo_task *task, const char *source)
-{
-    if (backend && !strcmp(backend, "opencl"))
-        return kevo_antihack_opencl(violations, findings, task, source);
-    if (backend && !strcmp(backend, "cuda"))
-        return kevo_antihack_cuda(violations, findings, task, source);
-    return kevo_antihack_c(violations, findings, task, source);
 }
