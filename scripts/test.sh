@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "== layers (docs/architecture.md): who may include whom"
+/usr/bin/python3 scripts/check_layers.py src
 echo "== ctest (unit + integration)"
 # the adversarial set runs two evaluations at a time (JOBS)
 (cd build && JOBS=2 ctest --output-on-failure -j2)

@@ -8,7 +8,7 @@
  * byte offsets, and an edit list of byte-offset replacements.
  *
  * Who uses it: the recipe model (src/recipe/model.c), the OpenCL draft
- * (port_opencl.c) and the anti-hacking gates, which walk the translation
+ * (backend/opencl_draft.c) and the anti-hacking gates, which walk the translation
  * unit with the libclang C API themselves (kevo_cparse_cx()).
  *
  * Offsets are byte offsets into the parsed source; a range is half-open

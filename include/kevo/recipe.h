@@ -180,16 +180,6 @@ int kevo_recipe_input_traits(char **out, kevo_recipe_input *in);
 
 /* --- OpenCL --------------------------------------------------------------- */
 
-/* The built-in generator's OpenCL draft: the C reference `c_source` (defining
- * `kernel_name`) ported to an OpenCL C 1.2 candidate run by one work-item
- * (`// kevo: launch NAME global=1 local=1`): includes dropped, `__kernel`,
- * `__global` on pointer parameters and pointer variables, <stdint.h> types
- * and C99 float maths names mapped to OpenCL's, cl_khr_fp64 enabled when
- * `double` is used. The OpenCL recipes (ocl_*) parallelise it from there.
- * *out_source is malloc'd. KEVO_EINVAL when the source does not parse, lacks
- * the kernel, or is OpenCL already. Whether the port compiles is the compile
- * gate's to say (malloc, pointer-taking helpers do not carry over). */
-int kevo_recipe_port_opencl(char **out_source, const char *c_source, const char *kernel_name);
 
 /* Whether `source` is an OpenCL candidate (a `// kevo: launch` line in its
  * leading comment block). Recipes are per backend (kevo_recipe_desc.backend);

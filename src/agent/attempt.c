@@ -6,7 +6,7 @@
  * choose a start point (kevo_context_start_point) or read back from the
  * store what it has just written.
  */
-#include "agent/internal.h"
+#include "internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

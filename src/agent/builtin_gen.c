@@ -19,7 +19,7 @@
  * mutated.
  * It never copies anything but the task's own reference.
  */
-#include "agent/internal.h"
+#include "internal.h"
 #include "kevo/recipe.h"
 
 #include <cjson/cJSON.h>

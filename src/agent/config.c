@@ -5,7 +5,7 @@
  * verifier's, the memory's, the context's and the provider's settings from
  * it. Must not: run anything or touch the store.
  */
-#include "agent/internal.h"
+#include "internal.h"
 #include "kevo/llm.h"
 #include "kevo/sys/backend.h"
 

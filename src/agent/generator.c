@@ -5,7 +5,7 @@
  * (llm_gen.c); which one proposes an iteration; the sources already tried.
  * Must not: judge or record a candidate.
  */
-#include "agent/internal.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

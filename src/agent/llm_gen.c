@@ -5,7 +5,7 @@
  * usable code is a failed attempt, not a failed run; exhausted retries stop
  * the run (it can be resumed).
  */
-#include "agent/internal.h"
+#include "internal.h"
 #include "kevo/context.h"
 #include "kevo/llm.h"
 #include "kevo/roofline.h"

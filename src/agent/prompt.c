@@ -3,7 +3,7 @@
  * not in C string literals: {{key}} placeholders are replaced by values.
  * The directory is $KEVO_PROMPTS_DIR, else the source tree's prompts/.
  */
-#include "agent/internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

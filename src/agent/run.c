@@ -6,7 +6,7 @@
  * recorded attempt, so at most the attempt in flight is lost. Must not:
  * judge a kernel or format a report.
  */
-#include "agent/internal.h"
+#include "internal.h"
 #include "kevo/llm.h"
 
 #include <cjson/cJSON.h>

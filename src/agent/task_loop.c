@@ -6,7 +6,7 @@
  * one policy (kevo_context_start_point) picks. Must not: judge, or pass the
  * state along through the store.
  */
-#include "agent/internal.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  * but the kernel made local, so they cannot interpose on the harness
  * (clock_gettime, memcpy...). Compilers run with time and memory limits.
  */
-#include "backend/elf_inspect.h"
-#include "backend/toolchain.h"
+#include "elf_inspect.h"
+#include "toolchain.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "source_gate.h"

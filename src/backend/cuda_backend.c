@@ -20,8 +20,8 @@
  * of virtual memory) and CUDA_MODULE_LOADING=EAGER so kernels are loaded
  * before the runner locks itself down. It never talks to the store.
  */
-#include "backend/elf_inspect.h"
-#include "backend/toolchain.h"
+#include "elf_inspect.h"
+#include "toolchain.h"
 #include "kevo/sys/backend.h"
 #include "source_gate.h"
 #include "kevo/util.h"

@@ -6,7 +6,7 @@
  * the linker-level truth behind the static anti-hack gate: macro tricks
  * cannot hide a call from the symbol table.
  */
-#include "backend/elf_inspect.h"
+#include "elf_inspect.h"
 #include "kevo/util.h"
 
 #include <elf.h>

@@ -22,10 +22,10 @@
  * POCL_WORK_GROUP_SPECIALIZATION=0, so PoCL never compiles after start-up.
  * It never talks to the store.
  */
-#include "backend/elf_inspect.h"
-#include "backend/opencl_spec.h"
-#include "backend/toolchain.h"
-#include "kevo/recipe.h" /* ocl_draft only: see there */
+#include "elf_inspect.h"
+#include "opencl_spec.h"
+#include "toolchain.h"
+#include "opencl_draft.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "source_gate.h"
@@ -548,16 +548,14 @@ static int ocl_source_gate(const kevo_backend *be, const kevo_task *task, const 
 }
 
 /* The built-in generator's first OpenCL draft: the C reference carried over
- * as one work-item. kevo_recipe_port_opencl is a recipe-module function
- * (src/recipe) that will move into src/backend/ with the OpenCL recipes'
- * model; until then this one call goes up a floor, to include/kevo/recipe.h. */
+ * as one work-item (opencl_draft.c). */
 static int ocl_draft(const kevo_backend *be, const kevo_task *task, const char *reference,
                      char **out_source, const char **summary)
 {
     (void)be;
     *summary = "reference, ported";
     *out_source = NULL;
-    return kevo_recipe_port_opencl(out_source, reference, task->name);
+    return kevo_backend__opencl_port(out_source, reference, task->name);
 }
 
 /* The API notes this backend seeds into a fresh memory (memory/seed.c):

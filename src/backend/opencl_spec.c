@@ -14,7 +14,7 @@
  * only tokens this parser produced, so a candidate cannot inject code
  * into the harness. Pure: runs nothing.
  */
-#include "backend/opencl_spec.h"
+#include "opencl_spec.h"
 #include "kevo/sys/backend.h"
 
 #include <ctype.h>

@@ -22,6 +22,7 @@
  * words, not to be the only wall.
  */
 #include "source_gate.h"
+#include "kevo/cparse.h"
 #include "elf_inspect.h"
 #include "toolchain.h"
 #include "kevo/sandbox.h"
@@ -565,39 +566,23 @@ static int analyse(int *violations, kevo_buf *findings, const kevo_task *task,
                    const char *source, bool cuda)
 {
     *violations = 0;
-    CXIndex index = clang_createIndex(0, 0);
-    if (!index)
-        return kevo_error_set(KEVO_EINFRA, "libclang: cannot create an index");
-    const char *c_args[] = {"-std=gnu11", "-fopenmp", "-isystem",
-                            "/usr/lib/llvm-14/lib/clang/14.0.6/include", "-isystem",
-                            "/usr/include/x86_64-linux-gnu", "-isystem", "/usr/include",
-                            "-Wno-everything", "-ferror-limit=0"};
-    /* clang 14 knows CUDA up to 11.5 and sm_86: parse the host side against
-     * the installed headers; errors in those headers do not matter here */
-    const char *cuda_args[] = {"-x", "cuda", "--cuda-host-only", "--cuda-path=/usr/local/cuda",
-                               "--cuda-gpu-arch=sm_80", "-nocudalib", "-std=c++17",
-                               "-Wno-everything", "-ferror-limit=0", "-Wno-unknown-cuda-version"};
-    const char *const *args = cuda ? cuda_args : c_args;
-    int nargs = cuda ? (int)(sizeof(cuda_args) / sizeof(cuda_args[0]))
-                     : (int)(sizeof(c_args) / sizeof(c_args[0]));
-    const char *name = cuda ? "candidate.cu" : "candidate.c";
-    struct CXUnsavedFile uf = {name, source, (unsigned long)strlen(source)};
-    CXTranslationUnit tu = NULL;
-    enum CXErrorCode rc = clang_parseTranslationUnit2(
-        index, name, args, nargs, &uf, 1,
-        CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &tu);
-    if (rc != CXError_Success || !tu) {
-        clang_disposeIndex(index);
-        return kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",
-                              (int)rc);
-    }
-    ctx c = {task, findings, 0, clang_getFile(tu, name), cuda};
+    /* the one front end: C11 with OpenMP, or CUDA host code against the
+     * installed toolkit; errors in headers do not matter here */
+    kevo_cparse_options o = {0};
+    o.lang = cuda ? KEVO_CPARSE_CUDA_HOST : KEVO_CPARSE_C11;
+    o.flags = KEVO_CPARSE_TOLERANT | KEVO_CPARSE_PREPROCESSING | (cuda ? 0 : KEVO_CPARSE_OPENMP);
+    o.file_name = cuda ? "candidate.cu" : "candidate.c";
+    kevo_cparse_tu *ptu = NULL;
+    int error = kevo_cparse_parse(&ptu, source, strlen(source), &o);
+    if (error < 0)
+        return error;
+    CXTranslationUnit tu = kevo_cparse_cx(ptu);
+    ctx c = {task, findings, 0, kevo_cparse_main_file(ptu), cuda};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &c);
     scan_tokens(&c, tu);
-    int error = cuda ? 0 : gcc_view(&c, source);
+    error = cuda ? 0 : gcc_view(&c, source);
     *violations = c.violations;
-    clang_disposeTranslationUnit(tu);
-    clang_disposeIndex(index);
+    kevo_cparse_free(ptu);
     return error;
 }
 

@@ -22,6 +22,7 @@
  * runner's sandbox.
  */
 #include "source_gate.h"
+#include "kevo/cparse.h"
 
 #include <clang-c/Index.h>
 #include <stdarg.h>
@@ -225,35 +226,20 @@ int kevo_backend__gate_opencl(int *violations, kevo_buf *findings, const kevo_ta
 {
     (void)task;
     *violations = 0;
-    CXIndex index = clang_createIndex(0, 0);
-    if (!index)
-        return kevo_error_set(KEVO_EINFRA, "libclang: cannot create an index");
-    /* The built-ins from opencl-c.h, a header: clang's default lazy
-     * declaration of built-ins would place them at the call site, where
-     * they would look like the candidate's own declarations. */
-    const char *args[] = {"-x",
-                          "cl",
-                          "-cl-std=CL1.2",
-                          "-cl-no-stdinc",
-                          "-include",
-                          "/usr/lib/llvm-14/lib/clang/14.0.6/include/opencl-c.h",
-                          "-Wno-everything",
-                          "-ferror-limit=0"};
-    struct CXUnsavedFile uf = {"candidate.cl", source, (unsigned long)strlen(source)};
-    CXTranslationUnit tu = NULL;
-    enum CXErrorCode rc = clang_parseTranslationUnit2(
-        index, "candidate.cl", args, sizeof(args) / sizeof(args[0]), &uf, 1,
-        CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &tu);
-    if (rc != CXError_Success || !tu) {
-        clang_disposeIndex(index);
-        return kevo_error_set(KEVO_EINFRA, "libclang could not parse the candidate (error %d)",
-                              (int)rc);
-    }
-    ctx c = {findings, 0, clang_getFile(tu, "candidate.cl")};
-    clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &c);
-    scan_tokens(&c, tu);
+    /* OpenCL C 1.2 with the built-ins of opencl-c.h as a header (cparse):
+     * clang's lazy declaration of built-ins would place them at the call
+     * site, where they would look like the candidate's own declarations. */
+    kevo_cparse_options o = {.lang = KEVO_CPARSE_OPENCL12,
+                             .flags = KEVO_CPARSE_TOLERANT | KEVO_CPARSE_PREPROCESSING,
+                             .file_name = "candidate.cl"};
+    kevo_cparse_tu *ptu = NULL;
+    int error = kevo_cparse_parse(&ptu, source, strlen(source), &o);
+    if (error < 0)
+        return error;
+    ctx c = {findings, 0, kevo_cparse_main_file(ptu)};
+    clang_visitChildren(clang_getTranslationUnitCursor(kevo_cparse_cx(ptu)), visit, &c);
+    scan_tokens(&c, kevo_cparse_cx(ptu));
     *violations = c.violations;
-    clang_disposeTranslationUnit(tu);
-    clang_disposeIndex(index);
+    kevo_cparse_free(ptu);
     return 0;
 }

@@ -4,7 +4,7 @@
  * diagnostics a person or an LLM can act on. Never runs candidate code
  * with the untrusted policy: that is the evaluator's runner.
  */
-#include "backend/toolchain.h"
+#include "toolchain.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"

@@ -3,7 +3,7 @@
  * memory bandwidth and fp32 FMA peaks once and cache them for the roofline
  * diagnosis shown when refining.
  */
-#include "cli/commands.h"
+#include "commands.h"
 #include "kevo/roofline.h"
 
 #include <stdio.h>

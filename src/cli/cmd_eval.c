@@ -3,7 +3,7 @@
  * kernel by hand (or as the validate step of an external coding agent).
  * Parses flags and prints; the gates live in src/verify.
  */
-#include "cli/commands.h"
+#include "commands.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"

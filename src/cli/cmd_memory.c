@@ -3,7 +3,7 @@
  * experience memory, and print a task's attempt tree. Parses flags and
  * prints; everything else is kevo/memory.h.
  */
-#include "cli/commands.h"
+#include "commands.h"
 #include "kevo/memory.h"
 #include "kevo/util.h"
 

@@ -4,7 +4,7 @@
  * the store. Parses flags and prints; the metrics and renderers live in
  * src/report.
  */
-#include "cli/commands.h"
+#include "commands.h"
 #include "kevo/report.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * `kevo run --resume RUN_ID`. Parses flags, installs the Ctrl-C handler,
  * calls the agent, prints where the results are.
  */
-#include "cli/commands.h"
+#include "commands.h"
 #include "kevo/sandbox.h"
 #include "kevo/agent.h"
 #include "kevo/util.h"

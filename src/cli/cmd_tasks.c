@@ -4,7 +4,7 @@
  * builds and runs within its limits on every size set and seed, outputs
  * not near-constant, no NaN/Inf in true outputs).
  */
-#include "cli/commands.h"
+#include "commands.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"

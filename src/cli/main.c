@@ -3,7 +3,7 @@
  * To add a subcommand: write cmd_<name>.c with `int kevo_cmd_<name>(int,
  * char **)`, declare it below and add one line to `commands`.
  */
-#include "cli/commands.h"
+#include "commands.h"
 
 #include <stdio.h>
 #include <string.h>

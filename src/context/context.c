@@ -5,7 +5,7 @@
  * under a fixed token budget. Reads the memory through kevo/memory.h only;
  * never writes it and never calls the network.
  */
-#include "context/internal.h"
+#include "internal.h"
 #include "kevo/sys/backend.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * over its budget. Parts that do not fit are cut at a line (or at least a
  * UTF-8) boundary with a visible marker, or left out.
  */
-#include "context/internal.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <string.h>

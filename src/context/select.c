@@ -2,7 +2,7 @@
  * context/select.c - epsilon-greedy selection over Q-values and the scan
  * of retrieved code for API identifiers (the exact-name channel).
  */
-#include "context/internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

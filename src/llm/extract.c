@@ -13,7 +13,7 @@
  * job) nor rewrite it beyond line ends and surrounding blank lines. When
  * nothing fits, the reason is worded for the model: it becomes feedback.
  */
-#include "llm/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

@@ -4,7 +4,7 @@
  * dispatcher and token estimates. It knows no wire format and no provider;
  * it must not touch the experience store or build prompts.
  */
-#include "llm/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

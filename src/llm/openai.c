@@ -20,7 +20,7 @@
  * code extraction is extract.c's business, what to do with a failure is
  * the caller's.
  */
-#include "llm/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

@@ -10,7 +10,7 @@
  * only when the request set them) and what came back; nothing else - in
  * particular no credentials: the API key never reaches this layer.
  */
-#include "llm/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

@@ -5,7 +5,7 @@
  * at start-up, so src/llm never depends on them. It must not know any
  * provider's internals.
  */
-#include "llm/internal.h"
+#include "internal.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  *
  * It never talks to the network and never writes the recording.
  */
-#include "llm/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

@@ -4,7 +4,7 @@
  * for a new best, a `trace` item holding the source. Same attempt in, same
  * text out: no clocks, no randomness, no LLM.
  */
-#include "memory/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

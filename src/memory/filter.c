@@ -7,8 +7,8 @@
  * reward statistics) by replaying the remaining attempts, and compact the
  * file so deleted text does not linger on disk.
  */
-#include "memory/internal.h"
-#include "memory/map.h"
+#include "internal.h"
+#include "map.h"
 
 #include "kevo/util.h"
 

@@ -2,7 +2,7 @@
  * memory/map.c - int64 -> int64 open-addressing hash map with linear
  * probing. No deletion: maps are built, read, and thrown away.
  */
-#include "memory/map.h"
+#include "map.h"
 
 #include "kevo/common.h"
 

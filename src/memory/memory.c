@@ -7,7 +7,7 @@
  * through its vtable: the one direct call is the SQLite constructor
  * (kevo_store_sqlite_open) when opening by path.
  */
-#include "memory/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

@@ -6,7 +6,7 @@
  * experience (and maybe a trace) item. Everything of one attempt happens in
  * one transaction, so a crash never leaves half an attempt.
  */
-#include "memory/internal.h"
+#include "internal.h"
 
 #include "kevo/util.h"
 

@@ -7,7 +7,7 @@
  * bottlenecks. Each has a fixed uid, so seeding twice adds nothing. It
  * knows no backend by name.
  */
-#include "memory/internal.h"
+#include "internal.h"
 
 #include "kevo/sys/backend.h"
 

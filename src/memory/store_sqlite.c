@@ -12,9 +12,9 @@
  */
 #include "kevo/sys/store.h"
 #include "kevo/util.h"
-#include "memory/map.h"
-#include "memory/schema.h"
-#include "memory/terms.h"
+#include "map.h"
+#include "schema.h"
+#include "terms.h"
 
 #include <sqlite3.h>
 

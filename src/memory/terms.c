@@ -4,7 +4,7 @@
  * characters). The stop list is English glue plus C words that occur in
  * nearly every kernel and so carry no BM25 signal.
  */
-#include "memory/terms.h"
+#include "terms.h"
 
 #include "kevo/common.h"
 

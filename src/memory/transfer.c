@@ -9,8 +9,8 @@
  * q_start or reward_stats, in that order, each in id order. Records keep
  * their ids and uids; tasks are identified by name.
  */
-#include "memory/internal.h"
-#include "memory/map.h"
+#include "internal.h"
+#include "map.h"
 
 #include "kevo/util.h"
 

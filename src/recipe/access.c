@@ -12,7 +12,7 @@
  *
  * Must not: edit text.
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  *
  * Must not: apply recipes (see recipe.c).
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

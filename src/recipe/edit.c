@@ -6,7 +6,7 @@
  *
  * Must not: know anything about C beyond the kernel's extent.
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <string.h>

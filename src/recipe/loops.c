@@ -5,7 +5,7 @@
  *
  * Must not: decide whether a recipe applies (the recipe files do).
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -20,7 +20,7 @@
  * Must not: edit the source or decide what a recipe does; spell clang's
  * arguments or paths (cparse owns them).
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include "kevo/cparse.h"
 

@@ -9,7 +9,7 @@
  *
  * Must not: run a compiler or judge a candidate.
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  *
  * Must not: edit loops or text outside the kernel's parameter list.
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>

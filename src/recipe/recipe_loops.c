@@ -10,7 +10,7 @@
  *
  * Must not: add pragmas or flags (see recipe_omp.c).
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>

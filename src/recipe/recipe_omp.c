@@ -14,7 +14,7 @@
  *
  * Must not: move or rewrite loops (see recipe_loops.c).
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * recipe/recipe_opencl.c - the OpenCL recipes, applied to OpenCL candidates
  * (kevo_recipe_is_opencl) and above all to kevo's own port of the reference
- * (port_opencl.c):
+ * (src/backend/opencl_draft.c):
  *   ocl_ndrange     one work-item per iteration of each top-level loop nest
  *                   (1-D, or 2-D over a perfect pair), one kernel and launch
  *                   per nest, grid rounded up to the work-group size;
@@ -20,7 +20,7 @@
  *
  * Must not: run a compiler; judge the result (the gates do).
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <ctype.h>
 #include <stdio.h>

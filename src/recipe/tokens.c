@@ -7,7 +7,7 @@
  *
  * Must not: call libclang, build or change a model, or edit text.
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <string.h>
 

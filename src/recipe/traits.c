@@ -14,7 +14,7 @@
  *                 maths needs -ffast-math (or -fno-math-errno).
  * Must not: judge whether a recipe applies (recipes do), edit text.
  */
-#include "recipe/model.h"
+#include "model.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * and joins a loader of load.c to a computation or renderer that never
  * sees the store; nothing is loaded, computed or rendered here.
  */
-#include "report/model.h"
+#include "model.h"
 
 #include <stdlib.h>
 

@@ -20,7 +20,7 @@
  * model was loaded by load.c) and reads no file; the only things it takes
  * from outside the model are the generation time and the page's nonce.
  */
-#include "report/html.h"
+#include "html.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 static void fmt_duration(char *buf, size_t len, double s)
 {

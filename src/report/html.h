@@ -10,8 +10,8 @@
 #ifndef KEVO_REPORT_HTML_H
 #define KEVO_REPORT_HTML_H
 
-#include "report/model.h"
-#include "report/svg.h"
+#include "model.h"
+#include "svg.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,14 +8,14 @@
  *
  * Renders from the loaded model only: no store (no kevo_memory_* call).
  */
-#include "report/html.h"
+#include "html.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 #define FEEDBACK_MAX_BYTES 1500
 #define FEEDBACK_MAX_LINES 25

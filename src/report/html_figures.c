@@ -10,14 +10,14 @@
  * Draws from the loaded model only: no store (no kevo_memory_* call), no
  * file, no other section of the page.
  */
-#include "report/html.h"
+#include "html.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 #define FIG_W 540.0
 #define FIG_RIGHT 16.0

@@ -6,13 +6,13 @@
  * Formats values it is handed: no store (no kevo_memory_* call), no
  * section of the page.
  */
-#include "report/html.h"
+#include "html.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 const char *const kevo_report__run_colors[KEVO_REPORT__MAX_RUNS] = {"#0072b2", "#d55e00", "#009e73",
                                                                     "#cc79a7"};

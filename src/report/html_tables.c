@@ -9,14 +9,14 @@
  * Renders from the loaded model only: no store (no kevo_memory_* call),
  * no file (the peaks and flops/bytes were loaded with the model).
  */
-#include "report/html.h"
+#include "html.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 #define MEMORY_TOP 10
 

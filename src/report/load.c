@@ -9,7 +9,7 @@
  * Loads only: computes no metric and renders nothing. Never writes the
  * store. No other file of src/report may call kevo_memory_*.
  */
-#include "report/model.h"
+#include "model.h"
 
 #include "kevo/task.h"
 

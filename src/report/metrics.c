@@ -9,13 +9,13 @@
  * Computes only: the store is load.c's (no kevo_memory_* call here) and
  * the text / JSON / CSV forms are render.c's.
  */
-#include "report/model.h"
+#include "model.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 void kevo_run_metrics_free(kevo_run_metrics *m)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/no_store.h"
+#include "no_store.h"
 
 static cJSON *run_json(const kevo_run_metrics *m)
 {

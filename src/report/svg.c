@@ -2,7 +2,7 @@
  * report/svg.c - the writer, HTML escaping and SVG plotting kit behind the
  * HTML report (see svg.h). Pure formatting: no store, no I/O.
  */
-#include "report/svg.h"
+#include "svg.h"
 
 #include <math.h>
 #include <stdarg.h>

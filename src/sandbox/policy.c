@@ -13,7 +13,7 @@
  * the runner forbids exec and file opening for itself once started
  * (harness/runner.c).
  */
-#include "sandbox/policy.h"
+#include "policy.h"
 #include "kevo/common.h"
 
 #include <errno.h>

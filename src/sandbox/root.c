@@ -8,7 +8,7 @@
  * tmpfs and makes it read-only. It must not allocate, and it must not run
  * in kevo's own mount namespace (the caller guarantees a fresh one).
  */
-#include "sandbox/root.h"
+#include "root.h"
 #include "kevo/util.h"
 
 #include <dirent.h>

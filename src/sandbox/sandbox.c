@@ -13,8 +13,8 @@
 #include "kevo/fault.h"
 #include "kevo/sandbox.h"
 #include "kevo/util.h"
-#include "sandbox/policy.h"
-#include "sandbox/root.h"
+#include "policy.h"
+#include "root.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,9 +3,9 @@
  * harness/protocol.h). It owns the shared memory and the clock; it never
  * trusts a byte the runner sends beyond the one it asked for.
  */
-#include "verify/channel.h"
+#include "channel.h"
 #include "kevo/util.h"
-#include "../../harness/protocol.h"
+#include "protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,7 +16,7 @@
  * Native byte order: an entry belongs to one machine. It never decides a
  * verdict on its own, never runs anything, and never leaves this folder.
  */
-#include "verify/ref_cache.h"
+#include "ref_cache.h"
 
 #include "kevo/common.h"
 #include "kevo/sys/backend.h"

@@ -6,7 +6,7 @@
  * outputs.
  */
 #include "evaluator_internal.h"
-#include "../../harness/protocol.h"
+#include "protocol.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,9 +3,10 @@
  * the result, for the integration tests that compile and judge recipe output
  * with the real toolchains (`kevo eval`).
  *   recipe_apply FILE KERNEL [port-opencl] [RECIPE[:P1,P2,...]]...
- * `port-opencl` first ports the C file to OpenCL (kevo_recipe_port_opencl).
+ * `port-opencl` first ports the C file to OpenCL (kevo_backend__opencl_port).
  * Exit 0 with the source on stdout; 1 with the reason on stderr.
  */
+#include "backend/opencl_draft.h"
 #include "kevo/recipe.h"
 
 #include <stdio.h>
@@ -27,7 +28,7 @@ int main(int argc, char **argv)
         char *next = NULL;
         int error;
         if (!strcmp(argv[i], "port-opencl")) {
-            error = kevo_recipe_port_opencl(&next, src, argv[2]);
+            error = kevo_backend__opencl_port(&next, src, argv[2]);
         } else {
             char name[128];
             long p[KEVO_RECIPE_MAX_PARAMS];

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "backend/opencl_draft.h"
 #include "kevo/recipe.h"
 
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static const char LOCAL_KERNEL[] =
 static char *port(const char *src, const char *kernel)
 {
     char *out = NULL;
-    assert_int_equal(kevo_recipe_port_opencl(&out, src, kernel), 0);
+    assert_int_equal(kevo_backend__opencl_port(&out, src, kernel), 0);
     assert_true(kevo_recipe_is_opencl(out));
     return out;
 }
@@ -117,7 +118,7 @@ static void test_port__maps_types_qualifiers_and_maths(void **state)
     assert_non_null(strstr(p, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"));
     /* an OpenCL source is not ported twice, and C recipes leave it alone */
     char *again = NULL;
-    assert_int_equal(kevo_recipe_port_opencl(&again, p, "rows"), KEVO_EINVAL);
+    assert_int_equal(kevo_backend__opencl_port(&again, p, "rows"), KEVO_EINVAL);
     declines(p, "rows", "omp_parallel", "rewrites c candidates");
     declines(SCALE, "scale", "ocl_ndrange", "rewrites opencl candidates");
     free(p);

@@ -1,5 +1,6 @@
 /*
- * recipe/port_opencl.c - the built-in generator's OpenCL draft: the task's C
+ * backend/opencl_draft.c - the OpenCL backend's first draft (its `draft`
+ * method, for the built-in generator): the task's C
  * reference carried over to OpenCL C 1.2 unchanged in structure, as one
  * kernel run by a single work-item (`global=1 local=1`). It is slow on
  * purpose: it is the start point the OpenCL recipes (recipe_opencl.c)
@@ -14,12 +15,15 @@
  * functions taking pointers) ends at the compile gate, which says why.
  *
  * It stands on cparse alone (tokens with offsets, an edit list), not on the
- * recipe model, so that it can move to the OpenCL backend.
+ * recipe model: the backends sit below the recipes.
  *
  * Must not: run a compiler or judge the result; use the recipe model.
  */
+#include "opencl_draft.h"
 #include "kevo/cparse.h"
-#include "kevo/recipe.h"
+#include "kevo/util.h"
+
+#include <stdbool.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,7 +149,25 @@ static int add_global(kevo_cparse_edits *e, const port_src *p, unsigned t)
     return 0;
 }
 
-int kevo_recipe_port_opencl(char **out_source, const char *c_source, const char *kernel_name)
+/* An OpenCL candidate says what the host launches in its leading comment
+ * lines (`// kevo: launch ...`). */
+static bool is_opencl(const char *s)
+{
+    while (s && *s) {
+        const char *q = s;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q && *q != '\n' && strncmp(q, "//", 2) != 0)
+            return false;
+        if (!strncmp(q, "// kevo: launch ", 16))
+            return true;
+        const char *e = strchr(s, '\n');
+        s = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+int kevo_backend__opencl_port(char **out_source, const char *c_source, const char *kernel_name)
 {
     port_src p = {0};
     kevo_cparse_edits e = {0};
@@ -154,7 +176,7 @@ int kevo_recipe_port_opencl(char **out_source, const char *c_source, const char 
     int error;
 
     *out_source = NULL;
-    if (kevo_recipe_is_opencl(c_source))
+    if (is_opencl(c_source))
         return kevo_error_set(KEVO_EINVAL, "port: the source is OpenCL already");
     if ((error = port_parse(&p, c_source, kernel_name)) < 0 ||
         (error = drop_includes(&e, c_source, p.len)) < 0 ||
