@@ -78,6 +78,11 @@ void kevo_run_config_init(kevo_run_config *c)
     c->pool_n = 6;
 }
 
+bool kevo_agent__builtin_supports(const kevo_backend *be)
+{
+    return be && be->version >= 2 && (be->flags & KEVO_BACKEND_CAP_BUILTIN_GENERATOR) && be->draft;
+}
+
 bool kevo_agent__builtin(const kevo_run_config *c)
 {
     return !strcmp(c->generator, "builtin");

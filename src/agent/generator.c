@@ -11,9 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool kevo_agent__builtin_supports(const kevo_backend *be)
+void kevo_proposal_clear(kevo_proposal *p)
 {
-    return be && be->version >= 2 && (be->flags & KEVO_BACKEND_CAP_BUILTIN_GENERATOR) && be->draft;
+    free(p->source);
+    free(p->failure);
+    free(p->recipes_json);
+    memset(p, 0, sizeof(*p));
 }
 
 /* Drafting: the built-in generator's first draft is the backend's, from

@@ -15,14 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kevo_proposal_clear(kevo_proposal *p)
-{
-    free(p->source);
-    free(p->failure);
-    free(p->recipes_json);
-    memset(p, 0, sizeof(*p));
-}
-
 /* --jobs N: N tasks in flight, each worker with its own store connection;
  * the verifier's timing slot keeps latency measurements from overlapping. */
 typedef struct {

@@ -4,7 +4,7 @@
  * size, and whether a runner's outputs of it match the expected ones.
  * Must not: run anything or reach a verdict (the gates do).
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <stdio.h>
 

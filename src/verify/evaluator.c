@@ -15,37 +15,14 @@
  *               rotating input sets until both sides have enough samples;
  *               outputs are re-checked on every timed call (gate_latency.c)
  *
- * Also the machine's timing slot, which this pipeline takes around the
- * gates that run kernel code. It judges and reports; it never decides what
- * to try next. Must not: hold a gate's logic (each is in its gate_*.c).
+ * It takes the machine's timing slot (gate_common.c) around the gates that
+ * run kernel code. It judges and reports; it never decides what to try
+ * next. Must not: hold a gate's logic (each is in its gate_*.c).
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-/* One timing slot per machine: every build and run of kernel code holds the
- * lock shared; a latency measurement holds it exclusively, so with
- * `kevo run --jobs N` nothing else of kevo's runs while a speedup is
- * measured. */
-static pthread_rwlock_t timing_slot = PTHREAD_RWLOCK_INITIALIZER;
-
-void kevo_verify__slot_shared(void)
-{
-    pthread_rwlock_rdlock(&timing_slot);
-}
-
-void kevo_verify__slot_exclusive(void)
-{
-    pthread_rwlock_unlock(&timing_slot);
-    pthread_rwlock_wrlock(&timing_slot);
-}
-
-void kevo_verify__slot_release(void)
-{
-    pthread_rwlock_unlock(&timing_slot);
-}
 
 void kevo_eval_options_default(kevo_eval_options *o)
 {
@@ -56,21 +33,6 @@ void kevo_eval_options_default(kevo_eval_options *o)
     o->min_samples = 10;
     o->max_samples = 1000;
     o->max_time_s = 30;
-}
-
-int kevo_verify__make_dir(char **out, const char *root, const char *name)
-{
-    *out = kevo_path_join(root, name);
-    int error = kevo_mkdirs(*out, 0755);
-    chmod(*out, 0755);
-    return error;
-}
-
-void kevo_verify__decide(kevo_verify__cand *c, kevo_verdict v)
-{
-    c->r->verdict = v;
-    c->r->feedback = kevo_buf_detach(&c->fb);
-    c->decided = true;
 }
 
 int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result *r)

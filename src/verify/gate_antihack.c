@@ -5,7 +5,7 @@
  * or run anything, and must not call an analyser anywhere but analyse()
  * below (the one place that picks it).
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <string.h>
 

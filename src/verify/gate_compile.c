@@ -6,7 +6,7 @@
  * all (a device backend without its device: infra_error, no verdict on the
  * kernel). Must not: run the candidate.
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
  * timeout, a crash, a write outside an output or a wrong result ends it
  * with that verdict. Must not: time anything (gate_latency.c does).
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 /* The runner died (or could not be started) before its first call. */
 static void died_at_start(kevo_verify__cand *c, kevo_gate *g, int error)

@@ -8,7 +8,7 @@
  * The caller holds the timing slot exclusively. Must not: time anything
  * outside the slot, or let a candidate that is wrong on a timed call pass.
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 

@@ -7,7 +7,7 @@
  * are kevo's or the task's, said as errors, never verdicts. Must not:
  * judge a candidate (the gate_*.c files do).
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

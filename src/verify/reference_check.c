@@ -5,7 +5,7 @@
  * reference. Must not: change a verdict: these are the task author's
  * problems, reported, never held against a candidate.
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <math.h>
 #include <string.h>

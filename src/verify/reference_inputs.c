@@ -5,7 +5,7 @@
  * its own deterministic stream), in a fraction of the time. Must not: touch
  * anything of the evaluator but data[] and input_hash[], one slot per call.
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>

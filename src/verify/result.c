@@ -4,7 +4,7 @@
  * array, built by one function so the two never drift. Must not: judge
  * (the gates do) or parse JSON back.
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * Must not: talk the channel protocol itself (channel.c does) or judge
  * outputs.
  */
-#include "evaluator_internal.h"
+#include "internal.h"
 #include "protocol.h"
 
 #include <stdio.h>

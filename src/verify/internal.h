@@ -1,5 +1,5 @@
 /*
- * verify/evaluator_internal.h - what the evaluator's files share: the
+ * verify/internal.h - what the evaluator's files share: the
  * evaluator itself (the reference's inputs, outputs and runner), the state
  * of one candidate on its way through the gates, and the functions that
  * cross those files. Internal to src/verify; must not be included from
