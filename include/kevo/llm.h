@@ -184,8 +184,9 @@ int kevo_llm_recorder_wrap(kevo_provider **out, kevo_provider *inner, const char
 /* Find the kernel source in an LLM reply. Looks at fenced blocks
  * (```c, ```cpp, ```cuda, ```opencl, ```cl, bare ```, also ~~~), accepts
  * CRLF line ends and an unterminated last fence, and picks the block in
- * language `lang` ("c", "cpp", "cuda", "opencl"; NULL accepts any code
- * block) that defines the function `kernel_name` (NULL: no such check).
+ * language `lang` (a spec "FENCE ALIAS...; RELATED...", as a backend's
+ * code_fence_tags gives it, or one of the C family's names "c", "cpp",
+ * "c++"; NULL accepts any code block) that defines the function `kernel_name` (NULL: no such check).
  * Among equals it prefers an exact language tag over a related one, a
  * block without main(), then the last block (replies often end with the
  * final version). A reply without fences that itself looks like code and

@@ -60,15 +60,21 @@ int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st)
     char atol[32], rtol[32];
     snprintf(atol, sizeof(atol), "%g", at->task->atol);
     snprintf(rtol, sizeof(rtol), "%g", at->task->rtol);
-    const char *keys[] = {"name", "prototype", "backend", "atol", "rtol", "context", "rules"};
-    const char *vals[] = {at->task->name, proto, cfg->backend, atol, rtol, context_text, NULL};
-    if ((error = kevo_prompt_render(&rules, cfg->backend, "rules", keys, vals, 5)) < 0)
+    /* the backend says which fence and file extension the reply must use */
+    const kevo_backend *be = kevo_backend_find(cfg->backend);
+    const char *fence = be && be->code_language ? be->code_language : "c";
+    const char *ext = be && be->candidate_ext ? be->candidate_ext : ".c";
+    const char *keys[] = {"name", "prototype", "backend", "atol", "rtol",
+                          "fence", "ext", "context", "rules"};
+    const char *vals[] = {at->task->name, proto, cfg->backend, atol, rtol,
+                          fence, ext, context_text, NULL};
+    if ((error = kevo_prompt_render(&rules, cfg->backend, "rules", keys, vals, 7)) < 0)
         goto done;
-    vals[6] = rules;
-    if ((error = kevo_prompt_render(&system, cfg->backend, "system", keys, vals, 7)) < 0 ||
+    vals[8] = rules;
+    if ((error = kevo_prompt_render(&system, cfg->backend, "system", keys, vals, 9)) < 0 ||
         (error = kevo_prompt_render(&user, cfg->backend,
                                     stage == KEVO_STAGE_DRAFT ? "draft" : "refine", keys, vals,
-                                    7)) < 0)
+                                    9)) < 0)
         goto done;
     kevo_llm_message msgs[2] = {{KEVO_LLM_SYSTEM, system}, {KEVO_LLM_USER, user}};
     kevo_llm_request req;
@@ -96,9 +102,7 @@ int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st)
         goto done;
     }
     char *code = NULL;
-    const kevo_backend *be = kevo_backend_find(cfg->backend);
     const char *tags = be && be->version >= 2 && be->code_fence_tags ? be->code_fence_tags : "c";
-    const char *fence = be && be->code_language ? be->code_language : "c";
     if (kevo_llm_extract_code(&code, resp.content, tags, at->task->name) < 0) {
         kevo_buf b = {0};
         kevo_buf_printf(&b, "No kernel found in the reply: %s. Reply with the whole source of "

@@ -53,10 +53,8 @@ typedef struct fence_spec {
 } fence_spec;
 
 /* The one-word languages, for callers that name one rather than give a
- * spec. The C family is this file's own knowledge; the entries after it
- * are transitional (tests/unit/test_llm_extract.c and the fuzzer still
- * name them): backends pass their code_fence_tags, so these lines go when
- * those callers do the same. */
+ * spec: the C family only. Every other language comes as a spec from its
+ * backend (kevo_backend.code_fence_tags). */
 static const struct {
     const char *name;
     const char *spec;
@@ -64,10 +62,6 @@ static const struct {
     {"c", "c h; cpp c++ cxx cc hpp"},
     {"cpp", "cpp c++ cxx cc hpp; c h"},
     {"c++", "cpp c++ cxx cc hpp; c h"},
-    {"cuda", "cuda cu cuh; cpp c++ cxx cc hpp c h"}, /* transitional */
-    {"cu", "cuda cu cuh; cpp c++ cxx cc hpp c h"},   /* transitional */
-    {"opencl", "opencl cl ocl; c h"},                /* transitional */
-    {"cl", "opencl cl ocl; c h"},                    /* transitional */
 };
 #define NBARE (sizeof(bare_languages) / sizeof(bare_languages[0]))
 

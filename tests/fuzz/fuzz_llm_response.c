@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const langs[] = {"c", "cpp", "cuda", "opencl", NULL};
+    static const char *const langs[] = {"c", "cpp", "cuda cu cuh; cpp c++ cxx cc hpp c h",
+                                        "opencl cl ocl; c h", NULL};
     static const char *const names[] = {"relu", NULL, "main", "k"};
     unsigned sel = size > 0 ? data[0] : 0;
     const char *lang = langs[sel % 5];

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "kevo/sys/backend.h"
 #include "kevo/llm.h"
 #include "kevo/util.h"
 
@@ -24,6 +25,10 @@
     "    y[i] = x[i] > 0 ? x[i] : 0;\n}\n"
 
 /* Extract and compare, or fail showing what came back. */
+/* The fence tags the CUDA and OpenCL backends give (kevo_backend.code_fence_tags). */
+#define CUDA_TAGS (kevo_backend_find("cuda")->code_fence_tags)
+#define OPENCL_TAGS (kevo_backend_find("opencl")->code_fence_tags)
+
 static void expect_code(const char *reply, const char *lang, const char *kernel,
                         const char *expected)
 {
@@ -172,21 +177,21 @@ static void test_llm_extract__cuda_and_opencl(void **state)
     char reply[1024];
     snprintf(reply, sizeof(reply),
              "```cpp\n// host helper\nvoid launch(void) {}\n```\n```cuda\n%s```\n", cu);
-    expect_code(reply, "cuda", "relu", cu);
+    expect_code(reply, CUDA_TAGS, "relu", cu);
     snprintf(reply, sizeof(reply), "```cu\n%s```\n", cu);
-    expect_code(reply, "cuda", "relu", cu);
+    expect_code(reply, CUDA_TAGS, "relu", cu);
 
     const char *cl = "__kernel void relu(__global const float *x, __global float *y)\n{\n"
                      "    size_t i = get_global_id(0);\n    y[i] = fmax(x[i], 0.0f);\n}\n";
     snprintf(reply, sizeof(reply), "```opencl\n%s```\n", cl);
-    expect_code(reply, "opencl", "relu", cl);
+    expect_code(reply, OPENCL_TAGS, "relu", cl);
     snprintf(reply, sizeof(reply), "```cl\n%s```\n", cl);
-    expect_code(reply, "opencl", "relu", cl);
+    expect_code(reply, OPENCL_TAGS, "relu", cl);
     snprintf(reply, sizeof(reply), "```c\n%s```\n", cl); /* related tag */
-    expect_code(reply, "opencl", "relu", cl);
+    expect_code(reply, OPENCL_TAGS, "relu", cl);
     /* a cuda block is not an OpenCL kernel */
     snprintf(reply, sizeof(reply), "```cuda\n%s```\n", cu);
-    expect_not_found(reply, "opencl", "relu", "none holds opencl code");
+    expect_not_found(reply, OPENCL_TAGS, "relu", "none holds opencl code");
 }
 
 static void test_llm_extract__no_fences(void **state)
