@@ -46,7 +46,15 @@ const char *kevo_strategy_name(kevo_strategy s);
 int kevo_strategy_parse(kevo_strategy *out, const char *name);
 const char *kevo_retrieval_name(kevo_retrieval r);
 int kevo_retrieval_parse(kevo_retrieval *out, const char *name);
+typedef enum {
+    KEVO_START_SCORE_Q2,         /* the start point's learned Q2 (EvoKernel) */
+    KEVO_START_SCORE_Q2_LATENCY, /* Q2 + log(speedup / best): kevo's latency-aware score */
+    KEVO_START_SCORE_COUNT
+} kevo_start_score;
+
 const char *kevo_run_context_name(kevo_run_context c);
+const char *kevo_start_score_name(kevo_start_score s);
+int kevo_start_score_parse(kevo_start_score *out, const char *name);
 int kevo_run_context_parse(kevo_run_context *out, const char *name);
 
 typedef struct kevo_run_config {
@@ -60,6 +68,7 @@ typedef struct kevo_run_config {
     uint64_t seed;           /* default 1 */
     kevo_retrieval retrieval; /* value (default) */
     kevo_run_context context; /* active (default) */
+    kevo_start_score start_score; /* how refine start points are valued: q2 (default) */
     int token_budget;        /* context tokens per prompt; 0 = the memory's default (6000) */
     /* LLM generators */
     const char *api_base, *model; /* flags; else KEVO_API_BASE / KEVO_MODEL */

@@ -207,13 +207,17 @@ typedef struct kevo_used_item {
  *                  items that hurt, below items that helped)
  *   normalize 0    z-score the refine rewards with running statistics
  *   var_floor 0.01 variance floor of that z-score (std >= 0.1)
- *   clip 3.0       normalised rewards are clipped to [-clip, clip] */
+ *   clip 3.0       normalised rewards are clipped to [-clip, clip]
+ *   frozen 0       1: record the attempt, its edges and its reward, learn
+ *                  nothing from it (no Q update, no distilled item, no
+ *                  trace): `kevo run --memory off` */
 typedef struct kevo_learn_config {
     double alpha;
     double q_init;
     int normalize;
     double var_floor;
     double clip;
+    int frozen;
 } kevo_learn_config;
 
 void kevo_learn_config_init(kevo_learn_config *cfg);

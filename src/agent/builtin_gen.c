@@ -483,6 +483,12 @@ static int record_use(kevo_proposal *out, proposal_ctx *p, const long *params)
     const kevo_recipe_desc *d = &p->all[p->pick];
     int vp = variant_param(d->name);
     arm_items used;
+    if (!p->cfg->memory) {
+        /* --memory off: no arm is booked as an item, none is used (the
+         * attempt's recipe chain still says what was applied) */
+        arm_title(out->summary, sizeof(out->summary), d, vp >= 0 ? params[vp] : -1);
+        return 0;
+    }
     if ((error = book_arm(&used, &p->book, d, vp >= 0 ? params[vp] : -1)) < 0)
         return error;
     proposal_use(out, &used);

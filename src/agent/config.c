@@ -20,6 +20,7 @@ static const char *const strategy_names[KEVO_STRATEGY_COUNT] = {"evo", "refine",
 static const char *const retrieval_names[KEVO_RETRIEVAL_COUNT] = {"value", "heuristic",
                                                                   "random"};
 static const char *const context_names[KEVO_RUN_CONTEXT_COUNT] = {"active", "passive"};
+static const char *const start_score_names[KEVO_START_SCORE_COUNT] = {"q2", "q2-latency"};
 
 static int parse_name(int *out, const char *const *names, int n, const char *field,
                       const char *name)
@@ -55,6 +56,8 @@ static int parse_name(int *out, const char *const *names, int n, const char *fie
 ENUM_FUNCS(kevo_strategy, kevo_strategy, strategy_names, KEVO_STRATEGY_COUNT, "strategy")
 ENUM_FUNCS(kevo_retrieval, kevo_retrieval, retrieval_names, KEVO_RETRIEVAL_COUNT, "retrieval")
 ENUM_FUNCS(kevo_run_context, kevo_run_context, context_names, KEVO_RUN_CONTEXT_COUNT, "context")
+ENUM_FUNCS(kevo_start_score, kevo_start_score, start_score_names, KEVO_START_SCORE_COUNT,
+           "start_score")
 
 /* ---- defaults and the check ------------------------------------------ */
 
@@ -105,7 +108,8 @@ static int check_ranges(const kevo_run_config *c)
         return kevo_error_set(KEVO_EINVAL, "iterations (--iterations) must be at least 1");
     if ((unsigned)c->strategy >= KEVO_STRATEGY_COUNT ||
         (unsigned)c->retrieval >= KEVO_RETRIEVAL_COUNT ||
-        (unsigned)c->context >= KEVO_RUN_CONTEXT_COUNT)
+        (unsigned)c->context >= KEVO_RUN_CONTEXT_COUNT ||
+        (unsigned)c->start_score >= KEVO_START_SCORE_COUNT)
         return kevo_error_set(KEVO_EINVAL, "strategy, retrieval or context out of range");
     return 0;
 }
@@ -176,6 +180,7 @@ char *kevo_agent__config_json(const kevo_run_config *c, char **dirs, size_t ndir
     cJSON_AddNumberToObject(o, "seed", (double)c->seed);
     cJSON_AddStringToObject(o, "retrieval", kevo_retrieval_name(c->retrieval));
     cJSON_AddStringToObject(o, "context", kevo_run_context_name(c->context));
+    cJSON_AddStringToObject(o, "start_score", kevo_start_score_name(c->start_score));
     cJSON_AddNumberToObject(o, "token_budget", c->token_budget);
     if (c->model)
         cJSON_AddStringToObject(o, "model", c->model);
@@ -232,6 +237,11 @@ static int enums_from_json(kevo_run_config *c, const cJSON *root)
     if ((s = str_of(root, "retrieval")) && (error = kevo_retrieval_parse(&c->retrieval, s)) < 0)
         return error;
     if ((s = str_of(root, "context")) && (error = kevo_run_context_parse(&c->context, s)) < 0)
+        return error;
+    /* runs stored before the option existed were valued with the latency term */
+    c->start_score = KEVO_START_SCORE_Q2_LATENCY;
+    if ((s = str_of(root, "start_score")) &&
+        (error = kevo_start_score_parse(&c->start_score, s)) < 0)
         return error;
     return 0;
 }
@@ -310,6 +320,9 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
     out->learn.alpha = c->alpha;
     out->learn.q_init = c->q_init;
     out->learn.normalize = c->normalize;
+    /* --memory off: nothing retrieved, nothing learnt (attempts are still
+     * recorded, with their rewards, for the report) */
+    out->learn.frozen = !c->memory;
 
     /* the context of LLM prompts: the same Q0, alpha, epsilon and pool */
     kevo_context_config *cc = &out->context;
@@ -330,12 +343,15 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
     if (!out->memory) {
         cc->n = 0;
         cc->max_practices = 0;
+        cc->max_api = 0;
     }
 
     /* start points: one policy (kevo_context_start_point) */
+    bool by_value = c->retrieval == KEVO_RETRIEVAL_VALUE && c->memory;
     out->start_rule = c->strategy == KEVO_STRATEGY_REFINE ? KEVO_START_NEWEST
-                      : c->retrieval == KEVO_RETRIEVAL_VALUE && c->memory ? KEVO_START_Q2_LATENCY
-                                                                          : KEVO_START_FASTEST;
+                      : !by_value                         ? KEVO_START_FASTEST
+                      : c->start_score == KEVO_START_SCORE_Q2_LATENCY ? KEVO_START_Q2_LATENCY
+                                                                      : KEVO_START_Q2;
 
     kevo_llm_config_init(&out->llm);
     out->llm.api_base = c->api_base;

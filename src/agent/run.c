@@ -265,6 +265,11 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
         (error = kevo_memory_open(&mem, cfg.db_path)) < 0 ||
         (error = begin_run(&run_id, &cfg, &dirs, &ndirs, &stored, mem)) < 0)
         goto done;
+    /* a fresh store gets the backends' API notes and the best practices
+     * (idempotent: a store that has them is unchanged); --memory off
+     * retrieves nothing and writes no knowledge */
+    if (cfg.memory && (error = kevo_memory_seed_builtin(mem)) < 0)
+        goto done;
     *out_run_id = run_id;
     if ((error = open_provider(&prov, &cfg)) < 0)
         goto done;

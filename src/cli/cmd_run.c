@@ -52,7 +52,10 @@ static void usage(FILE *f)
             "  --db PATH          the experience store (default kevo.db)\n"
             "  --seed S           makes the run's random choices reproducible (default 1)\n"
             "  --retrieval MODE   value (default) | heuristic | random\n"
-            "  --memory on|off    off: no learned values (ablation)\n"
+            "  --start-score S    how refine start points are valued: q2 (default; the\n"
+            "                     paper's learned Q2) | q2-latency (Q2 + log(speedup/best))\n"
+            "  --memory on|off    off: nothing retrieved, nothing learnt; attempts are still\n"
+            "                     recorded (ablation)\n"
             "  --epsilon E        exploration rate of every epsilon-greedy pick (default 0.1)\n"
             "  --alpha A          Q step size, Q <- Q + A (R - Q) (default 0.3)\n"
             "  --q-init Q         Q0 of items and start points never updated, in [-1, 1]\n"
@@ -118,6 +121,8 @@ static int parse_choice(kevo_run_config *cfg, const char *a, const char *v)
         error = kevo_retrieval_parse(&cfg->retrieval, v);
     else if (!strcmp(a, "--context"))
         error = kevo_run_context_parse(&cfg->context, v);
+    else if (!strcmp(a, "--start-score"))
+        error = kevo_start_score_parse(&cfg->start_score, v);
     else if (!strcmp(a, "--memory") && (!strcmp(v, "on") || !strcmp(v, "off")))
         cfg->memory = !strcmp(v, "on");
     else if (!strcmp(a, "--memory"))

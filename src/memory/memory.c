@@ -253,6 +253,7 @@ void kevo_learn_config_init(kevo_learn_config *cfg)
     cfg->normalize = 0;
     cfg->var_floor = 0.01;
     cfg->clip = 3.0;
+    cfg->frozen = 0;
 }
 
 /* ---- opening ---------------------------------------------------------- */

@@ -382,7 +382,8 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
     in_tx = 1;
     if ((error = record_load_start(&rs)) < 0 || (error = record_check_best(&rs)) < 0 ||
         (error = record_reward(&rs)) < 0 || (error = record_insert_node(&rs)) < 0 ||
-        (error = record_q_updates(&rs)) < 0 || (error = record_distill(&rs)) < 0)
+        (!cfg->frozen && ((error = record_q_updates(&rs)) < 0 ||
+                          (error = record_distill(&rs)) < 0)))
         goto done;
     if (out_id)
         *out_id = rs.row.id;
