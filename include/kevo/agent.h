@@ -88,7 +88,9 @@ typedef struct kevo_run_config {
     bool normalize;          /* z-score refine rewards (App. A form), default off */
     int max_tasks;           /* 0 = all */
     int jobs;                /* tasks in flight (default 1) */
-    bool audit;              /* LLM runs: the model-based anti-hacking auditor */
+    int audit;               /* the model-based auditor (EvoKernel App. C.2) between the
+                                static gate and the compile: -1 (default) on for LLM
+                                generators; 0 off (--no-audit); 1 asked for (--audit) */
     bool reflect;            /* LLM runs: an LLM reflection per attempt, stored as experience */
     double refine_with_builtin; /* LLM runs: share of refine iterations given to the
                                    zero-token built-in recipes (0 = none) */

@@ -22,9 +22,9 @@
 extern "C" {
 #endif
 
-#define KEVO_GATE_MAX 4
+#define KEVO_GATE_MAX 5
 typedef struct kevo_gate {
-    const char *name; /* "anti-hack", "compile", "correctness", "latency" */
+    const char *name; /* "anti-hack", "audit", "compile", "correctness", "latency" */
     bool ran;
     bool ok;
     double seconds;
@@ -71,6 +71,16 @@ typedef struct kevo_eval_options {
     bool skip_antihack;       /* tests of the sandbox only: the runtime defences alone */
     bool keep_workdir;        /* leave build directories for inspection */
     uint64_t mem_bytes;       /* runner address-space limit; 0 = automatic */
+    /* Optional: a further judge between the static gate and the compile
+     * (the model-based auditor of EvoKernel App. C.2, which the agent
+     * supplies; the verifier knows nothing of models). Called with a
+     * candidate that passed the static gate; sets *valid (anything but an
+     * explicit yes must leave it false: fail closed) and *reason (malloc'd,
+     * the callback's to give; may stay NULL). A negative return means the
+     * judge could not run (its provider failed): kevo_evaluator_eval then
+     * returns that error, without a verdict. The gate is named "audit". */
+    int (*audit)(void *arg, const char *source, bool *valid, char **reason);
+    void *audit_arg;
 } kevo_eval_options;
 
 void kevo_eval_options_default(kevo_eval_options *o);

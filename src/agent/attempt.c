@@ -1,6 +1,7 @@
 /*
  * agent/attempt.c - one attempt, one pass: propose (a generator) -> judge
- * (the verifier's gates, then the model-based auditor on LLM runs) ->
+ * (the verifier's gates; on LLM runs the model-based auditor is one of
+ * them, between the static gate and the compile: task_loop.c) ->
  * record (the attempt, its edges, reward and Q updates in one transaction,
  * plus a reflection item when asked for) -> the state moves on. Must not:
  * choose a start point (kevo_context_start_point) or read back from the
@@ -19,20 +20,14 @@ typedef struct judged {
     kevo_attempt a;
     kevo_eval_result r;
     char *gates;         /* the gates array as JSON */
-    char *audit_reason;  /* the auditor's reason when it rejected the candidate */
-    char *audit_feedback;
-    char *audit_gates;   /* gates + the audit gate */
     char *lesson;        /* the reflection */
-    int64_t extra[2];    /* auditor and reflection tokens */
+    int64_t extra[2];    /* reflection tokens */
 } judged;
 
 static void judged_clear(judged *j)
 {
     kevo_eval_result_clear(&j->r);
     free(j->gates);
-    free(j->audit_reason);
-    free(j->audit_feedback);
-    free(j->audit_gates);
     free(j->lesson);
     memset(j, 0, sizeof(*j));
 }
@@ -69,48 +64,6 @@ static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *
         a->reference_us = j->r.latency.reference_us;
         a->speedup = j->r.latency.speedup;
     }
-    return 0;
-}
-
-/* The gates plus an "audit" gate that failed with the auditor's reason. */
-static char *gates_with_audit(const char *gates, const char *reason)
-{
-    cJSON *g = cJSON_Parse(gates ? gates : "[]");
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", "audit");
-    cJSON_AddBoolToObject(j, "ok", false);
-    cJSON *msgs = cJSON_AddArrayToObject(j, "messages");
-    cJSON_AddItemToArray(msgs, cJSON_CreateString(reason ? reason : ""));
-    if (g)
-        cJSON_AddItemToArray(g, j);
-    else
-        cJSON_Delete(j);
-    char *out = g ? cJSON_PrintUnformatted(g) : NULL;
-    cJSON_Delete(g);
-    return out;
-}
-
-/* EvoKernel's model-based auditor, after the gates, on a candidate that
- * compiled: an `invalid` answer makes it rejected. */
-static int judge_audit(judged *j, const kevo_attempt_state *st, const kevo_proposal *p)
-{
-    if (!st->prov || !st->cfg->audit || !p->source || !kevo_verdict_compiled(j->a.verdict))
-        return 0;
-    bool invalid = false;
-    int error = kevo_llm_audit(&invalid, &j->audit_reason, st->prov, st->at, p->source, st->cfg,
-                               j->extra);
-    if (error < 0 || !invalid)
-        return error;
-    kevo_buf b = {0};
-    kevo_buf_printf(&b, "Rejected by the model-based auditor: %s",
-                    j->audit_reason ? j->audit_reason : "(no reason given)");
-    if (!(j->audit_feedback = kevo_buf_detach(&b)))
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    j->audit_gates = gates_with_audit(j->gates, j->audit_reason);
-    j->a.verdict = KEVO_VERDICT_REJECTED;
-    j->a.feedback = j->audit_feedback;
-    j->a.gates_json = j->audit_gates;
-    j->a.candidate_us = j->a.reference_us = j->a.speedup = 0;
     return 0;
 }
 
@@ -183,15 +136,16 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     a->stage = st->start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
     a->parent_id = st->start ? st->start->id : 0;
     a->recipes_json = p.recipes_json;
-    if ((error = judge_gates(&j, st, ev, &p)) < 0 || (error = judge_audit(&j, st, &p)) < 0)
+    st->audit_tokens[0] = st->audit_tokens[1] = 0;
+    if ((error = judge_gates(&j, st, ev, &p)) < 0)
         goto done;
     if (st->prov && st->cfg->reflect && p.source &&
         (error = kevo_llm_reflect(&j.lesson, st->prov, st->at, p.source,
                                   kevo_verdict_name(a->verdict), a->feedback, st->cfg,
                                   j.extra)) < 0)
         goto done;
-    a->tokens_prompt = p.tokens_prompt + j.extra[0];
-    a->tokens_completion = p.tokens_completion + j.extra[1];
+    a->tokens_prompt = p.tokens_prompt + j.extra[0] + st->audit_tokens[0];
+    a->tokens_completion = p.tokens_completion + j.extra[1] + st->audit_tokens[1];
     a->tokens_estimated = p.tokens_estimated;
     if ((error = record(&j, st, &p)) < 0 || (error = advance(st, a)) < 0)
         goto done;

@@ -79,6 +79,7 @@ void kevo_run_config_init(kevo_run_config *c)
     c->q_init = 0.5;
     c->lambda = 3;
     c->pool_n = 6;
+    c->audit = -1; /* on for LLM generators, unless --no-audit */
 }
 
 bool kevo_agent__builtin_supports(const kevo_backend *be)
@@ -144,7 +145,7 @@ static int check_generator(const kevo_run_config *c)
                               "generator (--generator openai) for --backend %s",
                               writes, be->name, be->name);
     }
-    if (builtin && (c->audit || c->reflect))
+    if (builtin && (c->audit > 0 || c->reflect))
         return kevo_error_set(KEVO_EINVAL, "--audit and --reflect need an LLM generator");
     if (builtin && c->strategy == KEVO_STRATEGY_PASSK)
         return kevo_error_set(KEVO_EINVAL,
@@ -197,7 +198,7 @@ char *kevo_agent__config_json(const kevo_run_config *c, char **dirs, size_t ndir
     cJSON_AddBoolToObject(o, "normalize", c->normalize);
     cJSON_AddBoolToObject(o, "quick_timing", c->quick_timing);
     cJSON_AddNumberToObject(o, "refine_with_builtin", c->refine_with_builtin);
-    cJSON_AddBoolToObject(o, "audit", c->audit);
+    cJSON_AddBoolToObject(o, "audit", !kevo_agent__builtin(c) && c->audit != 0);
     cJSON_AddBoolToObject(o, "reflect", c->reflect);
     if (c->memory_from)
         cJSON_AddStringToObject(o, "memory_from", c->memory_from);
@@ -265,7 +266,9 @@ static void numbers_from_json(kevo_run_config *c, const cJSON *root)
     num_of(&c->refine_with_builtin, root, "refine_with_builtin");
     bool_of(&c->memory, root, "memory");
     bool_of(&c->normalize, root, "normalize");
-    bool_of(&c->audit, root, "audit");
+    bool audit = c->audit != 0;
+    bool_of(&audit, root, "audit");
+    c->audit = audit ? (kevo_agent__builtin(c) ? -1 : 1) : 0;
     bool_of(&c->reflect, root, "reflect");
     bool_of(&c->quick_timing, root, "quick_timing");
 }
@@ -340,6 +343,7 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
                : c->retrieval == KEVO_RETRIEVAL_VALUE ? KEVO_CONTEXT_VALUE
                                                       : KEVO_CONTEXT_HEURISTIC;
     out->memory = c->memory && c->strategy != KEVO_STRATEGY_PASSK;
+    out->audit = !kevo_agent__builtin(c) && c->audit != 0;
     if (!out->memory) {
         cc->n = 0;
         cc->max_practices = 0;

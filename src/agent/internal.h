@@ -52,6 +52,7 @@ typedef struct kevo_derived {
     kevo_llm_config llm;
     kevo_start_rule start_rule;
     bool memory; /* the generators may use the memory (off: --memory off, pass@k) */
+    bool audit;  /* LLM runs: the model-based auditor gate (on unless --no-audit) */
 } kevo_derived;
 
 void kevo_agent__derive(kevo_derived *out, const kevo_run_config *cfg);
@@ -84,6 +85,7 @@ typedef struct kevo_attempt_state {
     uint64_t *seen;        /* hashes of the sources recorded for the task in this run */
     size_t nseen, capseen;
     double best;           /* the task's best speedup so far */
+    int64_t audit_tokens[2]; /* the auditor's tokens of this attempt (prompt, completion) */
 } kevo_attempt_state;
 
 /* A generator: one proposal from the state. The built-in draft, the
@@ -119,8 +121,11 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
 /* The LLM generator's proposal (llm_gen.c). */
 int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st);
 
-/* The model-based auditor (EvoKernel): *out_invalid set with the reason
- * when the model answers `invalid`. Tokens are added to *tokens. */
+/* The model-based auditor (EvoKernel App. C.2): the model answers one JSON
+ * object {"valid": true|false, "reason": "..."}; only a boolean true lets
+ * the candidate through (fail closed: false, a missing or non-boolean
+ * field, no JSON at all are all invalid, with the reason). Tokens are
+ * added to *tokens. */
 int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
                    const kevo_agent_task *at, const char *candidate, const kevo_run_config *cfg,
                    int64_t tokens[2]);

@@ -10,6 +10,8 @@
 #include "kevo/llm.h"
 #include "kevo/roofline.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
@@ -152,11 +154,40 @@ static int ask(char **out, kevo_provider *prov, const kevo_run_config *cfg, cons
     return error;
 }
 
+/* The auditor's verdict from its reply: the first JSON object in it (bare
+ * or in a fence). Fail closed: only {"valid": true} is valid. *reason is
+ * the model's reason, or what was wrong with the answer. */
+static void audit_verdict(bool *valid, char **reason, const char *reply)
+{
+    *valid = false;
+    *reason = NULL;
+    const char *open = reply ? strchr(reply, '{') : NULL;
+    const char *close = reply ? strrchr(reply, '}') : NULL;
+    cJSON *o = open && close > open ? cJSON_ParseWithLength(open, (size_t)(close - open + 1))
+                                    : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "valid");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "reason");
+    kevo_buf b = {0};
+    if (cJSON_IsBool(v)) {
+        *valid = cJSON_IsTrue(v);
+        kevo_buf_puts(&b, cJSON_IsString(r) && *r->valuestring ? r->valuestring
+                                                                 : "(no reason given)");
+    } else {
+        const char *p = reply ? reply : "";
+        size_t n = strcspn(p, "\n");
+        kevo_buf_printf(&b, "the auditor did not answer {\"valid\": true|false, \"reason\": ...} "
+                        "(kevo fails closed); its answer began: \"%.*s\"",
+                        (int)(n > 120 ? 120 : n), p);
+    }
+    cJSON_Delete(o);
+    *reason = kevo_buf_detach(&b);
+}
+
 int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
                    const kevo_agent_task *at, const char *candidate, const kevo_run_config *cfg,
                    int64_t tokens[2])
 {
-    *out_invalid = false;
+    *out_invalid = true;
     *out_reason = NULL;
     char *proto = NULL, *reply = NULL, tag[160];
     kevo_task_prototype(&proto, at->task);
@@ -164,30 +195,10 @@ int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
     const char *vals[] = {at->task->name, at->task->description, proto, at->reference, candidate};
     snprintf(tag, sizeof(tag), "task=%s audit", at->task->name);
     int error = ask(&reply, prov, cfg, "audit", keys, vals, 5, tag, tokens);
-    /* Fail closed: only an answer that starts with the word "valid" lets the
-     * candidate through; "invalid", an empty or an unparsable answer rejects. */
     if (error == 0) {
-        const char *p = reply ? reply : "";
-        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '`' || *p == '*' || *p == '"')
-            p++;
-        bool valid = !strncasecmp(p, "valid", 5) && !isalnum((unsigned char)p[5]);
-        if (!valid) {
-            *out_invalid = true;
-            if (!strncasecmp(p, "invalid", 7)) {
-                p += 7;
-                while (*p == ':' || *p == ' ')
-                    p++;
-                const char *eol = strchr(p, '\n');
-                *out_reason = strndup(p, eol ? (size_t)(eol - p) : strlen(p));
-            } else {
-                kevo_buf b = {0};
-                const char *eol = strchr(p, '\n');
-                size_t n = eol ? (size_t)(eol - p) : strlen(p);
-                kevo_buf_printf(&b, "the auditor did not answer 'valid' (kevo fails closed); its "
-                                "answer began: \"%.*s\"", (int)(n > 120 ? 120 : n), p);
-                *out_reason = kevo_buf_detach(&b);
-            }
-        }
+        bool valid = false;
+        audit_verdict(&valid, out_reason, reply);
+        *out_invalid = !valid;
     }
     free(reply);
     free(proto);

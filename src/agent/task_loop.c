@@ -12,6 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The verifier's audit gate: EvoKernel's model-based auditor (App. C.2) on
+ * a candidate that passed the static gate, before it is compiled. */
+static int audit_gate(void *arg, const char *source, bool *valid, char **reason)
+{
+    kevo_attempt_state *st = arg;
+    bool invalid = true;
+    int error = kevo_llm_audit(&invalid, reason, st->prov, st->at, source, st->cfg,
+                               st->audit_tokens);
+    *valid = error == 0 && !invalid;
+    return error;
+}
+
 /* The state from what was recorded for the task in this run. */
 static int restore(kevo_attempt_state *st, const kevo_attempt_list *done)
 {
@@ -92,6 +104,10 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
         goto done;
     }
     *worked = true;
+    if (prov && derived.audit) {
+        derived.eval.audit = audit_gate;
+        derived.eval.audit_arg = &st;
+    }
     if ((error = kevo_evaluator_new(&ev, at.task, &derived.eval)) < 0 ||
         (error = restore(&st, done_list)) < 0)
         goto done;

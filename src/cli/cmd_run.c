@@ -34,8 +34,10 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --generator NAME   builtin (offline recipes; default) | openai | replay\n"
-            "  --audit            LLM runs: the model-based anti-hacking auditor after the\n"
-            "                     static gate (prompts/c/audit.md); `invalid` = rejected\n"
+            "  --no-audit         LLM runs: without the model-based auditor, which by default\n"
+            "                     judges every candidate that passed the static gate before\n"
+            "                     it is compiled (prompts/BACKEND/audit.md; it must answer\n"
+            "                     {\"valid\": true} or the candidate is rejected)\n"
             "  --reflect          LLM runs: store an LLM reflection on every attempt\n"
             "  --refine-with builtin[:SHARE]  LLM runs: give SHARE (default 0.3) of the\n"
             "                     refine iterations to zero-token built-in recipes\n"
@@ -101,13 +103,14 @@ static int parse_switch(kevo_run_config *cfg, const char *a)
 {
     bool *b = !strcmp(a, "--quick")       ? &cfg->quick_timing
               : !strcmp(a, "--quiet")     ? &cfg->quiet
-              : !strcmp(a, "--audit")     ? &cfg->audit
               : !strcmp(a, "--reflect")   ? &cfg->reflect
               : !strcmp(a, "--normalize") ? &cfg->normalize
                                           : NULL;
     if (b)
         *b = true;
-    return b != NULL;
+    if (!strcmp(a, "--audit") || !strcmp(a, "--no-audit"))
+        cfg->audit = !strcmp(a, "--audit");
+    return b != NULL || !strcmp(a, "--audit") || !strcmp(a, "--no-audit");
 }
 
 /* The named choices become enums here, with the agent's parsers (the same

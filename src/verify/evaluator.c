@@ -3,6 +3,8 @@
  * one only when the one before passed:
  *
  *   anti-hack   static analysis of the source (gate_antihack.c)
+ *   (audit)     the caller's judge, when the options carry one: the
+ *               agent's model-based auditor, fail-closed (gate_audit.c)
  *   compile     the backend builds a runner; object-level rule breaks
  *               (constructors, forbidden symbols) make the verdict
  *               `rejected` (gate_compile.c)
@@ -42,7 +44,7 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     kevo_verify__cand c = {.ev = ev, .source = source, .r = r};
     int slot = 0; /* 1: timing slot held shared, 2: exclusive */
     int error = kevo_verify__gate_antihack(&c);
-    if (error < 0 || c.decided)
+    if (error < 0 || c.decided || (error = kevo_verify__gate_audit(&c)) < 0 || c.decided)
         goto done;
     kevo_verify__slot_shared();
     slot = 1;
@@ -59,7 +61,9 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     slot = 2;
     error = kevo_verify__gate_latency(&c);
 done:
-    if (error < 0) { /* kevo's own failure: a verdict all the same */
+    if (c.fatal < 0) {
+        kevo_eval_result_clear(r); /* the judge failed: no verdict, the caller's error */
+    } else if (error < 0) { /* kevo's own failure: a verdict all the same */
         kevo_buf_printf(&c.fb, "kevo failed (not the candidate's fault): %s", kevo_error_last());
         kevo_verify__decide(&c, KEVO_VERDICT_INFRA_ERROR);
         error = 0;
@@ -76,5 +80,5 @@ done:
     free(c.dir);
     kevo_buf_free(&c.fb);
     r->seconds = kevo_now_s() - start;
-    return error;
+    return c.fatal < 0 ? c.fatal : error;
 }

@@ -72,6 +72,7 @@ typedef struct kevo_verify__cand {
     kevo_build_result build;
     kevo_channel_runner *runner; /* the candidate's runner, from gate 3 on */
     kevo_child *dead;            /* a runner that died while starting */
+    int fatal;                   /* negative: a failure that is no verdict (the auditor's) */
 } kevo_verify__cand;
 
 /* An out or inout parameter: one the kernel writes and the gates check. */
@@ -93,6 +94,8 @@ int kevo_verify__make_dir(char **out, const char *root, const char *name);
 
 /* ---- the gates (gate_*.c) ---- */
 int kevo_verify__gate_antihack(kevo_verify__cand *c);
+/* gate_audit.c: the options' judge, when there is one. */
+int kevo_verify__gate_audit(kevo_verify__cand *c);
 int kevo_verify__gate_compile(kevo_verify__cand *c);
 int kevo_verify__gate_correctness(kevo_verify__cand *c);
 int kevo_verify__gate_latency(kevo_verify__cand *c);

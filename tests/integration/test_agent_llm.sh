@@ -37,7 +37,7 @@ spid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(head -1 "$tmp/port")
 export KEVO_API_KEY=test-secret-key
-"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$port/v1" \
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --no-audit --generator openai --api-base "http://127.0.0.1:$port/v1" \
   --model fake --iterations 5 --quick --token-budget 1500 --db "$tmp/a.db" --record "$tmp/rec.jsonl" \
   > "$tmp/run.txt" 2>&1
 rc=$?
@@ -92,7 +92,7 @@ sys.exit(0 if ok else 1)
 PY
 kill "$spid" 2>/dev/null; spid=
 # replay the recording: same verdicts, no server
-"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator replay --replay "$tmp/rec.jsonl" \
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --no-audit --generator replay --replay "$tmp/rec.jsonl" \
   --iterations 5 --quick --token-budget 1500 --db "$tmp/b.db" > "$tmp/replay.txt" 2>&1
 check "replay exits 0" "[ $? -eq 0 ]"
 va=$(python3 -c "import sqlite3;print([r[0] for r in sqlite3.connect('$tmp/a.db').execute('select verdict from attempts order by id')])")
@@ -104,41 +104,65 @@ python3 -c 'import json; print(json.dumps({"content": "```c\n#include <stdint.h>
 "$SERVER" --script "$tmp/script2.jsonl" --log "$tmp/requests2.jsonl" --lifetime 300 > "$tmp/port2" &
 spid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
-"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$(head -1 "$tmp/port2")/v1" \
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --no-audit --generator openai --api-base "http://127.0.0.1:$(head -1 "$tmp/port2")/v1" \
   --model fake --iterations 3 --quick --db "$tmp/c.db" --refine-with builtin:1 > "$tmp/run3.txt" 2>&1
 check "refine-with run exits 0" "[ $? -eq 0 ]"
 "$KEVO" report --db "$tmp/c.db" --format json > "$tmp/report3.json"
 check "one LLM request, two built-in refinements, tokens saved reported" \
   "python3 -c \"import json,sys; r=json.load(open('$tmp/report3.json')); n=sum(1 for _ in open('$tmp/requests2.jsonl')); sys.exit(0 if n==1 and r['builtin_attempts']==2 and r['tokens_saved_estimate']==2*760 else 1)\""
 kill "$spid" 2>/dev/null; spid=
-# --audit: an `invalid` answer makes the verdict rejected; --reflect stores the lesson
+# The auditor (EvoKernel App. C.2), on by default for LLM runs: it judges a
+# candidate that passed the static gate BEFORE it is compiled, answers JSON,
+# and fails closed. Script: draft 1 is good and judged invalid (rejected,
+# never compiled); draft 2 does not even compile, and the auditor's
+# {"valid": "yes"} (no boolean) rejects it before the compiler would; draft
+# 3 breaks the static gate (no audit request for it); draft 4 is good and
+# valid. --reflect stores a lesson for every attempt.
 python3 - "$tmp/script3.jsonl" <<'PY'
 import json, sys
 good = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
-steps = [{"content": good}, {"content": "invalid: it returns results cached from an earlier call"},
-         {"content": "Lesson: the auditor flags kernels that look cached; keep kernels stateless."}]
+broken = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f }\n```"
+static_bad = "```c\n#include <stdint.h>\n#include <stdlib.h>\nvoid relu(const float *x, float *y, int64_t N) { system(\"true\"); for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
+lesson = {"content": "Lesson: the auditor flags kernels that look cached; keep kernels stateless."}
+steps = [{"content": good},
+         {"content": '```json\n{"valid": false, "reason": "it returns results cached from an earlier call"}\n```',
+          "usage": {"prompt_tokens": 900, "completion_tokens": 20}}, lesson,
+         {"content": broken}, {"content": '{"valid": "yes", "reason": "looks fine"}'}, lesson,
+         {"content": static_bad}, lesson,
+         {"content": good}, {"content": '{"valid": true, "reason": "computes relu for every element"}'}, lesson]
 open(sys.argv[1], "w").write("".join(json.dumps(s) + "\n" for s in steps))
 PY
 "$SERVER" --script "$tmp/script3.jsonl" --log "$tmp/requests3.jsonl" --lifetime 300 > "$tmp/port3" &
 spid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/port3" ] && break; sleep 0.1; done
 "$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "http://127.0.0.1:$(head -1 "$tmp/port3")/v1" \
-  --model fake --iterations 1 --quick --db "$tmp/d.db" --audit --reflect > "$tmp/run4.txt" 2>&1
+  --model fake --iterations 4 --quick --db "$tmp/d.db" --reflect > "$tmp/run4.txt" 2>&1
 check "audit run exits 0" "[ $? -eq 0 ]"
 # every server is stopped once used: a server left running holds the
 # test's output open, and ctest waits out its whole --lifetime
 kill "$spid" 2>/dev/null; spid=
-python3 - "$tmp/d.db" <<'PY' || fails=$((fails+1))
-import sqlite3, sys
+python3 - "$tmp/d.db" "$tmp/requests3.jsonl" <<'PY' || fails=$((fails+1))
+import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-v, fb = db.execute("SELECT verdict, feedback FROM attempts").fetchone()
+rows = db.execute("SELECT verdict, feedback, gates, tokens_prompt FROM attempts ORDER BY iteration").fetchall()
+names = [[g["name"] for g in json.loads(r[2] or "[]")] for r in rows]
+audits = sum(1 for l in open(sys.argv[2]) if "You audit" in l)
 refl = db.execute("SELECT count(*) FROM items WHERE tags LIKE '%reflection%' AND body LIKE 'Lesson:%'").fetchone()[0]
 edge = db.execute("SELECT count(*) FROM distilled_from d JOIN items i ON i.id = d.item_id WHERE i.tags LIKE '%reflection%'").fetchone()[0]
-ok1 = v == "rejected" and "auditor" in fb and "cached" in fb
-ok2 = refl == 1 and edge == 1
-print(("ok   " if ok1 else "FAIL ") + f"the auditor's `invalid` makes the verdict rejected ({v}: {fb[:80]})")
-print(("ok   " if ok2 else "FAIL ") + "the reflection is stored as experience, distilled from the attempt")
-sys.exit(0 if ok1 and ok2 else 1)
+checks = [
+  (rows[0][0] == "rejected" and "auditor" in rows[0][1] and "cached" in rows[0][1] and names[0] == ["anti-hack", "audit"],
+   f"an invalid answer rejects before the compile ({rows[0][0]}, gates {names[0]})"),
+  (rows[0][3] >= 900, f"the auditor's tokens count in the attempt's ({rows[0][3]})"),
+  (rows[1][0] == "rejected" and names[1] == ["anti-hack", "audit"] and "did not answer" in rows[1][1],
+   f"a non-boolean valid fails closed, before the compiler ({rows[1][0]}, {names[1]})"),
+  (rows[2][0] == "rejected" and names[2] == ["anti-hack"], f"the static gate's rejects never reach the auditor ({names[2]})"),
+  (rows[3][0] == "correct" and "audit" in names[3] and "compile" in names[3], f"a valid answer lets the candidate on ({rows[3][0]}, {names[3]})"),
+  (audits == 3, f"three audit requests: none for the static gate's reject ({audits})"),
+  (refl == 4 and edge == 4, f"the reflections are stored as experience, distilled from the attempts ({refl}, {edge})"),
+]
+for ok, what in checks:
+    print(("ok   " if ok else "FAIL ") + what)
+sys.exit(0 if all(ok for ok, _ in checks) else 1)
 PY
 # --strategy passk: independent drafts, no feedback, no memory in the prompt;
 # --strategy refine: each refinement continues from the newest correct kernel
@@ -155,10 +179,10 @@ PY
 spid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/port5" ] && break; sleep 0.1; done
 base="http://127.0.0.1:$(head -1 "$tmp/port5")/v1"
-"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "$base" --model fake \
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --no-audit --generator openai --api-base "$base" --model fake \
   --iterations 3 --quick --db "$tmp/e.db" --strategy passk > "$tmp/run5.txt" 2>&1
 check "passk run exits 0" "[ $? -eq 0 ]"
-"$KEVO" run "$SRC/suites/c/level1/001_relu" --generator openai --api-base "$base" --model fake \
+"$KEVO" run "$SRC/suites/c/level1/001_relu" --no-audit --generator openai --api-base "$base" --model fake \
   --iterations 3 --quick --db "$tmp/f.db" --strategy refine > "$tmp/run6.txt" 2>&1
 check "refine run exits 0" "[ $? -eq 0 ]"
 python3 - "$tmp" <<'PY' || fails=$((fails+1))
