@@ -420,6 +420,13 @@ typedef struct kevo_filter_stats {
  * equals recording the remaining attempts alone. Then the file is
  * compacted so that no deleted text remains on disk. Unknown names are
  * ignored. `out` may be NULL. */
+/* The learning values the store's runs were recorded with (each run's
+ * stored configuration: "alpha", "q_init", "normalize"; a field a run
+ * lacks counts as the library default): what relearning must use to end
+ * where a store that never saw the removed attempts would. Library
+ * defaults when the store has no run; KEVO_EINVAL naming two runs when
+ * they disagree. */
+int kevo_memory_learn_config_of_runs(kevo_learn_config *out, kevo_memory *mem);
 int kevo_memory_filter_tasks(kevo_memory *mem, const char *const *tasks, size_t n_tasks,
                              const kevo_learn_config *cfg, kevo_filter_stats *out);
 

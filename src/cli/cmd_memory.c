@@ -647,7 +647,10 @@ static int cmd_filter(kevo_memory *mem, const opts *o)
         goto done;
     }
     kevo_filter_stats fs;
-    int error = kevo_memory_filter_tasks(mem, names, n, NULL, &fs);
+    kevo_learn_config lc; /* relearn as the runs learnt */
+    int error = kevo_memory_learn_config_of_runs(&lc, mem);
+    if (error == 0)
+        error = kevo_memory_filter_tasks(mem, names, n, &lc, &fs);
     if (error < 0) {
         rc = fail("filter", error);
         goto done;

@@ -495,3 +495,42 @@ done:
     free(fc.runs.v);
     return error;
 }
+
+/* One run's learning values from its stored configuration. */
+static void learn_of_run(kevo_learn_config *out, const kevo_run *r)
+{
+    kevo_learn_config_init(out);
+    cJSON *o = cJSON_Parse(r->config_json ? r->config_json : "");
+    const cJSON *v;
+    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "alpha")))
+        out->alpha = v->valuedouble;
+    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "q_init")))
+        out->q_init = v->valuedouble;
+    if (cJSON_IsBool(v = cJSON_GetObjectItemCaseSensitive(o, "normalize")))
+        out->normalize = cJSON_IsTrue(v);
+    cJSON_Delete(o);
+}
+
+int kevo_memory_learn_config_of_runs(kevo_learn_config *out, kevo_memory *mem)
+{
+    kevo_learn_config_init(out);
+    kevo_run_list *runs = NULL;
+    int error = kevo_memory_run_list(&runs, mem);
+    for (size_t i = 0; error == 0 && i < runs->n; i++) {
+        kevo_learn_config c;
+        learn_of_run(&c, &runs->runs[i]);
+        if (i == 0) {
+            *out = c;
+        } else if (c.alpha != out->alpha || c.q_init != out->q_init ||
+                   c.normalize != out->normalize) {
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "runs %lld and %lld of this store learnt with different values "
+                                   "(alpha %g/%g, q_init %g/%g, normalize %d/%d): relearning "
+                                   "cannot reproduce both", (long long)runs->runs[0].id,
+                                   (long long)runs->runs[i].id, out->alpha, c.alpha, out->q_init,
+                                   c.q_init, out->normalize, c.normalize);
+        }
+    }
+    kevo_run_list_free(runs);
+    return error;
+}

@@ -396,12 +396,38 @@ static void test_memory__filter_leaves_no_trace_normalized(void **state)
     filter_case(*state, 1);
 }
 
+/* Relearning after a filter uses the values the runs learnt with (their
+ * stored configuration), not the library's defaults; runs that disagree
+ * are refused, naming them. */
+static void test_memory__filter_relearns_with_the_runs_values(void **state)
+{
+    kevo_memory *m = open_store(*state, "lc.db");
+    kevo_learn_config lc;
+    assert_int_equal(kevo_memory_learn_config_of_runs(&lc, m), 0); /* no run: defaults */
+    assert_true(lc.alpha == 0.3 && lc.q_init == 0.0 && lc.normalize == 0);
+    int64_t r1 = 0, r2 = 0, r3 = 0;
+    assert_int_equal(kevo_memory_run_begin(m, "{\"alpha\":0.2,\"q_init\":0.5,\"normalize\":true}",
+                                           &r1), 0);
+    assert_int_equal(kevo_memory_run_begin(m, "{\"alpha\":0.2,\"q_init\":0.5,\"normalize\":true,"
+                                              "\"seed\":7}", &r2), 0);
+    assert_int_equal(kevo_memory_learn_config_of_runs(&lc, m), 0);
+    assert_true(lc.alpha == 0.2 && lc.q_init == 0.5 && lc.normalize == 1);
+    assert_int_equal(kevo_memory_run_begin(m, "{\"alpha\":0.3,\"q_init\":0.5}", &r3), 0);
+    assert_int_equal(kevo_memory_learn_config_of_runs(&lc, m), KEVO_EINVAL);
+    char want[64];
+    snprintf(want, sizeof(want), "runs %lld and %lld", (long long)r1, (long long)r3);
+    assert_non_null(strstr(kevo_error_last(), want));
+    kevo_memory_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_memory__export_import_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory__import_rejects_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory__filter_leaves_no_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory__filter_relearns_with_the_runs_values, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_memory__filter_leaves_no_trace_normalized, setup,
                                         teardown),
     };
