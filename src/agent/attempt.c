@@ -101,7 +101,8 @@ static int advance(kevo_attempt_state *st, const kevo_attempt *a)
     st->last_feedback = fb;
     if (a->speedup > st->best)
         st->best = a->speedup;
-    return kevo_agent__remember(st, a->source);
+    int error = kevo_agent__remember(st, a->source);
+    return error < 0 ? error : kevo_agent__turn_add(st, a);
 }
 
 static void print_line(const kevo_attempt_state *st, const judged *j, const kevo_proposal *p,

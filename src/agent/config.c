@@ -332,6 +332,10 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
     kevo_context_config_init(cc);
     if (c->token_budget > 0)
         cc->token_budget = c->token_budget;
+    else if (c->context == KEVO_RUN_CONTEXT_PASSIVE)
+        /* KOPE's passive baseline: agent-led context that grows with the
+         * history, no budget (the token comparison is the point) */
+        cc->token_budget = KEVO_PASSIVE_BUDGET;
     cc->epsilon = c->epsilon;
     cc->alpha = c->alpha;
     cc->q_init = c->q_init;
@@ -352,7 +356,11 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
 
     /* start points: one policy (kevo_context_start_point) */
     bool by_value = c->retrieval == KEVO_RETRIEVAL_VALUE && c->memory;
-    out->start_rule = c->strategy == KEVO_STRATEGY_REFINE ? KEVO_START_NEWEST
+    /* the refinement baseline (App. D.2) reverts to the best kernel when a
+     * new one is slower or wrong: it always refines the fastest. The
+     * built-in generator's refinement continues from the newest. */
+    kevo_start_rule refine_rule = kevo_agent__builtin(c) ? KEVO_START_NEWEST : KEVO_START_FASTEST;
+    out->start_rule = c->strategy == KEVO_STRATEGY_REFINE ? refine_rule
                       : !by_value                         ? KEVO_START_FASTEST
                       : c->start_score == KEVO_START_SCORE_Q2_LATENCY ? KEVO_START_Q2_LATENCY
                                                                       : KEVO_START_Q2;

@@ -97,3 +97,34 @@ int kevo_agent__remember(kevo_attempt_state *st, const char *source)
     st->seen[st->nseen++] = kevo_hash64(source, strlen(source), 0);
     return 0;
 }
+
+int kevo_agent__turn_add(kevo_attempt_state *st, const kevo_attempt *a)
+{
+    struct kevo_turn *v = realloc(st->turns, (st->nturns + 1) * sizeof(*v));
+    if (!v)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    st->turns = v;
+    struct kevo_turn *t = &v[st->nturns];
+    t->source = strdup(a->source ? a->source : "");
+    t->feedback = strdup(a->feedback ? a->feedback : "");
+    t->verdict = a->verdict;
+    t->speedup = a->speedup;
+    if (!t->source || !t->feedback) {
+        free(t->source);
+        free(t->feedback);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    st->nturns++;
+    return 0;
+}
+
+void kevo_agent__turns_free(kevo_attempt_state *st)
+{
+    for (size_t i = 0; i < st->nturns; i++) {
+        free(st->turns[i].source);
+        free(st->turns[i].feedback);
+    }
+    free(st->turns);
+    st->turns = NULL;
+    st->nturns = 0;
+}

@@ -56,6 +56,8 @@ typedef struct kevo_derived {
 } kevo_derived;
 
 void kevo_agent__derive(kevo_derived *out, const kevo_run_config *cfg);
+/* The token budget of passive context when none is given: none, in effect. */
+#define KEVO_PASSIVE_BUDGET (1 << 26)
 bool kevo_agent__builtin(const kevo_run_config *cfg);
 /* Whether the built-in generator writes candidates for this backend. */
 bool kevo_agent__builtin_supports(const kevo_backend *be);
@@ -86,7 +88,20 @@ typedef struct kevo_attempt_state {
     size_t nseen, capseen;
     double best;           /* the task's best speedup so far */
     int64_t audit_tokens[2]; /* the auditor's tokens of this attempt (prompt, completion) */
+    /* The task's attempts in this run, oldest first: the conversation of
+     * the iterative-refinement baseline (EvoKernel App. D.2). */
+    struct kevo_turn {
+        char *source;   /* the candidate ("" when there was none) */
+        char *feedback; /* the verifier's feedback on it */
+        kevo_verdict verdict;
+        double speedup;
+    } *turns;
+    size_t nturns;
 } kevo_attempt_state;
+
+/* Append an attempt to the state's turns (copies). */
+int kevo_agent__turn_add(kevo_attempt_state *st, const kevo_attempt *a);
+void kevo_agent__turns_free(kevo_attempt_state *st);
 
 /* A generator: one proposal from the state. The built-in draft, the
  * built-in refiner and the LLM generator implement it. */

@@ -32,6 +32,8 @@ static int restore(kevo_attempt_state *st, const kevo_attempt_list *done)
         if (a->speedup > st->best)
             st->best = a->speedup;
         int error = kevo_agent__remember(st, a->source);
+        if (error == 0)
+            error = kevo_agent__turn_add(st, a);
         if (error < 0)
             return error;
     }
@@ -121,6 +123,7 @@ done:
     kevo_attempt_free(st.start);
     free(st.last_feedback);
     free(st.seen);
+    kevo_agent__turns_free(&st);
     kevo_attempt_list_free(done_list);
     kevo_evaluator_free(ev);
     kevo_task_free(at.task);

@@ -164,8 +164,11 @@ for ok, what in checks:
     print(("ok   " if ok else "FAIL ") + what)
 sys.exit(0 if all(ok for ok, _ in checks) else 1)
 PY
-# --strategy passk: independent drafts, no feedback, no memory in the prompt;
-# --strategy refine: each refinement continues from the newest correct kernel
+# --strategy passk: independent drafts, no feedback, no memory in the prompt,
+# one demonstration (App. D.1); --strategy refine (App. D.2): each
+# refinement starts from the fastest correct kernel so far (a slower or wrong
+# one is reverted), and the prompt is the conversation: every earlier kernel
+# as the model's turn and the verifier's feedback on it
 python3 - "$tmp/script5.jsonl" <<'PY'
 import json, sys
 good = "```c\n#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t N) { for (int64_t i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; }\n```"
@@ -199,10 +202,19 @@ log = [json.loads(l) for l in open(tmp + "/requests5.jsonl")]
 prompts = ["\n".join(m["content"] for m in r["body"]["messages"]) for r in log]
 check("passk: the draft after a wrong result is not shown the mismatch", "mismatch" not in prompts[1])
 check("passk: no lessons from memory in the prompts", all("Tried: " not in p for p in prompts[:3]))
-f = sqlite3.connect(tmp + "/f.db").execute("SELECT id, stage, parent_id, verdict FROM attempts ORDER BY id").fetchall()
-check("refine: draft, then each refinement from the newest correct kernel %s" % f,
-      len(f) == 3 and [r[3] for r in f] == ["correct"] * 3 and f[1][2] == f[0][0] and f[2][2] == f[1][0])
-check("refine: passive context (recent history) in the refine prompts", "Recent history" in prompts[4])
+check("passk: one demonstration in every prompt", all(p.count("An example (a different operator") == 1 for p in prompts[:3]))
+f = sqlite3.connect(tmp + "/f.db").execute("SELECT id, stage, parent_id, verdict, speedup FROM attempts ORDER BY id").fetchall()
+fastest_before_3 = max(f[:2], key=lambda r: r[4])[0] if len(f) == 3 else None
+check("refine: draft, then each refinement from the fastest correct kernel so far %s" % [r[:4] for r in f],
+      len(f) == 3 and [r[3] for r in f] == ["correct"] * 3 and f[1][2] == f[0][0] and f[2][2] == fastest_before_3)
+msgs = [r["body"]["messages"] for r in log[3:6]]
+roles = [[m["role"] for m in ms] for ms in msgs]
+check("refine: the prompt is the conversation so far %s" % roles,
+      roles[0] == ["system", "user"] and roles[1] == ["system", "user", "assistant", "user"] and
+      roles[2] == ["system", "user", "assistant", "user", "assistant", "user"])
+check("refine: the verifier's feedback after each kernel, and the request to improve the best",
+      "verdict on that kernel: correct" in msgs[2][3]["content"] and "FASTER" in msgs[2][-1]["content"] and
+      "restrict" in msgs[2][4]["content"])
 sys.exit(1 if bad else 0)
 PY
 kill "$spid" 2>/dev/null; spid=
