@@ -5,8 +5,18 @@
 
 Reads the attempts of each store's newest run straight from SQLite (the
 schema is src/memory/schema.h) and prints, per run:
-  * the geometric mean of each task's best correct speedup (a task with no
-    correct kernel counts as 1.0x: the reference is always there);
+  * the geometric mean of best speedups, defined as in kevo report
+    (kevo_report_geomean in src/report/metrics.c, docs/report.md
+    "Definitions"): exp(mean(ln v)) over a set of tasks, v = the task's best
+    correct speedup, or 1.0 for a task with no correct kernel or none with a
+    measured (positive) speedup: the reference is always there. "final":
+    over the tasks of every run, at the shortest run's budget (= kevo
+    report's geomean_speedup_all_tasks when the runs share their tasks and
+    budget); "solved": over those of them the run solved, at its whole
+    budget (= kevo report's geomean_speedup when the runs share their tasks);
+  * the paired ratio of the first run to each other: the geometric mean of
+    best A / best B over the tasks both solved (= kevo report --compare's
+    paired_geomean_ratio);
   * the anytime curve: that geometric mean after 1, 2, ... attempts per
     task, so budgets shorter than the run's are compared too;
   * attempts to the same geometric mean: when each run's anytime geomean
@@ -31,14 +41,18 @@ def load(path):
         "SELECT t.name, a.iteration, a.verdict, a.speedup FROM attempts a "
         "JOIN tasks t ON t.id = a.task_id WHERE a.run_id = ? ORDER BY a.id", (run,)).fetchall()
     db.close()
-    tasks = {}
+    tasks, solved = {}, set()
     for name, it, verdict, speedup in rows:
         s = speedup if verdict == "correct" and speedup > 0 else None
         tasks.setdefault(name, {})[it] = s
-    return tasks
+        if verdict == "correct":
+            solved.add(name)
+    return tasks, solved
 
 
 def best_upto(attempts, k):
+    """A task's value in geomean() after attempts 0..k: its best correct
+    speedup, 1.0 when it has none (kevo_report_best_value)."""
     got = [s for it, s in attempts.items() if it <= k and s is not None]
     return max(got) if got else 1.0
 
@@ -51,16 +65,19 @@ def first_reach(attempts, target):
 
 
 def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    """The one geometric mean of best speedups (kevo_report_geomean): xs are
+    the tasks' values from best_upto; 0 for no task, as kevo report."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 0.0
 
 
 def main(argv):
-    runs = []
+    runs, solved = [], {}
     for arg in argv:
         name, _, path = arg.partition("=")
         if not path:
             sys.exit(f"compare_runs.py: '{arg}': expected NAME=STORE.db")
-        runs.append((name, load(path)))
+        tasks, solved[name] = load(path)
+        runs.append((name, tasks))
     common = sorted(set.intersection(*(set(t) for _, t in runs)))
     if not common:
         sys.exit("compare_runs.py: the runs share no task")
@@ -72,11 +89,25 @@ def main(argv):
     curve = {name: [geomean([best_upto(t[n], k) for n in common]) for k in range(iters)]
              for name, t in runs}
     final = {name: c[-1] for name, c in curve.items()}
-    for name, _ in runs:
-        print(f"  {name:8s} final geomean {final[name]:.3f}x")
+    for name, t in runs:
+        mine = [n for n in common if n in solved[name]]
+        on_solved = geomean([best_upto(t[n], math.inf) for n in mine])
+        print(f"  {name:8s} final geomean {final[name]:.3f}x (failed tasks at 1.0x); "
+              f"over its {len(mine)} solved: {on_solved:.3f}x")
     base = runs[0][0]
-    for name, _ in runs[1:]:
+    tb = runs[0][1]
+    for name, t in runs[1:]:
         print(f"  ratio {base}/{name}: {final[base] / final[name]:.3f}")
+        # paired: over the tasks both solved, best A / best B, at the runs'
+        # whole budgets (as kevo report --compare)
+        both = [n for n in common if n in solved[base] and n in solved[name]]
+        if both:
+            ratio = (geomean([best_upto(tb[n], math.inf) for n in both]) /
+                     geomean([best_upto(t[n], math.inf) for n in both]))
+            print(f"  paired geomean ratio {base}/{name} (tasks both solved): {ratio:.3f} "
+                  f"over {len(both)} task(s)")
+        else:
+            print(f"  paired geomean ratio {base}/{name} (tasks both solved): - (none)")
 
     print("anytime geomean of the best so far, after k attempts:")
     print("  k      " + "".join(f"{name:>10s}" for name, _ in runs))

@@ -27,7 +27,48 @@ typedef struct kevo_task_metrics {
     double first_correct_speedup;
     double speedup_vs_first;   /* best speedup / speedup of the first correct kernel */
     int64_t tokens_prompt, tokens_completion;
+    /* the papers' forms (docs/report.md "Definitions") */
+    int level;                 /* from the store's tasks table; 0 = unknown */
+    bool round1_compiled;      /* the task's first attempt (smallest iteration) compiled */
+    bool round1_correct;       /* ... was correct */
+    int first_compiled_iter;   /* 1-based smallest iteration of a compiled attempt; 0 = none */
+    int first_correct_min_iter; /* 1-based smallest iteration of a correct attempt; 0 = none */
+    int draft_samples;         /* draft-stage attempts: the pass@k samples */
+    int draft_correct;         /* ... of them correct */
 } kevo_task_metrics;
+
+/* The k of pass@k a report gives, those not above the run's attempts per
+ * task (the largest attempt count of one of its tasks). */
+#define KEVO_REPORT_PASS_K_MAX 3 /* k = 1, 5, 10 */
+
+typedef struct kevo_pass_at_k {
+    int k;
+    double value; /* mean over the tasks with a draft sample */
+} kevo_pass_at_k;
+
+/* The rates the papers give, over some set of tasks (a run's, a level's). */
+typedef struct kevo_paper_rates {
+    int tasks;
+    double cr_per_kernel;      /* share of tasks with a compiled attempt (CR) */
+    double acc;                /* share of tasks with a correct attempt (Acc) */
+    double round1_cr, round1_acc; /* the same over each task's first attempt only */
+    double fast_1;
+    double geomean_speedup;    /* kevo_report_geomean over the tasks with a correct kernel */
+    kevo_pass_at_k pass_at_k[KEVO_REPORT_PASS_K_MAX];
+    size_t npass_at_k;
+    int pass_at_k_tasks;       /* tasks with at least one draft sample (averaged over) */
+} kevo_paper_rates;
+
+/* Cumulative rates after iterations 1..iteration of every task. */
+typedef struct kevo_iteration_rates {
+    int iteration; /* 1-based */
+    double cr_per_kernel, acc;
+} kevo_iteration_rates;
+
+typedef struct kevo_level_rates {
+    int level; /* 0 = unknown */
+    kevo_paper_rates r;
+} kevo_level_rates;
 
 typedef struct kevo_run_metrics {
     int64_t run_id;
@@ -50,7 +91,34 @@ typedef struct kevo_run_metrics {
     double wall_s;
     kevo_task_metrics *per_task;
     size_t ntasks;
+    /* the papers' forms (docs/report.md "Definitions"); paper.cr_per_kernel
+     * and paper.acc equal compiled_rate and correct_rate */
+    kevo_paper_rates paper;
+    kevo_iteration_rates *by_iteration; /* [i - 1] = after iteration i */
+    size_t niterations;
+    kevo_level_rates *per_level; /* ascending level */
+    size_t nlevels;
+    bool tokens_estimated;            /* some attempt's token counts are estimates */
+    double geomean_speedup_all_tasks; /* kevo_report_geomean over every task (failed = 1.0x) */
 } kevo_run_metrics;
+
+/* The one geometric mean of best speedups: exp(mean(ln v)) over the given
+ * tasks, v = the task's best correct speedup, or 1.0 (the reference stands)
+ * for a task with no correct kernel or none with a measured (positive)
+ * speedup. Which tasks are given is the caller's; 0 when there are none.
+ * geomean_speedup gives the tasks with a correct kernel,
+ * geomean_speedup_all_tasks every task, bench/compare_runs.py the tasks
+ * of every compared run. */
+double kevo_report_geomean(const kevo_task_metrics *const *tasks, size_t n);
+/* A task's value in kevo_report_geomean(). */
+double kevo_report_best_value(const kevo_task_metrics *t);
+
+/* --compare A B: over the tasks (by name) that both runs solved, the
+ * geometric mean of best speedup in a / best speedup in b (values as in
+ * kevo_report_geomean), and how many tasks that is. *out_ratio is NaN when
+ * no task is paired. Returns 0 or KEVO_ENOMEM. */
+int kevo_report_paired(double *out_ratio, int *out_tasks, const kevo_run_metrics *a,
+                       const kevo_run_metrics *b);
 
 /* Metrics of one run (run_id 0 = the latest). *out is the caller's. */
 int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id);
@@ -62,7 +130,8 @@ typedef enum {
     KEVO_REPORT_CSV,
     KEVO_REPORT_HTML /* needs the store: kevo_report_html() */
 } kevo_report_format;
-/* Render one or more runs (several = side by side), appending to `out`.
+/* Render one or more runs (several = side by side), appending to `out`;
+ * for two runs, JSON and text add their paired geometric-mean ratio.
  * KEVO_EINVAL for KEVO_REPORT_HTML, which reads attempts, sources and
  * items from the store: use kevo_report_html(). */
 int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,

@@ -17,7 +17,8 @@ static void usage(FILE *f)
             "usage: kevo report [--run ID | --compare RUN_A RUN_B] [--format text|json|csv|html]\n"
             "                   [-o FILE] [--db PATH]\n"
             "  --run ID           the run to report (default: the latest)\n"
-            "  --compare A B      two runs side by side (html: on the same axes)\n"
+            "  --compare A B      two runs side by side (html: on the same axes), with the\n"
+            "                     geomean of best A / best B over the tasks both solved\n"
             "  --format FMT       text (default), json, csv, or html (one self-contained page)\n"
             "  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
             "  --db PATH          the store (default kevo.db)\n");

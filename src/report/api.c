@@ -1,6 +1,6 @@
 /*
  * report/api.c - the public calls of kevo/report.h that take a store:
- * kevo_report_metrics() (load a run, then compute) and kevo_report_html()
+ * kevo_report_metrics() (load a run and the tasks' levels, then compute) and kevo_report_html()
  * (load the page's model, then render). Each only checks its arguments
  * and joins a loader of load.c to a computation or renderer that never
  * sees the store; nothing is loaded, computed or rendered here.
@@ -14,11 +14,14 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
     int error = 0;
     kevo_run *run = NULL;
     kevo_attempt_list *list = NULL;
+    kevo_memory_task_array *tasks = NULL;
     *out = NULL;
-    if ((error = kevo_report__run_load(&run, &list, &run_id, mem, run_id)) < 0)
+    if ((error = kevo_report__run_load(&run, &list, &run_id, mem, run_id)) < 0 ||
+        (error = kevo_report__tasks_load(&tasks, mem)) < 0)
         goto done;
-    error = kevo_report__metrics_compute(out, run_id, run, list);
+    error = kevo_report__metrics_compute(out, run_id, run, list, tasks);
 done:
+    kevo_memory_task_array_free(tasks);
     kevo_attempt_list_free(list);
     kevo_run_free(run);
     return error;

@@ -1,6 +1,6 @@
 /*
- * report/load.c - the report's one reader of the store: a run and its
- * attempts (for the metrics), and for the HTML page the model of
+ * report/load.c - the report's one reader of the store: a run, its
+ * attempts and the tasks' levels (for the metrics), and for the HTML page the model of
  * report/model.h: per run its record, attempts and per-task indexes, each
  * solved task's flops/bytes from its task.json, the machine peaks, the
  * `used` edges of the runs' attempts, and the items with their learned Q
@@ -64,6 +64,12 @@ done:
     kevo_attempt_list_free(list);
     kevo_run_free(run);
     return error;
+}
+
+int kevo_report__tasks_load(kevo_memory_task_array **out, kevo_memory *mem)
+{
+    *out = NULL;
+    return kevo_memory_task_list(out, mem);
 }
 
 /* ---- one run of the model --------------------------------------------- */

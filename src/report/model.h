@@ -106,10 +106,21 @@ long kevo_report__task_find(const kevo_report__run *v, const char *name);
 size_t kevo_report__use_count(const kevo_report__model *model, int64_t item, kevo_stage stage,
                               size_t run);
 
-/* The metrics of one loaded run (metrics.c; no store). *out is the
+/* Every task of the store (their levels, for the metrics); *out is the
+ * caller's (kevo_memory_task_array_free). Returns 0 or a store error. */
+int kevo_report__tasks_load(kevo_memory_task_array **out, kevo_memory *mem);
+
+/* The metrics of one loaded run (metrics.c; no store); `tasks` (may be
+ * NULL: every level unknown) gives each task's level. *out is the
  * caller's. Returns 0 or KEVO_ENOMEM. */
 int kevo_report__metrics_compute(kevo_run_metrics **out, int64_t run_id, const kevo_run *run,
-                                 const kevo_attempt_list *list);
+                                 const kevo_attempt_list *list,
+                                 const kevo_memory_task_array *tasks);
+
+/* pass@k of one task with n samples of which c are correct: the unbiased
+ * estimator 1 - C(n-c, k) / C(n, k); with fewer samples than k, 1 when
+ * any is correct and 0 otherwise (all n are drawn). */
+double kevo_report__pass_at_k(int n, int c, int k);
 
 /* The HTML page of a loaded model, appended to `out` (html.c; no store).
  * Returns 0, KEVO_ENOMEM; `out` may hold a partial page on error. */

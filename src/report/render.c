@@ -3,16 +3,47 @@
  * run metrics (several runs = side by side).
  *
  * Renders only what it is handed: no store (no kevo_memory_* call), no
- * metric computed here (metrics.c), no HTML (html.c).
+ * metric computed here (metrics.c, which also pairs two runs), no HTML
+ * (html.c).
  */
 #include "kevo/report.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "no_store.h"
+
+/* {"1": x, "5": y, "10": z}: the k not above the run's attempts per task */
+static cJSON *pass_json(const kevo_paper_rates *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (size_t j = 0; j < r->npass_at_k; j++) {
+        char k[16];
+        snprintf(k, sizeof(k), "%d", r->pass_at_k[j].k);
+        cJSON_AddNumberToObject(o, k, r->pass_at_k[j].value);
+    }
+    return o;
+}
+
+/* The papers' rates of a run or a level (the run's geomean_speedup and
+ * fast_1 are already its own fields). */
+static void rates_json(cJSON *o, const kevo_paper_rates *r, bool level)
+{
+    if (level) {
+        cJSON_AddNumberToObject(o, "tasks", r->tasks);
+        cJSON_AddNumberToObject(o, "fast_1", r->fast_1);
+        cJSON_AddNumberToObject(o, "geomean_speedup", r->geomean_speedup);
+    }
+    cJSON_AddNumberToObject(o, "cr_per_kernel", r->cr_per_kernel);
+    cJSON_AddNumberToObject(o, "acc", r->acc);
+    cJSON_AddNumberToObject(o, "round1_cr", r->round1_cr);
+    cJSON_AddNumberToObject(o, "round1_acc", r->round1_acc);
+    cJSON_AddItemToObject(o, "pass_at_k", pass_json(r));
+    cJSON_AddNumberToObject(o, "pass_at_k_tasks", r->pass_at_k_tasks);
+}
 
 static cJSON *run_json(const kevo_run_metrics *m)
 {
@@ -43,6 +74,25 @@ static cJSON *run_json(const kevo_run_metrics *m)
     cJSON_AddNumberToObject(o, "builtin_attempts", m->builtin_attempts);
     cJSON_AddNumberToObject(o, "tokens_saved_estimate", m->tokens_saved_estimate);
     cJSON_AddNumberToObject(o, "wall_s", m->wall_s);
+    /* the papers' forms */
+    rates_json(o, &m->paper, false);
+    cJSON_AddNumberToObject(o, "geomean_speedup_all_tasks", m->geomean_speedup_all_tasks);
+    cJSON_AddBoolToObject(o, "tokens_estimated", m->tokens_estimated);
+    cJSON *iters = cJSON_AddArrayToObject(o, "by_iteration");
+    for (size_t i = 0; i < m->niterations; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "iteration", m->by_iteration[i].iteration);
+        cJSON_AddNumberToObject(j, "cr_per_kernel", m->by_iteration[i].cr_per_kernel);
+        cJSON_AddNumberToObject(j, "acc", m->by_iteration[i].acc);
+        cJSON_AddItemToArray(iters, j);
+    }
+    cJSON *levels = cJSON_AddArrayToObject(o, "per_level");
+    for (size_t i = 0; i < m->nlevels; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "level", m->per_level[i].level);
+        rates_json(j, &m->per_level[i].r, true);
+        cJSON_AddItemToArray(levels, j);
+    }
     cJSON *tasks = cJSON_AddArrayToObject(o, "per_task");
     for (size_t k = 0; k < m->ntasks; k++) {
         const kevo_task_metrics *t = &m->per_task[k];
@@ -65,6 +115,12 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
 {
     if (fmt == KEVO_REPORT_HTML)
         return kevo_error_set(KEVO_EINVAL, "report: HTML needs the store; use kevo_report_html()");
+    double paired = NAN;
+    int npaired = 0;
+    int error = 0;
+    if (n == 2 && fmt != KEVO_REPORT_CSV &&
+        (error = kevo_report_paired(&paired, &npaired, runs[0], runs[1])) < 0)
+        return error;
     if (fmt == KEVO_REPORT_JSON) {
         cJSON *root;
         if (n == 1) {
@@ -74,6 +130,14 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
             cJSON *arr = cJSON_AddArrayToObject(root, "runs");
             for (size_t i = 0; i < n; i++)
                 cJSON_AddItemToArray(arr, run_json(runs[i]));
+            if (n == 2) {
+                /* null when no task was solved by both */
+                if (npaired)
+                    cJSON_AddNumberToObject(root, "paired_geomean_ratio", paired);
+                else
+                    cJSON_AddNullToObject(root, "paired_geomean_ratio");
+                cJSON_AddNumberToObject(root, "paired_tasks", npaired);
+            }
         }
         char *s = cJSON_Print(root);
         kevo_buf_puts(out, s);
@@ -125,6 +189,26 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
     ROW("compiled_rate (per operator)", "%13.1f%%", 100 * m->compiled_rate);
     ROW("correct_rate (per operator)", "%13.1f%%", 100 * m->correct_rate);
     ROW("correct_rate (per attempt)", "%13.1f%%", 100 * m->attempt_correct_rate);
+    ROW("round1_cr (first attempt)", "%13.1f%%", 100 * m->paper.round1_cr);
+    ROW("round1_acc (first attempt)", "%13.1f%%", 100 * m->paper.round1_acc);
+    for (size_t j = 0; j < KEVO_REPORT_PASS_K_MAX; j++) {
+        static const int ks[KEVO_REPORT_PASS_K_MAX] = {1, 5, 10};
+        bool any = false;
+        for (size_t i = 0; i < n; i++)
+            any |= runs[i]->paper.npass_at_k > j;
+        if (!any)
+            break;
+        char label[40];
+        snprintf(label, sizeof(label), "pass@%d (draft samples)", ks[j]);
+        kevo_buf_printf(out, "%-34s", label);
+        for (size_t i = 0; i < n; i++) {
+            if (runs[i]->paper.npass_at_k > j)
+                kevo_buf_printf(out, " %13.1f%%", 100 * runs[i]->paper.pass_at_k[j].value);
+            else
+                kevo_buf_printf(out, " %14s", "-");
+        }
+        kevo_buf_puts(out, "\n");
+    }
     ROW("fast_1 (correct and faster)", "%13.1f%%", 100 * m->fast_1);
     ROW("fast_2 (correct and >2x faster)", "%13.1f%%", 100 * m->fast_2);
     ROW("geomean_speedup vs reference", "%13.2fx", m->geomean_speedup);
@@ -136,9 +220,18 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
     ROW("iterations to first >= 1.1x", "%14.1f", m->mean_iters_to_first_speedup);
     ROW("tokens_prompt", "%14lld", (long long)m->tokens_prompt);
     ROW("tokens_completion", "%14lld", (long long)m->tokens_completion);
+    ROW("tokens estimated", "%14s", m->tokens_estimated ? "yes" : "no");
     ROW("built-in (zero-token) attempts", "%14d", m->builtin_attempts);
     ROW("tokens saved (estimate)", "%14.0f", m->tokens_saved_estimate);
     ROW("wall time (s)", "%14.0f", m->wall_s);
 #undef ROW
+    if (n == 2) {
+        if (npaired)
+            kevo_buf_printf(out, "%-34s %14.3f  (over %d task(s) both solved)\n",
+                            "paired geomean ratio (A / B)", paired, npaired);
+        else
+            kevo_buf_printf(out, "%-34s %14s  (no task solved by both)\n",
+                            "paired geomean ratio (A / B)", "-");
+    }
     return 0;
 }
