@@ -110,89 +110,67 @@ static cJSON *run_json(const kevo_run_metrics *m)
     return o;
 }
 
-int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
-                       kevo_report_format fmt)
+static int render_json(kevo_buf *out, kevo_run_metrics *const *runs, size_t n, double paired,
+                       int npaired)
 {
-    if (fmt == KEVO_REPORT_HTML)
-        return kevo_error_set(KEVO_EINVAL, "report: HTML needs the store; use kevo_report_html()");
-    double paired = NAN;
-    int npaired = 0;
-    int error = 0;
-    if (n == 2 && fmt != KEVO_REPORT_CSV &&
-        (error = kevo_report_paired(&paired, &npaired, runs[0], runs[1])) < 0)
-        return error;
-    if (fmt == KEVO_REPORT_JSON) {
-        cJSON *root;
-        if (n == 1) {
-            root = run_json(runs[0]);
-        } else {
-            root = cJSON_CreateObject();
-            cJSON *arr = cJSON_AddArrayToObject(root, "runs");
-            for (size_t i = 0; i < n; i++)
-                cJSON_AddItemToArray(arr, run_json(runs[i]));
-            if (n == 2) {
-                /* null when no task was solved by both */
-                if (npaired)
-                    cJSON_AddNumberToObject(root, "paired_geomean_ratio", paired);
-                else
-                    cJSON_AddNullToObject(root, "paired_geomean_ratio");
-                cJSON_AddNumberToObject(root, "paired_tasks", npaired);
-            }
-        }
-        char *s = cJSON_Print(root);
-        kevo_buf_puts(out, s);
-        kevo_buf_puts(out, "\n");
-        free(s);
-        cJSON_Delete(root);
-        return 0;
-    }
-    if (fmt == KEVO_REPORT_CSV) {
-        kevo_buf_puts(out, "run_id,task,attempts,compiled,correct,first_correct_iteration,"
-                           "best_speedup,speedup_vs_first_draft\n");
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = 0; k < runs[i]->ntasks; k++) {
-                const kevo_task_metrics *t = &runs[i]->per_task[k];
-                kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f\n", (long long)runs[i]->run_id,
-                                t->task, t->attempts, t->compiled, t->correct,
-                                t->first_correct_iter, t->best_speedup, t->speedup_vs_first);
-            }
-        return 0;
-    }
-    /* text: per-task table of the first run, then the summary side by side */
+    cJSON *root;
     if (n == 1) {
-        const kevo_run_metrics *m = runs[0];
-        kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s\n", "task", "attempts", "correct",
-                        "first iter", "best", "vs draft");
-        for (size_t k = 0; k < m->ntasks; k++) {
-            const kevo_task_metrics *t = &m->per_task[k];
-            kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx\n", t->task, t->attempts,
-                            t->correct ? "yes" : "no", t->first_correct_iter, t->best_speedup,
-                            t->speedup_vs_first);
+        root = run_json(runs[0]);
+    } else {
+        root = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(root, "runs");
+        for (size_t i = 0; i < n; i++)
+            cJSON_AddItemToArray(arr, run_json(runs[i]));
+        if (n == 2) {
+            /* null when no task was solved by both */
+            if (npaired)
+                cJSON_AddNumberToObject(root, "paired_geomean_ratio", paired);
+            else
+                cJSON_AddNullToObject(root, "paired_geomean_ratio");
+            cJSON_AddNumberToObject(root, "paired_tasks", npaired);
         }
-        kevo_buf_puts(out, "\n");
     }
-    kevo_buf_printf(out, "%-34s", "run");
-    for (size_t i = 0; i < n; i++)
-        kevo_buf_printf(out, " %14lld", (long long)runs[i]->run_id);
+    char *s = cJSON_Print(root);
+    kevo_buf_puts(out, s);
     kevo_buf_puts(out, "\n");
-#define ROW(label, fmtspec, expr)                                                                  \
-    do {                                                                                           \
-        kevo_buf_printf(out, "%-34s", label);                                                      \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            const kevo_run_metrics *m = runs[i];                                                   \
-            kevo_buf_printf(out, " " fmtspec, expr);                                               \
-        }                                                                                          \
-        kevo_buf_puts(out, "\n");                                                                  \
-    } while (0)
-    ROW("tasks", "%14d", m->tasks);
-    ROW("attempts", "%14d", m->attempts);
-    ROW("compiled_rate (per operator)", "%13.1f%%", 100 * m->compiled_rate);
-    ROW("correct_rate (per operator)", "%13.1f%%", 100 * m->correct_rate);
-    ROW("correct_rate (per attempt)", "%13.1f%%", 100 * m->attempt_correct_rate);
-    ROW("round1_cr (first attempt)", "%13.1f%%", 100 * m->paper.round1_cr);
-    ROW("round1_acc (first attempt)", "%13.1f%%", 100 * m->paper.round1_acc);
+    free(s);
+    cJSON_Delete(root);
+    return kevo_buf_error(out);
+}
+
+static int render_csv(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
+{
+    kevo_buf_puts(out, "run_id,task,attempts,compiled,correct,first_correct_iteration,"
+                       "best_speedup,speedup_vs_first_draft\n");
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < runs[i]->ntasks; k++) {
+            const kevo_task_metrics *t = &runs[i]->per_task[k];
+            kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f\n", (long long)runs[i]->run_id,
+                            t->task, t->attempts, t->compiled, t->correct,
+                            t->first_correct_iter, t->best_speedup, t->speedup_vs_first);
+        }
+    return kevo_buf_error(out);
+}
+
+/* The text table of one run's tasks. */
+static void render_task_table(kevo_buf *out, const kevo_run_metrics *m)
+{
+    kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s\n", "task", "attempts", "correct",
+                    "first iter", "best", "vs draft");
+    for (size_t k = 0; k < m->ntasks; k++) {
+        const kevo_task_metrics *t = &m->per_task[k];
+        kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx\n", t->task, t->attempts,
+                        t->correct ? "yes" : "no", t->first_correct_iter, t->best_speedup,
+                        t->speedup_vs_first);
+    }
+    kevo_buf_puts(out, "\n");
+}
+
+/* pass@k rows, for the k some run has. */
+static void render_pass_at_k(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
+{
+    static const int ks[KEVO_REPORT_PASS_K_MAX] = {1, 5, 10};
     for (size_t j = 0; j < KEVO_REPORT_PASS_K_MAX; j++) {
-        static const int ks[KEVO_REPORT_PASS_K_MAX] = {1, 5, 10};
         bool any = false;
         for (size_t i = 0; i < n; i++)
             any |= runs[i]->paper.npass_at_k > j;
@@ -209,6 +187,36 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
         }
         kevo_buf_puts(out, "\n");
     }
+}
+
+#define ROW(label, fmtspec, expr)                                                                  \
+    do {                                                                                           \
+        kevo_buf_printf(out, "%-34s", label);                                                      \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            const kevo_run_metrics *m = runs[i];                                                   \
+            kevo_buf_printf(out, " " fmtspec, expr);                                               \
+        }                                                                                          \
+        kevo_buf_puts(out, "\n");                                                                  \
+    } while (0)
+
+/* text: per-task table of the first run, then the summary side by side */
+static int render_text(kevo_buf *out, kevo_run_metrics *const *runs, size_t n, double paired,
+                       int npaired)
+{
+    if (n == 1)
+        render_task_table(out, runs[0]);
+    kevo_buf_printf(out, "%-34s", "run");
+    for (size_t i = 0; i < n; i++)
+        kevo_buf_printf(out, " %14lld", (long long)runs[i]->run_id);
+    kevo_buf_puts(out, "\n");
+    ROW("tasks", "%14d", m->tasks);
+    ROW("attempts", "%14d", m->attempts);
+    ROW("compiled_rate (per operator)", "%13.1f%%", 100 * m->compiled_rate);
+    ROW("correct_rate (per operator)", "%13.1f%%", 100 * m->correct_rate);
+    ROW("correct_rate (per attempt)", "%13.1f%%", 100 * m->attempt_correct_rate);
+    ROW("round1_cr (first attempt)", "%13.1f%%", 100 * m->paper.round1_cr);
+    ROW("round1_acc (first attempt)", "%13.1f%%", 100 * m->paper.round1_acc);
+    render_pass_at_k(out, runs, n);
     ROW("fast_1 (correct and faster)", "%13.1f%%", 100 * m->fast_1);
     ROW("fast_2 (correct and >2x faster)", "%13.1f%%", 100 * m->fast_2);
     ROW("geomean_speedup vs reference", "%13.2fx", m->geomean_speedup);
@@ -224,14 +232,30 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
     ROW("built-in (zero-token) attempts", "%14d", m->builtin_attempts);
     ROW("tokens saved (estimate)", "%14.0f", m->tokens_saved_estimate);
     ROW("wall time (s)", "%14.0f", m->wall_s);
+    if (n == 2 && npaired)
+        kevo_buf_printf(out, "%-34s %14.3f  (over %d task(s) both solved)\n",
+                        "paired geomean ratio (A / B)", paired, npaired);
+    else if (n == 2)
+        kevo_buf_printf(out, "%-34s %14s  (no task solved by both)\n",
+                        "paired geomean ratio (A / B)", "-");
+    return kevo_buf_error(out);
+}
 #undef ROW
-    if (n == 2) {
-        if (npaired)
-            kevo_buf_printf(out, "%-34s %14.3f  (over %d task(s) both solved)\n",
-                            "paired geomean ratio (A / B)", paired, npaired);
-        else
-            kevo_buf_printf(out, "%-34s %14s  (no task solved by both)\n",
-                            "paired geomean ratio (A / B)", "-");
-    }
-    return 0;
+
+int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
+                       kevo_report_format fmt)
+{
+    if (fmt == KEVO_REPORT_HTML)
+        return kevo_error_set(KEVO_EINVAL, "report: HTML needs the store; use kevo_report_html()");
+    double paired = NAN;
+    int npaired = 0;
+    int error = 0;
+    if (n == 2 && fmt != KEVO_REPORT_CSV &&
+        (error = kevo_report_paired(&paired, &npaired, runs[0], runs[1])) < 0)
+        return error;
+    if (fmt == KEVO_REPORT_JSON)
+        return render_json(out, runs, n, paired, npaired);
+    if (fmt == KEVO_REPORT_CSV)
+        return render_csv(out, runs, n);
+    return render_text(out, runs, n, paired, npaired);
 }
