@@ -10,6 +10,7 @@
 #define KEVO_AGENT_H
 
 #include "kevo/common.h"
+#include "kevo/llm.h" /* the LLM settings' enums */
 
 #include <signal.h>
 #include <stdbool.h>
@@ -72,8 +73,11 @@ typedef struct kevo_run_config {
     int token_budget;        /* context tokens per prompt; 0 = the memory's default (6000) */
     /* LLM generators */
     const char *api_base, *model; /* flags; else KEVO_API_BASE / KEVO_MODEL */
-    double temperature;      /* < 0: provider default */
+    double temperature;           /* < 0: none sent (KEVO_TEMPERATURE, else the server's) */
     int max_tokens;          /* <= 0: provider default */
+    kevo_llm_tokens_param max_tokens_param;     /* the budget's field; AUTO (default):
+                                                   KEVO_MAX_TOKENS_PARAM, else learnt */
+    kevo_llm_reasoning_effort reasoning_effort; /* DEFAULT: KEVO_REASONING_EFFORT, else none */
     const char *replay_path; /* --generator replay: the recording */
     const char *record_path; /* --record FILE: append every exchange */
     bool memory;             /* false: --memory off (no cross-task Q, no experience) */

@@ -63,7 +63,8 @@ typedef struct kevo_llm_request {
     const kevo_llm_message *messages; /* n_messages >= 1 */
     size_t n_messages;
     const char *model;  /* NULL: the provider's configured model */
-    double temperature; /* < 0: the provider's configured temperature */
+    double temperature; /* < 0: the provider's configured temperature (which may be
+                           "none": then the request carries no temperature) */
     int max_tokens;     /* <= 0: the provider's configured limit */
     /* Free-form label of where in a run this request is, e.g.
      * "task=relu iter=3 stage=draft". Replay matches requests to records
@@ -99,12 +100,44 @@ void kevo_llm_response_clear(kevo_llm_response *resp);
 
 /* ---- configuration -------------------------------------------------- */
 
+/* Which request field carries the completion budget. OpenAI's reasoning
+ * models refuse `max_tokens` and want `max_completion_tokens`; most other
+ * servers (vLLM, llama.cpp, older gateways) know only `max_tokens`. */
+typedef enum kevo_llm_tokens_param {
+    /* `max_tokens`, switched to `max_completion_tokens` for the provider's
+     * life when a server answers HTTP 400 naming `max_tokens` as refused */
+    KEVO_LLM_TOKENS_PARAM_AUTO = 0,
+    KEVO_LLM_TOKENS_PARAM_MAX_TOKENS,            /* always `max_tokens` */
+    KEVO_LLM_TOKENS_PARAM_MAX_COMPLETION_TOKENS, /* always `max_completion_tokens` */
+    KEVO_LLM_TOKENS_PARAM_COUNT                  /* not a value (an unparseable setting) */
+} kevo_llm_tokens_param;
+
+/* "auto", "max_tokens", "max_completion_tokens" (static; "?" out of range). */
+const char *kevo_llm_tokens_param_name(kevo_llm_tokens_param p);
+/* Parse one of those names. KEVO_EINVAL, naming the accepted ones, else. */
+int kevo_llm_tokens_param_parse(kevo_llm_tokens_param *out, const char *name);
+
+/* The request's `reasoning_effort` (reasoning models); DEFAULT sends none. */
+typedef enum kevo_llm_reasoning_effort {
+    KEVO_LLM_REASONING_DEFAULT = 0, /* the field is left out: the server's default */
+    KEVO_LLM_REASONING_LOW,
+    KEVO_LLM_REASONING_MEDIUM,
+    KEVO_LLM_REASONING_HIGH,
+    KEVO_LLM_REASONING_COUNT /* not a value (an unparseable setting) */
+} kevo_llm_reasoning_effort;
+
+/* "default", "low", "medium", "high" (static; "?" out of range). */
+const char *kevo_llm_reasoning_effort_name(kevo_llm_reasoning_effort e);
+/* Parse "low", "medium" or "high" ("default" too). KEVO_EINVAL else. */
+int kevo_llm_reasoning_effort_parse(kevo_llm_reasoning_effort *out, const char *name);
+
 /* What a provider is created with. Strings are borrowed: providers copy
  * what they keep. Start from kevo_llm_config_init(). */
 typedef struct kevo_llm_config {
     const char *api_base;     /* openai: e.g. "http://127.0.0.1:8000/v1"; required */
     const char *model;        /* openai: required; replay: ignored */
-    double temperature;       /* default 0.7 */
+    double temperature;       /* < 0 (default -1): not sent, the server's default
+                                 applies (reasoning models refuse any other) */
     int max_tokens;           /* default 4096; <= 0 leaves it to the server */
     double connect_timeout_s; /* default 10 */
     double request_timeout_s; /* whole exchange, per try; default 300 */
@@ -114,6 +147,12 @@ typedef struct kevo_llm_config {
     double retry_after_max_s; /* cap on a server's Retry-After; default 60 */
     const char *replay_path;  /* replay: the JSON-lines recording; required */
     bool replay_strict;       /* replay: messages must equal the recorded ones */
+
+    /* openai: the budget's field, default AUTO */
+    kevo_llm_tokens_param max_tokens_param;
+    /* openai: `reasoning_effort`, default DEFAULT (not sent) */
+    kevo_llm_reasoning_effort reasoning_effort;
+
     /* Optional: when it becomes non-zero (e.g. set by a SIGINT handler) a
      * request in flight or waiting to retry stops with KEVO_EINTR. */
     volatile sig_atomic_t *stop_flag;
@@ -122,10 +161,15 @@ typedef struct kevo_llm_config {
 /* Fill `cfg` with the defaults above (strings NULL). */
 void kevo_llm_config_init(kevo_llm_config *cfg);
 
-/* Fill still-NULL cfg->api_base and cfg->model from the environment
- * variables KEVO_API_BASE and KEVO_MODEL (pointers into the environment:
- * valid while it is not changed). Flags given on a command line should be
- * applied first, so they win. Never reads or copies KEVO_API_KEY. */
+/* Fill what is still unset from the environment: NULL api_base and model
+ * from KEVO_API_BASE and KEVO_MODEL (pointers into the environment: valid
+ * while it is not changed), a negative temperature from KEVO_TEMPERATURE,
+ * an AUTO max_tokens_param from KEVO_MAX_TOKENS_PARAM, a DEFAULT
+ * reasoning_effort from KEVO_REASONING_EFFORT. A value that does not parse
+ * leaves the field invalid (temperature NaN, an enum at its _COUNT) so
+ * that the openai provider refuses it with KEVO_EINVAL naming the
+ * variable. Flags given on a command line should be applied first, so
+ * they win. Never reads or copies KEVO_API_KEY. */
 void kevo_llm_config_apply_env(kevo_llm_config *cfg);
 
 /* ---- providers ------------------------------------------------------ */

@@ -189,6 +189,17 @@ char *kevo_agent__config_json(const kevo_run_config *c, char **dirs, size_t ndir
         cJSON_AddStringToObject(o, "api_base", c->api_base);
     if (c->replay_path)
         cJSON_AddStringToObject(o, "replay", c->replay_path);
+    /* the LLM settings the run was given (the environment's are not its) */
+    if (c->temperature >= 0)
+        cJSON_AddNumberToObject(o, "temperature", c->temperature);
+    if (c->max_tokens > 0)
+        cJSON_AddNumberToObject(o, "max_tokens", c->max_tokens);
+    if (c->max_tokens_param != KEVO_LLM_TOKENS_PARAM_AUTO)
+        cJSON_AddStringToObject(o, "max_tokens_param",
+                                kevo_llm_tokens_param_name(c->max_tokens_param));
+    if (c->reasoning_effort != KEVO_LLM_REASONING_DEFAULT)
+        cJSON_AddStringToObject(o, "reasoning_effort",
+                                kevo_llm_reasoning_effort_name(c->reasoning_effort));
     cJSON_AddBoolToObject(o, "memory", c->memory);
     cJSON_AddNumberToObject(o, "epsilon", c->epsilon);
     cJSON_AddNumberToObject(o, "alpha", c->alpha);
@@ -271,6 +282,21 @@ static void numbers_from_json(kevo_run_config *c, const cJSON *root)
     c->audit = audit ? (kevo_agent__builtin(c) ? -1 : 1) : 0;
     bool_of(&c->reflect, root, "reflect");
     bool_of(&c->quick_timing, root, "quick_timing");
+    /* LLM settings: as for the model, a flag given to --resume wins; a
+     * stored name that does not parse keeps the default */
+    if (c->temperature < 0)
+        num_of(&c->temperature, root, "temperature");
+    if (c->max_tokens <= 0 && num_of(&x, root, "max_tokens"))
+        c->max_tokens = (int)x;
+    const char *s;
+    if (c->max_tokens_param == KEVO_LLM_TOKENS_PARAM_AUTO &&
+        (s = str_of(root, "max_tokens_param")) &&
+        kevo_llm_tokens_param_parse(&c->max_tokens_param, s) < 0)
+        c->max_tokens_param = KEVO_LLM_TOKENS_PARAM_AUTO;
+    if (c->reasoning_effort == KEVO_LLM_REASONING_DEFAULT &&
+        (s = str_of(root, "reasoning_effort")) &&
+        kevo_llm_reasoning_effort_parse(&c->reasoning_effort, s) < 0)
+        c->reasoning_effort = KEVO_LLM_REASONING_DEFAULT;
 }
 
 int kevo_agent__config_from_json(kevo_run_config *c, char ***dirs, size_t *ndirs, cJSON *root)
@@ -372,6 +398,8 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
         out->llm.temperature = c->temperature;
     if (c->max_tokens > 0)
         out->llm.max_tokens = c->max_tokens;
+    out->llm.max_tokens_param = c->max_tokens_param;
+    out->llm.reasoning_effort = c->reasoning_effort;
     out->llm.replay_path = c->replay_path;
     out->llm.stop_flag = c->stop;
     kevo_llm_config_apply_env(&out->llm);

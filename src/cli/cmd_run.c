@@ -45,7 +45,14 @@ static void usage(FILE *f)
             "                     passk (independent samples; LLM generators)\n"
             "  --api-base URL     openai: e.g. http://127.0.0.1:8000/v1 (or KEVO_API_BASE)\n"
             "  --model NAME       openai: the served model (or KEVO_MODEL); key: KEVO_API_KEY\n"
-            "  --temperature T    --max-tokens N   sampling settings\n"
+            "  --temperature T    sent only when given (or KEVO_TEMPERATURE): reasoning\n"
+            "                     models refuse it\n"
+            "  --max-tokens N     completion budget per request (default 4096);\n"
+            "                     a reply cut off at it is retried once with twice as much\n"
+            "  --max-tokens-param max_tokens|max_completion_tokens  the budget's field (or\n"
+            "                     KEVO_MAX_TOKENS_PARAM; default: max_tokens, switched for\n"
+            "                     good when the server's HTTP 400 asks for the other)\n"
+            "  --reasoning-effort low|medium|high  reasoning models (or KEVO_REASONING_EFFORT)\n"
             "  --replay FILE      replay: the recorded exchanges (JSON lines)\n"
             "  --record FILE      append every LLM exchange to FILE (replayable)\n"
             "  --context MODE     active (default) | passive (recent history, no selection)\n"
@@ -126,6 +133,10 @@ static int parse_choice(kevo_run_config *cfg, const char *a, const char *v)
         error = kevo_run_context_parse(&cfg->context, v);
     else if (!strcmp(a, "--start-score"))
         error = kevo_start_score_parse(&cfg->start_score, v);
+    else if (!strcmp(a, "--max-tokens-param"))
+        error = kevo_llm_tokens_param_parse(&cfg->max_tokens_param, v);
+    else if (!strcmp(a, "--reasoning-effort"))
+        error = kevo_llm_reasoning_effort_parse(&cfg->reasoning_effort, v);
     else if (!strcmp(a, "--memory") && (!strcmp(v, "on") || !strcmp(v, "off")))
         cfg->memory = !strcmp(v, "on");
     else if (!strcmp(a, "--memory"))

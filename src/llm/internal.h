@@ -30,11 +30,21 @@ int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
  * empty body. malloc'd, the caller's; at most ~300 bytes, one line. */
 char *kevo_llm_openai_error_message(const char *body, size_t len);
 
-/* {"model", "temperature", "max_tokens" (only when > 0), "messages"} as
- * sent to an OpenAI-compatible server; NULL when out of memory. The
- * caller owns the cJSON tree. */
-cJSON *kevo_llm_request_json(const kevo_llm_request *req, const char *model, double temperature,
-                             int max_tokens);
+/* The fields of a request body beside its messages; each is left out of
+ * the body when unset. */
+typedef struct kevo_llm_wire {
+    const char *model;          /* NULL: no "model" */
+    double temperature;         /* < 0: no "temperature" */
+    int max_tokens;             /* <= 0: no budget */
+    bool max_completion_tokens; /* the budget's name: "max_completion_tokens", else "max_tokens" */
+    const char *reasoning_effort; /* NULL: no "reasoning_effort" */
+} kevo_llm_wire;
+
+/* {"model", "messages", "temperature", "max_tokens" | "max_completion_tokens",
+ * "reasoning_effort"} as sent to an OpenAI-compatible server (and as the
+ * recorder writes a request); NULL when out of memory. The caller owns the
+ * cJSON tree. */
+cJSON *kevo_llm_request_json(const kevo_llm_request *req, const kevo_llm_wire *w);
 
 /* Replace every occurrence of `secret` in `s` (in place) with "***".
  * No-op when secret is NULL or empty. */

@@ -54,7 +54,7 @@ void kevo_llm_response_clear(kevo_llm_response *resp)
 void kevo_llm_config_init(kevo_llm_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->temperature = 0.7;
+    cfg->temperature = -1.0; /* none sent: reasoning models refuse any but their own */
     cfg->max_tokens = 4096;
     cfg->connect_timeout_s = 10.0;
     cfg->request_timeout_s = 300.0;
@@ -64,6 +64,45 @@ void kevo_llm_config_init(kevo_llm_config *cfg)
     cfg->retry_after_max_s = 60.0;
 }
 
+static const char *const tokens_param_names[KEVO_LLM_TOKENS_PARAM_COUNT] = {
+    "auto", "max_tokens", "max_completion_tokens"};
+static const char *const effort_names[KEVO_LLM_REASONING_COUNT] = {"default", "low", "medium",
+                                                                   "high"};
+
+const char *kevo_llm_tokens_param_name(kevo_llm_tokens_param p)
+{
+    return (unsigned)p < KEVO_LLM_TOKENS_PARAM_COUNT ? tokens_param_names[p] : "?";
+}
+
+int kevo_llm_tokens_param_parse(kevo_llm_tokens_param *out, const char *name)
+{
+    for (int i = 0; name && i < KEVO_LLM_TOKENS_PARAM_COUNT; i++)
+        if (!strcmp(name, tokens_param_names[i])) {
+            *out = (kevo_llm_tokens_param)i;
+            return 0;
+        }
+    return kevo_error_set(KEVO_EINVAL,
+                          "the token budget's field must be max_tokens, max_completion_tokens "
+                          "or auto, not '%s'",
+                          name ? name : "(none)");
+}
+
+const char *kevo_llm_reasoning_effort_name(kevo_llm_reasoning_effort e)
+{
+    return (unsigned)e < KEVO_LLM_REASONING_COUNT ? effort_names[e] : "?";
+}
+
+int kevo_llm_reasoning_effort_parse(kevo_llm_reasoning_effort *out, const char *name)
+{
+    for (int i = 0; name && i < KEVO_LLM_REASONING_COUNT; i++)
+        if (!strcmp(name, effort_names[i])) {
+            *out = (kevo_llm_reasoning_effort)i;
+            return 0;
+        }
+    return kevo_error_set(KEVO_EINVAL, "reasoning effort must be low, medium or high, not '%s'",
+                          name ? name : "(none)");
+}
+
 void kevo_llm_config_apply_env(kevo_llm_config *cfg)
 {
     const char *v;
@@ -71,6 +110,20 @@ void kevo_llm_config_apply_env(kevo_llm_config *cfg)
         cfg->api_base = v;
     if (!cfg->model && (v = getenv("KEVO_MODEL")) != NULL && *v)
         cfg->model = v;
+    if (cfg->temperature < 0 && (v = getenv("KEVO_TEMPERATURE")) != NULL && *v) {
+        char *end;
+        double t = strtod(v, &end);
+        /* NaN: the provider refuses it, naming the variable */
+        cfg->temperature = end != v && !*end && isfinite(t) && t >= 0 ? t : NAN;
+    }
+    if (cfg->max_tokens_param == KEVO_LLM_TOKENS_PARAM_AUTO &&
+        (v = getenv("KEVO_MAX_TOKENS_PARAM")) != NULL && *v &&
+        kevo_llm_tokens_param_parse(&cfg->max_tokens_param, v) < 0)
+        cfg->max_tokens_param = KEVO_LLM_TOKENS_PARAM_COUNT;
+    if (cfg->reasoning_effort == KEVO_LLM_REASONING_DEFAULT &&
+        (v = getenv("KEVO_REASONING_EFFORT")) != NULL && *v &&
+        kevo_llm_reasoning_effort_parse(&cfg->reasoning_effort, v) < 0)
+        cfg->reasoning_effort = KEVO_LLM_REASONING_COUNT;
 }
 
 const char *kevo_llm_provider_name(const kevo_provider *p)
@@ -215,14 +268,13 @@ int64_t kevo_llm_request_tokens_estimate(const kevo_llm_request *req)
 
 /* ---- shared helpers --------------------------------------------------- */
 
-cJSON *kevo_llm_request_json(const kevo_llm_request *req, const char *model, double temperature,
-                             int max_tokens)
+cJSON *kevo_llm_request_json(const kevo_llm_request *req, const kevo_llm_wire *w)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *msgs = NULL;
     if (!root)
         return NULL;
-    if (!cJSON_AddStringToObject(root, "model", model ? model : ""))
+    if (w->model && !cJSON_AddStringToObject(root, "model", w->model))
         goto fail;
     if (!(msgs = cJSON_AddArrayToObject(root, "messages")))
         goto fail;
@@ -235,9 +287,14 @@ cJSON *kevo_llm_request_json(const kevo_llm_request *req, const char *model, dou
             !cJSON_AddStringToObject(m, "content", req->messages[i].content))
             goto fail;
     }
-    if (!cJSON_AddNumberToObject(root, "temperature", temperature))
+    if (w->temperature >= 0 && !cJSON_AddNumberToObject(root, "temperature", w->temperature))
         goto fail;
-    if (max_tokens > 0 && !cJSON_AddNumberToObject(root, "max_tokens", max_tokens))
+    if (w->max_tokens > 0 &&
+        !cJSON_AddNumberToObject(
+            root, w->max_completion_tokens ? "max_completion_tokens" : "max_tokens", w->max_tokens))
+        goto fail;
+    if (w->reasoning_effort &&
+        !cJSON_AddStringToObject(root, "reasoning_effort", w->reasoning_effort))
         goto fail;
     return root;
 fail:

@@ -8,7 +8,13 @@
  * 5xx, honouring a Retry-After of whole or decimal seconds (capped); a
  * clear error after the last try that names the URL, the status and the
  * server's own message; token accounting from `usage`, estimated when the
- * server sends none.
+ * server sends none. And what reasoning models need: no `temperature`
+ * unless one was configured, `reasoning_effort` when set, the budget as
+ * `max_completion_tokens` when the server refuses `max_tokens` (learnt
+ * from its HTTP 400 and kept for the provider's life, or configured), one
+ * retry with double the budget for a reply cut off at the token limit,
+ * and a failure that says so for a reply whose text is only in a
+ * reasoning field.
  *
  * The API key comes only from the environment variable KEVO_API_KEY, read
  * once when the provider is created. It goes into the Authorization header
@@ -25,8 +31,10 @@
 #include "kevo/util.h"
 
 #include <curl/curl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +50,13 @@ typedef struct openai_ctx {
     char *url_shown; /* the same without user:password@, for messages */
     char *model;
     char *api_key; /* NULL when KEVO_API_KEY is unset (local servers need none) */
-    double temperature;
-    int max_tokens;
+    double temperature; /* < 0: none sent */
+    int max_tokens;     /* <= 0: none sent */
+    kevo_llm_tokens_param tokens_param;
+    /* AUTO: a server refused `max_tokens` (HTTP 400 naming it), so every
+     * later request of this provider sends `max_completion_tokens` */
+    atomic_bool completion_tokens_learnt;
+    const char *reasoning_effort; /* static name; NULL: none sent */
     long connect_timeout_ms;
     long request_timeout_ms;
     int max_retries;
@@ -159,6 +172,26 @@ static int content_of(char **out, const cJSON *content)
     return 0;
 }
 
+/* The text of message.reasoning_content or message.reasoning (a string,
+ * or parts as for content), NULL when neither holds any; *field names it. */
+static int reasoning_of(char **out, const char **field, const cJSON *message)
+{
+    static const char *const names[] = {"reasoning_content", "reasoning"};
+    *out = NULL;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        int error = content_of(out, cJSON_GetObjectItemCaseSensitive(message, names[i]));
+        if (error < 0)
+            return error;
+        if (*out && !is_blank(*out)) {
+            *field = names[i];
+            return 0;
+        }
+        free(*out);
+        *out = NULL;
+    }
+    return 0;
+}
+
 static bool token_count(int64_t *out, const cJSON *usage, const char *field)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, field);
@@ -191,7 +224,8 @@ int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
                           const kevo_llm_request *req)
 {
     int error = 0;
-    char *shown = NULL;
+    char *shown = NULL, *reasoning = NULL, *spent_owned = NULL;
+    const char *spent_text = NULL; /* the text the completion tokens were spent on */
     cJSON *root = NULL;
     const cJSON *choice = NULL, *usage = NULL, *v;
     bool have_prompt = false, have_completion = false;
@@ -247,36 +281,74 @@ int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
         v = cJSON_GetObjectItemCaseSensitive(choice, "text"); /* legacy completions shape */
     if ((error = content_of(&resp->content, v)) < 0)
         goto oom;
+    bool cut = resp->finish_reason && !strcmp(resp->finish_reason, "length");
     if (!resp->content || is_blank(resp->content)) {
         const cJSON *refusal =
             cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "refusal") : NULL;
         free(resp->content);
         resp->content = NULL;
+        const char *field = NULL;
+        if (!cJSON_IsString(refusal) && cJSON_IsObject(message) &&
+            (error = reasoning_of(&reasoning, &field, message)) < 0)
+            goto oom;
         if (cJSON_IsString(refusal)) {
             if (!(shown = preview(refusal->valuestring, strlen(refusal->valuestring), 300)))
                 goto oom;
             error = set_failure(resp, "the model refused: %s", shown);
+        } else if (reasoning) {
+            /* reasoning models (vLLM's and llama.cpp's reasoning parsers,
+             * DeepSeek, OpenRouter) carry their thinking beside the answer;
+             * thinking alone is no answer, usually a budget spent on it */
+            spent_text = reasoning;
+            error = set_failure(
+                resp,
+                "the reply has no answer: its text is only in message.%s (%zu bytes of "
+                "reasoning, content empty, finish_reason: %s); the model %s before it wrote "
+                "the kernel: raise --max-tokens",
+                field, strlen(reasoning), resp->finish_reason ? resp->finish_reason : "none",
+                cut ? "ran out of tokens thinking" : "stopped thinking");
+        } else if (cut) {
+            error = set_failure(resp, "the reply is empty (finish_reason: length): the token limit "
+                                      "was reached before any answer; raise --max-tokens");
         } else {
             error = set_failure(resp, "the reply is empty (finish_reason: %s)",
                                 resp->finish_reason ? resp->finish_reason : "none");
         }
         goto tokens;
     }
+    if (cut) {
+        /* a kernel cut off mid-way does not compile, or worse, compiles */
+        free(spent_owned);
+        spent_text = spent_owned = resp->content;
+        resp->content = NULL;
+        error = set_failure(resp,
+                            "the reply was cut off at the token limit (finish_reason: length, "
+                            "%zu bytes of text): the kernel in it is likely incomplete; raise "
+                            "--max-tokens",
+                            strlen(spent_text));
+        goto tokens;
+    }
 
 tokens:
     if (error < 0)
         goto oom;
+    if (!spent_text)
+        spent_text = resp->content;
     if (!have_prompt && req)
         resp->tokens_prompt = kevo_llm_request_tokens_estimate(req);
     if (!have_completion)
         resp->tokens_completion =
-            resp->content ? kevo_llm_tokens_estimate(resp->content, strlen(resp->content)) : 0;
+            spent_text ? kevo_llm_tokens_estimate(spent_text, strlen(spent_text)) : 0;
     resp->tokens_estimated = !have_prompt || !have_completion;
     free(shown);
+    free(reasoning);
+    free(spent_owned);
     cJSON_Delete(root);
     return 0;
 oom:
     free(shown);
+    free(reasoning);
+    free(spent_owned);
     cJSON_Delete(root);
     kevo_llm_response_clear(resp);
     return kevo_error_set(KEVO_ENOMEM, "out of memory parsing an LLM response");
@@ -431,14 +503,17 @@ done:
     return error;
 }
 
-static void set_options(CURL *curl, const openai_ctx *c, const char *body,
-                        struct curl_slist *headers, exchange *x)
+static void set_body(CURL *curl, const char *body)
+{
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+}
+
+static void set_options(CURL *curl, const openai_ctx *c, struct curl_slist *headers, exchange *x)
 {
     curl_easy_setopt(curl, CURLOPT_URL, c->url);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "kevo/" KEVO_VERSION);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
@@ -455,11 +530,50 @@ static void set_options(CURL *curl, const openai_ctx *c, const char *body,
     x->stop_flag = c->stop_flag;
 }
 
-/* The error of a failure that retrying cannot mend, with a hint. */
-static int fail_for_good(const openai_ctx *c, long status, const char *what)
+static const char *budget_name(bool completion_tokens)
 {
+    return completion_tokens ? "max_completion_tokens" : "max_tokens";
+}
+
+/* Whether an HTTP 400 body refuses the request field `sent` (OpenAI's
+ * reasoning models: "Unsupported parameter: 'max_tokens' is not supported
+ * with this model. Use 'max_completion_tokens' instead.", param
+ * "max_tokens", code "unsupported_parameter"). Naming the field is not
+ * enough: "max_tokens is too large" names it too, and is no cue to switch. */
+static bool refuses_field(const char *body, size_t len, const char *sent, const char *instead)
+{
+    static const char *const refusals[] = {"unsupported",  "not supported", "unrecognized",
+                                           "unknown",      "not permitted", "not allowed",
+                                           "extra inputs", "extra fields"};
+    bool yes = false;
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    const cJSON *param = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "param") : NULL;
+    const cJSON *code = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "code") : NULL;
+    if (cJSON_IsString(param) && !strcmp(param->valuestring, sent) && cJSON_IsString(code) &&
+        !strcmp(code->valuestring, "unsupported_parameter"))
+        yes = true;
+    cJSON_Delete(root);
+    char *msg = yes ? NULL : kevo_llm_openai_error_message(body, len);
+    if (msg && strcasestr(msg, sent)) {
+        yes = instead && strcasestr(msg, instead);
+        for (size_t i = 0; !yes && i < sizeof(refusals) / sizeof(refusals[0]); i++)
+            yes = strcasestr(msg, refusals[i]) != NULL;
+    }
+    free(msg);
+    return yes;
+}
+
+/* The error of a failure that retrying cannot mend, with a hint: `what` is
+ * the (redacted) summary, `x` the exchange, `w` what the body carried. */
+static int fail_for_good(const openai_ctx *c, const exchange *x, const char *what,
+                         const kevo_llm_wire *w)
+{
+    long status = x->code == CURLE_OK ? x->status : 0;
     int code = KEVO_EIO;
     const char *hint = "";
+    char buf[160];
+    const char *budget = budget_name(w->max_completion_tokens);
     if (status == 401 || status == 403) {
         code = KEVO_EINFRA;
         hint = c->api_key ? " (check KEVO_API_KEY)" : " (KEVO_API_KEY is not set)";
@@ -468,6 +582,22 @@ static int fail_for_good(const openai_ctx *c, long status, const char *what)
         hint = " (check --api-base / KEVO_API_BASE and --model / KEVO_MODEL)";
     } else if (status >= 400) {
         code = KEVO_EINVAL;
+        /* a 400 refusing a field kevo sent: say which setting sent it */
+        if (status == 400 && w->temperature >= 0 &&
+            refuses_field(x->body.ptr, x->body.len, "temperature", NULL)) {
+            hint = " (the model refuses `temperature`: leave --temperature and KEVO_TEMPERATURE "
+                   "unset, then none is sent)";
+        } else if (status == 400 && w->reasoning_effort &&
+                   refuses_field(x->body.ptr, x->body.len, "reasoning_effort", NULL)) {
+            hint = " (the model refuses `reasoning_effort`: leave --reasoning-effort and "
+                   "KEVO_REASONING_EFFORT unset)";
+        } else if (status == 400 && w->max_tokens > 0 &&
+                   refuses_field(x->body.ptr, x->body.len, budget,
+                                 budget_name(!w->max_completion_tokens))) {
+            snprintf(buf, sizeof(buf), " (the server refuses `%s`: try --max-tokens-param %s)",
+                     budget, budget_name(!w->max_completion_tokens));
+            hint = buf;
+        }
     }
     return kevo_error_set(code, "POST %s failed: %s%s", c->url_shown, what, hint);
 }
@@ -529,6 +659,66 @@ static int try_once(try_outcome *out, CURL *curl, const openai_ctx *c, exchange 
     return 0;
 }
 
+/* POST the body already set on `curl`, retrying what is transient. 0 with
+ * *answered: resp is filled; 0 without: a failure retrying cannot mend,
+ * `x` and `last` say which (the caller decides what it means); negative:
+ * the final error (tries exhausted, stopped, no memory). *tries: tries made. */
+static int post_with_retries(bool *answered, int *tries, CURL *curl, openai_ctx *c, exchange *x,
+                             const kevo_llm_request *req, kevo_llm_response *resp, kevo_buf *last)
+{
+    int error = 0;
+    *answered = false;
+    for (int attempt = 1;; attempt++) {
+        try_outcome outcome = TRY_FAILED;
+        bool timed_out = false;
+        *tries = attempt;
+        if (c->stop_flag && *c->stop_flag)
+            return kevo_error_set(KEVO_EINTR, "stopped before asking %s", c->url_shown);
+        if ((error = try_once(&outcome, curl, c, x, attempt, req, resp, last, &timed_out)) < 0)
+            return error;
+        if (outcome == TRY_ANSWERED) {
+            *answered = true;
+            return 0;
+        }
+        if (outcome == TRY_FAILED)
+            return 0;
+        if (attempt > c->max_retries)
+            return kevo_error_set(timed_out ? KEVO_ETIMEOUT : KEVO_EIO,
+                                  "POST %s failed after %d %s: %s", c->url_shown, attempt,
+                                  attempt == 1 ? "try" : "tries", last->ptr);
+        if ((error = backoff_sleep(c, backoff_delay(c, attempt - 1, x->retry_after_s))) < 0)
+            return error;
+    }
+}
+
+static bool cut_at_length(const kevo_llm_response *resp)
+{
+    return resp->finish_reason && !strcmp(resp->finish_reason, "length");
+}
+
+/* A reply still cut off after what kevo could do: say what budget it had. */
+static int explain_cut(kevo_llm_response *resp, const kevo_llm_wire *w, int first_budget)
+{
+    if (!resp->failure)
+        return 0;
+    kevo_buf b = {0};
+    const char *name = budget_name(w->max_completion_tokens);
+    if (w->max_tokens <= 0)
+        kevo_buf_printf(&b, "%s (kevo sent no %s: the server's own limit applied)", resp->failure,
+                        name);
+    else if (w->max_tokens != first_budget)
+        kevo_buf_printf(&b, "%s (%s %d, then %d on kevo's one retry with double the budget)",
+                        resp->failure, name, first_budget, w->max_tokens);
+    else
+        kevo_buf_printf(&b, "%s (%s %d)", resp->failure, name, w->max_tokens);
+    char *text = kevo_buf_detach(&b);
+    if (!text)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    free(resp->failure);
+    resp->failure = text;
+    return 0;
+}
+
 static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_llm_response *resp)
 {
     openai_ctx *c = p->ctx;
@@ -536,55 +726,87 @@ static int openai_complete(kevo_provider *p, const kevo_llm_request *req, kevo_l
     CURL *curl = NULL;
     struct curl_slist *headers = NULL;
     char *body = NULL;
-    cJSON *json = NULL;
     kevo_buf last = {0};
     exchange x = {0};
     double t_start = kevo_now_s();
+    int tries = 0;
+    bool switched = false, doubled = false;
+    /* what an answer cut off at the token limit cost before the retry */
+    int64_t spent_prompt = 0, spent_completion = 0;
+    bool spent_estimated = false;
     pthread_once(&curl_once, curl_init_once);
     if (curl_init_code != CURLE_OK) {
         error = kevo_error_set(KEVO_EINFRA, "libcurl initialisation failed: %s",
                                curl_easy_strerror(curl_init_code));
         goto done;
     }
-    const char *model = req->model && *req->model ? req->model : c->model;
-    double temperature = req->temperature >= 0 ? req->temperature : c->temperature;
-    int max_tokens = req->max_tokens > 0 ? req->max_tokens : c->max_tokens;
-    if (!(json = kevo_llm_request_json(req, model, temperature, max_tokens)) ||
-        !(body = cJSON_PrintUnformatted(json))) {
-        error = kevo_error_set(KEVO_ENOMEM, "out of memory building the request body");
-        goto done;
-    }
+    kevo_llm_wire w = {
+        .model = req->model && *req->model ? req->model : c->model,
+        .temperature = req->temperature >= 0 ? req->temperature : c->temperature,
+        .max_tokens = req->max_tokens > 0 ? req->max_tokens : c->max_tokens,
+        .reasoning_effort = c->reasoning_effort,
+    };
+    const int first_budget = w.max_tokens;
     if (!(curl = curl_easy_init())) {
         error = kevo_error_set(KEVO_EINFRA, "libcurl could not create a handle");
         goto done;
     }
     if ((error = make_headers(&headers, c)) < 0)
         goto done;
-    set_options(curl, c, body, headers, &x);
-    for (int attempt = 1;; attempt++) {
-        try_outcome outcome = TRY_FAILED;
-        bool timed_out = false;
-        if (c->stop_flag && *c->stop_flag) {
-            error = kevo_error_set(KEVO_EINTR, "stopped before asking %s", c->url_shown);
+    set_options(curl, c, headers, &x);
+    for (;;) {
+        w.max_completion_tokens = c->tokens_param == KEVO_LLM_TOKENS_PARAM_MAX_COMPLETION_TOKENS ||
+                                  (c->tokens_param == KEVO_LLM_TOKENS_PARAM_AUTO &&
+                                   atomic_load(&c->completion_tokens_learnt));
+        cJSON *json = kevo_llm_request_json(req, &w);
+        if (body) {
+            explicit_bzero(body, strlen(body));
+            cJSON_free(body);
+        }
+        body = json ? cJSON_PrintUnformatted(json) : NULL;
+        cJSON_Delete(json);
+        if (!body) {
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory building the request body");
             goto done;
         }
-        if ((error = try_once(&outcome, curl, c, &x, attempt, req, resp, &last, &timed_out)) < 0)
+        set_body(curl, body);
+        bool answered = false;
+        int n = 0;
+        error = post_with_retries(&answered, &n, curl, c, &x, req, resp, &last);
+        tries += n;
+        if (error < 0)
             goto done;
-        if (outcome == TRY_ANSWERED)
-            break;
-        if (outcome == TRY_FAILED) {
-            error = fail_for_good(c, x.code == CURLE_OK ? x.status : 0, last.ptr);
+        if (!answered) {
+            /* a server that wants max_completion_tokens: once per request,
+             * and the provider remembers it */
+            if (!switched && c->tokens_param == KEVO_LLM_TOKENS_PARAM_AUTO && w.max_tokens > 0 &&
+                !w.max_completion_tokens && x.code == CURLE_OK && x.status == 400 &&
+                refuses_field(x.body.ptr, x.body.len, "max_tokens", "max_completion_tokens")) {
+                atomic_store(&c->completion_tokens_learnt, true);
+                switched = true;
+                continue;
+            }
+            error = fail_for_good(c, &x, last.ptr, &w);
             goto done;
         }
-        if (attempt > c->max_retries) {
-            error = kevo_error_set(timed_out ? KEVO_ETIMEOUT : KEVO_EIO,
-                                   "POST %s failed after %d %s: %s", c->url_shown, attempt,
-                                   attempt == 1 ? "try" : "tries", last.ptr);
-            goto done;
+        if (cut_at_length(resp) && !doubled && w.max_tokens > 0 && w.max_tokens <= INT_MAX / 2) {
+            /* cut off at the budget kevo set: once more with twice as much */
+            spent_prompt += resp->tokens_prompt;
+            spent_completion += resp->tokens_completion;
+            spent_estimated = spent_estimated || resp->tokens_estimated;
+            kevo_llm_response_clear(resp);
+            w.max_tokens *= 2;
+            doubled = true;
+            continue;
         }
-        if ((error = backoff_sleep(c, backoff_delay(c, attempt - 1, x.retry_after_s))) < 0)
-            goto done;
+        break;
     }
+    resp->attempts = tries;
+    resp->tokens_prompt += spent_prompt;
+    resp->tokens_completion += spent_completion;
+    resp->tokens_estimated = resp->tokens_estimated || spent_estimated;
+    if (cut_at_length(resp) && (error = explain_cut(resp, &w, first_budget)) < 0)
+        goto done;
     if (resp->failure)
         kevo_llm_redact(resp->failure, c->api_key);
     resp->elapsed_s = kevo_now_s() - t_start;
@@ -595,7 +817,6 @@ done:
     curl_slist_free_all(headers);
     kevo_buf_free(&last);
     kevo_buf_free(&x.body);
-    cJSON_Delete(json);
     if (body) {
         explicit_bzero(body, strlen(body));
         cJSON_free(body);
@@ -663,8 +884,30 @@ int kevo_llm_openai_new(kevo_provider **out, const kevo_llm_config *cfg)
     if (!cfg->model || !*cfg->model)
         return kevo_error_set(KEVO_EINVAL,
                               "openai provider: no model (pass --model or set KEVO_MODEL)");
-    if (cfg->temperature < 0 || !isfinite(cfg->temperature))
-        return kevo_error_set(KEVO_EINVAL, "openai provider: temperature must be >= 0");
+    /* an unset temperature is negative; NaN is a KEVO_TEMPERATURE that did not parse */
+    if (!isfinite(cfg->temperature)) {
+        const char *env = getenv("KEVO_TEMPERATURE");
+        return kevo_error_set(KEVO_EINVAL,
+                              "openai provider: the temperature (--temperature, "
+                              "KEVO_TEMPERATURE) must be a number >= 0%s%s%s",
+                              env ? ", not KEVO_TEMPERATURE='" : "", env ? env : "",
+                              env ? "'" : "");
+    }
+    if ((unsigned)cfg->max_tokens_param >= KEVO_LLM_TOKENS_PARAM_COUNT) {
+        const char *env = getenv("KEVO_MAX_TOKENS_PARAM");
+        return kevo_error_set(KEVO_EINVAL,
+                              "openai provider: the budget's field (--max-tokens-param, "
+                              "KEVO_MAX_TOKENS_PARAM) must be max_tokens or "
+                              "max_completion_tokens, not '%s'",
+                              env ? env : "?");
+    }
+    if ((unsigned)cfg->reasoning_effort >= KEVO_LLM_REASONING_COUNT) {
+        const char *env = getenv("KEVO_REASONING_EFFORT");
+        return kevo_error_set(KEVO_EINVAL,
+                              "openai provider: the reasoning effort (--reasoning-effort, "
+                              "KEVO_REASONING_EFFORT) must be low, medium or high, not '%s'",
+                              env ? env : "?");
+    }
     if (cfg->max_retries < 0 || cfg->max_retries > 100)
         return kevo_error_set(KEVO_EINVAL, "openai provider: max_retries must be 0..100");
 
@@ -688,8 +931,13 @@ int kevo_llm_openai_new(kevo_provider **out, const kevo_llm_config *cfg)
     const char *key = getenv("KEVO_API_KEY");
     if (key && *key && !(c->api_key = strdup(key)))
         goto oom;
-    c->temperature = cfg->temperature;
+    c->temperature = cfg->temperature >= 0 ? cfg->temperature : -1.0;
     c->max_tokens = cfg->max_tokens;
+    c->tokens_param = cfg->max_tokens_param;
+    atomic_init(&c->completion_tokens_learnt, false);
+    c->reasoning_effort = cfg->reasoning_effort != KEVO_LLM_REASONING_DEFAULT
+                              ? kevo_llm_reasoning_effort_name(cfg->reasoning_effort)
+                              : NULL;
     c->connect_timeout_ms = to_ms(cfg->connect_timeout_s, 10000);
     c->request_timeout_ms = to_ms(cfg->request_timeout_s, 300000);
     c->max_retries = cfg->max_retries;

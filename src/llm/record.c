@@ -32,14 +32,12 @@ typedef struct recorder_ctx {
 
 static cJSON *request_record(const kevo_llm_request *req)
 {
-    cJSON *r = kevo_llm_request_json(req, req->model, req->temperature, req->max_tokens);
-    if (!r)
-        return NULL;
-    if (!req->model)
-        cJSON_DeleteItemFromObjectCaseSensitive(r, "model");
-    if (req->temperature < 0)
-        cJSON_DeleteItemFromObjectCaseSensitive(r, "temperature");
-    return r;
+    /* what the caller asked, not what a provider made of it: the provider's
+     * configured temperature, budget field and effort are its own business
+     * (replay answers by tag, whatever they were) */
+    kevo_llm_wire w = {
+        .model = req->model, .temperature = req->temperature, .max_tokens = req->max_tokens};
+    return kevo_llm_request_json(req, &w);
 }
 
 static bool add_string_or_null(cJSON *o, const char *key, const char *value)

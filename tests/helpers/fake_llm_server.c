@@ -24,6 +24,19 @@
  *   "close": true            drop the connection without answering
  *   "delay_ms": 2000         wait before answering
  *   "repeat": 3              serve this step 3 times before the next
+ *   "reasoning_content": ".." message.reasoning_content (vLLM, DeepSeek)
+ *   "reasoning": "..."       message.reasoning (OpenRouter, llama.cpp)
+ *
+ * and two gates, which answer in the step's place without using it up, so
+ * the request that passes them gets the step (what a reasoning model does):
+ *
+ *   "reject_params": ["max_tokens", "temperature"]   (or one string) an
+ *                            HTTP 400 in OpenAI's words for a request whose
+ *                            body has one of these fields
+ *   "min_budget": 1000       a request whose max_tokens or
+ *                            max_completion_tokens is below 1000 gets the
+ *                            step's content cut in half, finish_reason
+ *                            "length" (no budget at all passes)
  *
  * Every request is logged as one JSON line to the --log file:
  *   {"n":1,"method":"POST","path":"/v1/chat/completions",
@@ -115,6 +128,14 @@ static int load_script(script *s, const char *path)
         rc = -1;
     }
     return rc;
+}
+
+/* The step the next request gets, without using it; NULL when exhausted. */
+static const cJSON *peek_step(const script *s)
+{
+    if (s->at >= s->n)
+        return s->repeat_last ? s->steps[s->n - 1] : NULL;
+    return s->steps[s->at];
 }
 
 /* The step for this request, or NULL when the script is exhausted. */
@@ -218,7 +239,73 @@ static void respond_error(int fd, int status, const char *message, const char *e
     cJSON_Delete(root);
 }
 
-static void serve_step(int fd, const cJSON *step, long n)
+/* The field of `request` named in the step's reject_params, or NULL. */
+static const char *rejected_param(const cJSON *step, const cJSON *request)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(step, "reject_params");
+    if (cJSON_IsString(r))
+        return cJSON_GetObjectItemCaseSensitive(request, r->valuestring) ? r->valuestring : NULL;
+    const cJSON *name, *list = cJSON_IsArray(r) ? r : NULL;
+    cJSON_ArrayForEach(name, list)
+    {
+        if (cJSON_IsString(name) && cJSON_GetObjectItemCaseSensitive(request, name->valuestring))
+            return name->valuestring;
+    }
+    return NULL;
+}
+
+/* OpenAI's answer to a field a reasoning model does not take. */
+static void respond_rejected(int fd, const char *param, const cJSON *request)
+{
+    char msg[256];
+    const char *code = "unsupported_parameter";
+    if (!strcmp(param, "max_tokens")) {
+        snprintf(msg, sizeof(msg),
+                 "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                 "'max_completion_tokens' instead.");
+    } else if (!strcmp(param, "temperature")) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(request, "temperature");
+        snprintf(msg, sizeof(msg),
+                 "Unsupported value: 'temperature' does not support %g with this model. Only "
+                 "the default (1) value is supported.",
+                 cJSON_IsNumber(t) ? t->valuedouble : 0.0);
+        code = "unsupported_value";
+    } else {
+        snprintf(msg, sizeof(msg),
+                 "Unsupported parameter: '%.100s' is not supported with this "
+                 "model.",
+                 param);
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON *err = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddStringToObject(err, "message", msg);
+    cJSON_AddStringToObject(err, "type", "invalid_request_error");
+    cJSON_AddStringToObject(err, "param", param);
+    cJSON_AddStringToObject(err, "code", code);
+    char *body = cJSON_PrintUnformatted(root);
+    respond(fd, 400, NULL, body ? body : "{}");
+    cJSON_free(body);
+    cJSON_Delete(root);
+}
+
+/* The request's completion budget, or -1 when it sets none. */
+static double budget_of(const cJSON *request)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(request, "max_completion_tokens");
+    if (!cJSON_IsNumber(v))
+        v = cJSON_GetObjectItemCaseSensitive(request, "max_tokens");
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* Whether the step's min_budget cuts this request's answer short. */
+static bool below_budget(const cJSON *step, const cJSON *request)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(step, "min_budget");
+    double b = budget_of(request);
+    return cJSON_IsNumber(m) && b >= 0 && b < m->valuedouble;
+}
+
+static void serve_step(int fd, const cJSON *step, long n, bool cut)
 {
     const cJSON *v;
     if (!step) {
@@ -275,12 +362,28 @@ static void serve_step(int fd, const cJSON *step, long n)
     cJSON *message = cJSON_AddObjectToObject(choice, "message");
     cJSON_AddStringToObject(message, "role", "assistant");
     v = cJSON_GetObjectItemCaseSensitive(step, "content");
-    if (cJSON_IsString(v))
+    if (cJSON_IsString(v) && cut) {
+        /* the first half: a kernel cut off mid-way */
+        size_t half = strlen(v->valuestring) / 2;
+        char *text = strndup(v->valuestring, half);
+        cJSON_AddStringToObject(message, "content", text ? text : "");
+        free(text);
+    } else if (cJSON_IsString(v)) {
         cJSON_AddStringToObject(message, "content", v->valuestring);
-    else
+    } else {
         cJSON_AddNullToObject(message, "content");
+    }
+    static const char *const reasoning_fields[] = {"reasoning_content", "reasoning"};
+    for (size_t i = 0; i < sizeof(reasoning_fields) / sizeof(reasoning_fields[0]); i++) {
+        v = cJSON_GetObjectItemCaseSensitive(step, reasoning_fields[i]);
+        if (cJSON_IsString(v))
+            cJSON_AddStringToObject(message, reasoning_fields[i], v->valuestring);
+    }
     v = cJSON_GetObjectItemCaseSensitive(step, "finish_reason");
-    cJSON_AddStringToObject(choice, "finish_reason", cJSON_IsString(v) ? v->valuestring : "stop");
+    cJSON_AddStringToObject(choice, "finish_reason",
+                            cut                 ? "length"
+                            : cJSON_IsString(v) ? v->valuestring
+                                                : "stop");
     v = cJSON_GetObjectItemCaseSensitive(step, "usage");
     if (v)
         cJSON_AddItemToObject(root, "usage", cJSON_Duplicate(v, 1));
@@ -431,8 +534,19 @@ static int handle_connection(int fd, script *s, FILE *log, long *count)
         respond_error(fd, 404, "no such endpoint on the fake server", NULL);
     else if (strcmp(method, "POST"))
         respond_error(fd, 405, "use POST", NULL);
-    else
-        serve_step(fd, next_step(s), *count);
+    else {
+        /* the gates answer in the step's place and leave it for the next request */
+        cJSON *request = cJSON_ParseWithLength(body, body_len);
+        const cJSON *step = peek_step(s);
+        const char *rejected = step ? rejected_param(step, request) : NULL;
+        if (rejected)
+            respond_rejected(fd, rejected, request);
+        else if (step && below_budget(step, request))
+            serve_step(fd, step, *count, true);
+        else
+            serve_step(fd, next_step(s), *count, false);
+        cJSON_Delete(request);
+    }
 done:
     free(buf);
     return counted;

@@ -295,6 +295,7 @@ static void test_llm_openai__empty_content_is_a_failure(void **state)
                   NULL);
     kevo_llm_config cfg;
     config_for(&cfg, &fs);
+    cfg.max_tokens = 0; /* no budget sent: a reply cut at "length" is not retried */
     kevo_provider *p = NULL;
     assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
     kevo_llm_request req;
@@ -305,6 +306,8 @@ static void test_llm_openai__empty_content_is_a_failure(void **state)
     assert_null(resp.content);
     assert_non_null(strstr(resp.failure, "empty"));
     assert_non_null(strstr(resp.failure, "length"));
+    assert_non_null(strstr(resp.failure, "raise --max-tokens"));
+    assert_non_null(strstr(resp.failure, "no max_tokens"));
     assert_int_equal(resp.tokens_completion, 4096); /* the server's count is kept */
     assert_false(resp.tokens_estimated);
     kevo_llm_response_clear(&resp);
@@ -592,6 +595,351 @@ static void test_llm_openai__userinfo_not_shown(void **state)
     kevo_llm_provider_free(p);
 }
 
+/* ---- what reasoning models accept (issue 15) ---------------------------- */
+
+/* The body of the i-th request the server logged (the caller's). */
+static cJSON *request_body(const fake_server *fs, int i)
+{
+    cJSON *r = fake_server_request(fs, i);
+    assert_non_null(r);
+    cJSON *body = cJSON_DetachItemFromObject(r, "body");
+    cJSON_Delete(r);
+    assert_true(cJSON_IsObject(body));
+    return body;
+}
+
+static void test_llm_openai__no_temperature_unless_configured(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs, "{\"reject_params\":[\"temperature\"],\"content\":\"ok\"}\n", NULL);
+    kevo_llm_config cfg;
+    kevo_llm_config_init(&cfg);
+    assert_true(cfg.temperature < 0); /* the default sends none */
+    config_for(&cfg, &fs);
+    cfg.temperature = -1;
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_string_equal(resp.content, "ok");
+    cJSON *body = request_body(&fs, 0);
+    assert_null(cJSON_GetObjectItem(body, "temperature"));
+    assert_null(cJSON_GetObjectItem(body, "reasoning_effort"));
+    assert_int_equal(cJSON_GetObjectItem(body, "max_tokens")->valueint, 321);
+    cJSON_Delete(body);
+    kevo_llm_response_clear(&resp);
+
+    /* a request's own temperature is sent, and refused: a clear error, no retry */
+    req.temperature = 0.7;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), KEVO_EINVAL);
+    const char *msg = kevo_error_last();
+    assert_non_null(strstr(msg, "400"));
+    assert_non_null(strstr(msg, "'temperature' does not support 0.7"));
+    assert_non_null(strstr(msg, "leave --temperature and KEVO_TEMPERATURE unset"));
+    assert_no_secret(msg);
+    assert_int_equal(fake_server_request_count(&fs), 2);
+    kevo_llm_provider_free(p);
+
+    /* a configured one likewise */
+    config_for(&cfg, &fs);
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    request_init(&req);
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "--temperature"));
+    body = request_body(&fs, 2);
+    assert_true(cJSON_GetObjectItem(body, "temperature")->valuedouble == 0.25);
+    cJSON_Delete(body);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+}
+
+static void test_llm_openai__max_completion_tokens_learnt_from_400(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs,
+                  "{\"reject_params\":\"max_tokens\",\"content\":\"ok\","
+                  "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n",
+                  NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_string_equal(resp.content, "ok");
+    assert_int_equal(resp.attempts, 2); /* the refused try and the one that was answered */
+    assert_int_equal(resp.http_status, 200);
+    kevo_llm_response_clear(&resp);
+    /* remembered: the next request goes straight to max_completion_tokens */
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_int_equal(resp.attempts, 1);
+    kevo_llm_response_clear(&resp);
+    assert_int_equal(fake_server_request_count(&fs), 3);
+    cJSON *b0 = request_body(&fs, 0), *b1 = request_body(&fs, 1), *b2 = request_body(&fs, 2);
+    assert_int_equal(cJSON_GetObjectItem(b0, "max_tokens")->valueint, 321);
+    assert_null(cJSON_GetObjectItem(b0, "max_completion_tokens"));
+    for (int i = 0; i < 2; i++) {
+        cJSON *b = i ? b2 : b1;
+        assert_null(cJSON_GetObjectItem(b, "max_tokens"));
+        assert_int_equal(cJSON_GetObjectItem(b, "max_completion_tokens")->valueint, 321);
+    }
+    cJSON_Delete(b0);
+    cJSON_Delete(b1);
+    cJSON_Delete(b2);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+}
+
+static void test_llm_openai__max_tokens_param_configured(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs, "{\"reject_params\":\"max_tokens\",\"content\":\"ok\"}\n", NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    cfg.max_tokens_param = KEVO_LLM_TOKENS_PARAM_MAX_COMPLETION_TOKENS;
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_int_equal(resp.attempts, 1);
+    kevo_llm_response_clear(&resp);
+    kevo_llm_provider_free(p);
+    cJSON *b = request_body(&fs, 0);
+    assert_int_equal(cJSON_GetObjectItem(b, "max_completion_tokens")->valueint, 321);
+    assert_null(cJSON_GetObjectItem(b, "max_tokens"));
+    cJSON_Delete(b);
+
+    /* max_tokens asked for by name: no switching, a hint instead */
+    cfg.max_tokens_param = KEVO_LLM_TOKENS_PARAM_MAX_TOKENS;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "Use 'max_completion_tokens' instead"));
+    assert_non_null(strstr(kevo_error_last(), "--max-tokens-param max_completion_tokens"));
+    assert_int_equal(fake_server_request_count(&fs), 2);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+
+    assert_string_equal(kevo_llm_tokens_param_name(KEVO_LLM_TOKENS_PARAM_MAX_COMPLETION_TOKENS),
+                        "max_completion_tokens");
+    kevo_llm_tokens_param tp = KEVO_LLM_TOKENS_PARAM_AUTO;
+    assert_int_equal(kevo_llm_tokens_param_parse(&tp, "max_tokens"), 0);
+    assert_int_equal(tp, KEVO_LLM_TOKENS_PARAM_MAX_TOKENS);
+    assert_int_equal(kevo_llm_tokens_param_parse(&tp, "max_new_tokens"), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "max_completion_tokens"));
+}
+
+static void test_llm_openai__other_400_naming_max_tokens_is_not_a_switch(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs,
+                  "{\"status\":400,\"body\":{\"error\":{\"message\":\"max_tokens is too large: "
+                  "321. This model supports at most 100 completion tokens, whereas you provided "
+                  "321.\",\"type\":\"invalid_request_error\",\"param\":\"max_tokens\","
+                  "\"code\":null}}}\n",
+                  NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "too large"));
+    assert_null(strstr(kevo_error_last(), "--max-tokens-param"));
+    assert_int_equal(fake_server_request_count(&fs), 1);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+}
+
+static void test_llm_openai__reasoning_effort_sent_when_set(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs, "{\"content\":\"ok\"}\n", NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    cfg.reasoning_effort = KEVO_LLM_REASONING_HIGH;
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    kevo_llm_response_clear(&resp);
+    cJSON *b = request_body(&fs, 0);
+    assert_string_equal(cJSON_GetObjectItem(b, "reasoning_effort")->valuestring, "high");
+    cJSON_Delete(b);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+
+    kevo_llm_reasoning_effort e = KEVO_LLM_REASONING_DEFAULT;
+    assert_int_equal(kevo_llm_reasoning_effort_parse(&e, "low"), 0);
+    assert_int_equal(e, KEVO_LLM_REASONING_LOW);
+    assert_string_equal(kevo_llm_reasoning_effort_name(KEVO_LLM_REASONING_MEDIUM), "medium");
+    assert_int_equal(kevo_llm_reasoning_effort_parse(&e, "extreme"), KEVO_EINVAL);
+}
+
+static void test_llm_openai__length_retried_once_with_double_budget(void **state)
+{
+    fake_server fs;
+    /* below 600 tokens the server cuts the kernel in half */
+    START_OR_SKIP(&fs,
+                  "{\"min_budget\":600,\"content\":\"```c\\nvoid relu(void){}\\n```\","
+                  "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}\n",
+                  NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_null(resp.failure);
+    assert_string_equal(resp.content, "```c\nvoid relu(void){}\n```");
+    assert_string_equal(resp.finish_reason, "stop");
+    assert_int_equal(resp.attempts, 2);
+    /* both answers were paid for */
+    assert_int_equal(resp.tokens_prompt, 10);
+    assert_int_equal(resp.tokens_completion, 14);
+    assert_int_equal(fake_server_request_count(&fs), 2);
+    cJSON *b0 = request_body(&fs, 0), *b1 = request_body(&fs, 1);
+    assert_int_equal(cJSON_GetObjectItem(b0, "max_tokens")->valueint, 321);
+    assert_int_equal(cJSON_GetObjectItem(b1, "max_tokens")->valueint, 642);
+    cJSON_Delete(b0);
+    cJSON_Delete(b1);
+    kevo_llm_response_clear(&resp);
+    /* the doubled budget is this request's, not the provider's */
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_int_equal(resp.attempts, 2);
+    kevo_llm_response_clear(&resp);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+}
+
+static void test_llm_openai__length_after_the_retry_is_a_clear_failure(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs,
+                  "{\"content\":\"```c\\nvoid relu(const float *x\",\"finish_reason\":\"length\","
+                  "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":300}}\n",
+                  NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_null(resp.content);
+    assert_non_null(resp.failure);
+    assert_non_null(strstr(resp.failure, "cut off at the token limit"));
+    assert_non_null(strstr(resp.failure, "raise --max-tokens"));
+    assert_non_null(strstr(resp.failure, "max_tokens 321, then 642"));
+    assert_string_equal(resp.finish_reason, "length");
+    assert_int_equal(resp.tokens_completion, 600);
+    assert_int_equal(resp.attempts, 2);
+    assert_int_equal(fake_server_request_count(&fs), 2);
+    assert_no_secret(resp.failure);
+    kevo_llm_response_clear(&resp);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+}
+
+static void test_llm_openai__text_only_in_a_reasoning_field(void **state)
+{
+    fake_server fs;
+    START_OR_SKIP(&fs,
+                  "{\"content\":\"\",\"reasoning_content\":\"Let me think about relu...\"}\n"
+                  "{\"repeat\":2,\"reasoning\":\"Vectorise? First the loop...\","
+                  "\"finish_reason\":\"length\"}\n"
+                  "{\"content\":\"ok\",\"reasoning_content\":\"easy\"}\n",
+                  NULL);
+    kevo_llm_config cfg;
+    config_for(&cfg, &fs);
+    kevo_provider *p = NULL;
+    assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), 0);
+    kevo_llm_request req;
+    request_init(&req);
+    kevo_llm_response resp;
+
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_null(resp.content);
+    assert_non_null(strstr(resp.failure, "only in message.reasoning_content"));
+    assert_non_null(strstr(resp.failure, "raise --max-tokens"));
+    assert_int_equal(resp.attempts, 1);      /* finished ("stop"): no retry */
+    assert_true(resp.tokens_completion > 0); /* the thinking was paid for */
+    kevo_llm_response_clear(&resp);
+
+    /* out of tokens while thinking: the one retry with double the budget, then the failure */
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_non_null(strstr(resp.failure, "only in message.reasoning "));
+    assert_non_null(strstr(resp.failure, "ran out of tokens thinking"));
+    assert_non_null(strstr(resp.failure, "then 642"));
+    assert_int_equal(resp.attempts, 2);
+    kevo_llm_response_clear(&resp);
+
+    /* content beside reasoning is an answer */
+    assert_int_equal(kevo_llm_complete(p, &req, &resp), 0);
+    assert_string_equal(resp.content, "ok");
+    kevo_llm_response_clear(&resp);
+    kevo_llm_provider_free(p);
+    fake_server_stop(&fs);
+}
+
+static void test_llm_openai__settings_from_the_environment(void **state)
+{
+    kevo_llm_config cfg;
+    setenv("KEVO_TEMPERATURE", "0.3", 1);
+    setenv("KEVO_MAX_TOKENS_PARAM", "max_completion_tokens", 1);
+    setenv("KEVO_REASONING_EFFORT", "medium", 1);
+    kevo_llm_config_init(&cfg);
+    kevo_llm_config_apply_env(&cfg);
+    assert_true(cfg.temperature == 0.3);
+    assert_int_equal(cfg.max_tokens_param, KEVO_LLM_TOKENS_PARAM_MAX_COMPLETION_TOKENS);
+    assert_int_equal(cfg.reasoning_effort, KEVO_LLM_REASONING_MEDIUM);
+
+    /* flags win */
+    kevo_llm_config_init(&cfg);
+    cfg.temperature = 0;
+    cfg.max_tokens_param = KEVO_LLM_TOKENS_PARAM_MAX_TOKENS;
+    cfg.reasoning_effort = KEVO_LLM_REASONING_LOW;
+    kevo_llm_config_apply_env(&cfg);
+    assert_true(cfg.temperature == 0);
+    assert_int_equal(cfg.max_tokens_param, KEVO_LLM_TOKENS_PARAM_MAX_TOKENS);
+    assert_int_equal(cfg.reasoning_effort, KEVO_LLM_REASONING_LOW);
+
+    /* values that do not parse are refused by the provider, naming the variable */
+    const char *const bad[][2] = {{"KEVO_TEMPERATURE", "warm"},
+                                  {"KEVO_MAX_TOKENS_PARAM", "max_new_tokens"},
+                                  {"KEVO_REASONING_EFFORT", "extreme"}};
+    for (size_t i = 0; i < 3; i++) {
+        unsetenv("KEVO_TEMPERATURE");
+        unsetenv("KEVO_MAX_TOKENS_PARAM");
+        unsetenv("KEVO_REASONING_EFFORT");
+        setenv(bad[i][0], bad[i][1], 1);
+        kevo_llm_config_init(&cfg);
+        cfg.api_base = "http://127.0.0.1:9/v1";
+        cfg.model = "m";
+        kevo_llm_config_apply_env(&cfg);
+        kevo_provider *p = NULL;
+        assert_int_equal(kevo_llm_provider_new(&p, "openai", &cfg), KEVO_EINVAL);
+        assert_null(p);
+        assert_non_null(strstr(kevo_error_last(), bad[i][0]));
+        assert_non_null(strstr(kevo_error_last(), bad[i][1]));
+    }
+    unsetenv("KEVO_TEMPERATURE");
+    unsetenv("KEVO_MAX_TOKENS_PARAM");
+    unsetenv("KEVO_REASONING_EFFORT");
+}
+
 /* The parser on its own (no HTTP): shapes servers really send. */
 static void test_llm_openai__parse_shapes(void **state)
 {
@@ -622,6 +970,20 @@ static void test_llm_openai__parse_shapes(void **state)
 
     assert_int_equal(kevo_llm_openai_parse(&r, "", 0, NULL), 0);
     assert_non_null(strstr(r.failure, "empty body"));
+    kevo_llm_response_clear(&r);
+
+    const char *cut = "{\"choices\":[{\"message\":{\"content\":\"void relu(\"},"
+                      "\"finish_reason\":\"length\"}]}";
+    assert_int_equal(kevo_llm_openai_parse(&r, cut, strlen(cut), NULL), 0);
+    assert_null(r.content);
+    assert_non_null(strstr(r.failure, "cut off"));
+    assert_true(r.tokens_completion > 0); /* the cut text was paid for */
+    kevo_llm_response_clear(&r);
+
+    const char *thought = "{\"choices\":[{\"message\":{\"content\":null,"
+                          "\"reasoning_content\":[{\"type\":\"text\",\"text\":\"hmm\"}]}}]}";
+    assert_int_equal(kevo_llm_openai_parse(&r, thought, strlen(thought), NULL), 0);
+    assert_non_null(strstr(r.failure, "message.reasoning_content (3 bytes"));
     kevo_llm_response_clear(&r);
 
     const char *neg = "{\"choices\":[{\"message\":{\"content\":\"x\"}}],"
@@ -667,6 +1029,15 @@ int main(void)
         cmocka_unit_test(test_llm_openai__stop_flag_interrupts_backoff),
         cmocka_unit_test(test_llm_openai__config_errors),
         cmocka_unit_test(test_llm_openai__userinfo_not_shown),
+        cmocka_unit_test(test_llm_openai__no_temperature_unless_configured),
+        cmocka_unit_test(test_llm_openai__max_completion_tokens_learnt_from_400),
+        cmocka_unit_test(test_llm_openai__max_tokens_param_configured),
+        cmocka_unit_test(test_llm_openai__other_400_naming_max_tokens_is_not_a_switch),
+        cmocka_unit_test(test_llm_openai__reasoning_effort_sent_when_set),
+        cmocka_unit_test(test_llm_openai__length_retried_once_with_double_budget),
+        cmocka_unit_test(test_llm_openai__length_after_the_retry_is_a_clear_failure),
+        cmocka_unit_test(test_llm_openai__text_only_in_a_reasoning_field),
+        cmocka_unit_test(test_llm_openai__settings_from_the_environment),
         cmocka_unit_test(test_llm_openai__parse_shapes),
         cmocka_unit_test(test_llm_openai__redact),
     };
