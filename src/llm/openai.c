@@ -220,6 +220,49 @@ static int set_failure(kevo_llm_response *resp, const char *fmt, ...)
     return 0;
 }
 
+/* A reply without an answer: a refusal, reasoning only (the budget spent
+ * thinking), or nothing. The failure says which; *reasoning (the caller's)
+ * and *spent_text are what the completion tokens went on. */
+static int empty_reply(kevo_llm_response *resp, const cJSON *message, bool cut, char **reasoning,
+                       const char **spent_text)
+{
+    const cJSON *refusal =
+        cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "refusal") : NULL;
+    char *shown = NULL;
+    int error = 0;
+    free(resp->content);
+    resp->content = NULL;
+    const char *field = NULL;
+    if (!cJSON_IsString(refusal) && cJSON_IsObject(message) &&
+        (error = reasoning_of(reasoning, &field, message)) < 0)
+        return error;
+    if (cJSON_IsString(refusal)) {
+        if (!(shown = preview(refusal->valuestring, strlen(refusal->valuestring), 300)))
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        error = set_failure(resp, "the model refused: %s", shown);
+    } else if (*reasoning) {
+        /* reasoning models (vLLM's and llama.cpp's reasoning parsers,
+         * DeepSeek, OpenRouter) carry their thinking beside the answer;
+         * thinking alone is no answer, usually a budget spent on it */
+        *spent_text = *reasoning;
+        error = set_failure(
+            resp,
+            "the reply has no answer: its text is only in message.%s (%zu bytes of "
+            "reasoning, content empty, finish_reason: %s); the model %s before it wrote "
+            "the kernel: raise --max-tokens",
+            field, strlen(*reasoning), resp->finish_reason ? resp->finish_reason : "none",
+            cut ? "ran out of tokens thinking" : "stopped thinking");
+    } else if (cut) {
+        error = set_failure(resp, "the reply is empty (finish_reason: length): the token limit "
+                                  "was reached before any answer; raise --max-tokens");
+    } else {
+        error = set_failure(resp, "the reply is empty (finish_reason: %s)",
+                            resp->finish_reason ? resp->finish_reason : "none");
+    }
+    free(shown);
+    return error;
+}
+
 int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
                           const kevo_llm_request *req)
 {
@@ -283,37 +326,8 @@ int kevo_llm_openai_parse(kevo_llm_response *resp, const char *body, size_t len,
         goto oom;
     bool cut = resp->finish_reason && !strcmp(resp->finish_reason, "length");
     if (!resp->content || is_blank(resp->content)) {
-        const cJSON *refusal =
-            cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "refusal") : NULL;
-        free(resp->content);
-        resp->content = NULL;
-        const char *field = NULL;
-        if (!cJSON_IsString(refusal) && cJSON_IsObject(message) &&
-            (error = reasoning_of(&reasoning, &field, message)) < 0)
+        if ((error = empty_reply(resp, message, cut, &reasoning, &spent_text)) < 0)
             goto oom;
-        if (cJSON_IsString(refusal)) {
-            if (!(shown = preview(refusal->valuestring, strlen(refusal->valuestring), 300)))
-                goto oom;
-            error = set_failure(resp, "the model refused: %s", shown);
-        } else if (reasoning) {
-            /* reasoning models (vLLM's and llama.cpp's reasoning parsers,
-             * DeepSeek, OpenRouter) carry their thinking beside the answer;
-             * thinking alone is no answer, usually a budget spent on it */
-            spent_text = reasoning;
-            error = set_failure(
-                resp,
-                "the reply has no answer: its text is only in message.%s (%zu bytes of "
-                "reasoning, content empty, finish_reason: %s); the model %s before it wrote "
-                "the kernel: raise --max-tokens",
-                field, strlen(reasoning), resp->finish_reason ? resp->finish_reason : "none",
-                cut ? "ran out of tokens thinking" : "stopped thinking");
-        } else if (cut) {
-            error = set_failure(resp, "the reply is empty (finish_reason: length): the token limit "
-                                      "was reached before any answer; raise --max-tokens");
-        } else {
-            error = set_failure(resp, "the reply is empty (finish_reason: %s)",
-                                resp->finish_reason ? resp->finish_reason : "none");
-        }
         goto tokens;
     }
     if (cut) {
