@@ -38,6 +38,7 @@ typedef enum kevo_context_mode {
     KEVO_CONTEXT_VALUE = 0,     /* epsilon-greedy over Q (the method) */
     KEVO_CONTEXT_HEURISTIC = 1, /* similarity only; best-latency start point (ablation) */
     KEVO_CONTEXT_PASSIVE = 2,   /* recent history until the budget, no selection (ablation) */
+    KEVO_CONTEXT_RANDOM = 3,    /* N of the pool uniformly at random (ablation) */
 } kevo_context_mode;
 
 /* "value", "heuristic", "passive". */

@@ -369,9 +369,10 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
     cc->n = c->pool_n;
     /* the refinement baseline sees its own history; pass@k sees no memory */
     bool passive = c->context == KEVO_RUN_CONTEXT_PASSIVE || c->strategy == KEVO_STRATEGY_REFINE;
-    cc->mode = passive ? KEVO_CONTEXT_PASSIVE
-               : c->retrieval == KEVO_RETRIEVAL_VALUE ? KEVO_CONTEXT_VALUE
-                                                      : KEVO_CONTEXT_HEURISTIC;
+    cc->mode = passive                                  ? KEVO_CONTEXT_PASSIVE
+               : c->retrieval == KEVO_RETRIEVAL_VALUE  ? KEVO_CONTEXT_VALUE
+               : c->retrieval == KEVO_RETRIEVAL_RANDOM ? KEVO_CONTEXT_RANDOM
+                                                       : KEVO_CONTEXT_HEURISTIC;
     out->memory = c->memory && c->strategy != KEVO_STRATEGY_PASSK;
     out->audit = !kevo_agent__builtin(c) && c->audit != 0;
     if (!out->memory) {

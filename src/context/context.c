@@ -47,6 +47,8 @@ const char *kevo_context_mode_name(kevo_context_mode mode)
         return "heuristic";
     case KEVO_CONTEXT_PASSIVE:
         return "passive";
+    case KEVO_CONTEXT_RANDOM:
+        return "random";
     default:
         return "?";
     }
@@ -54,13 +56,13 @@ const char *kevo_context_mode_name(kevo_context_mode mode)
 
 int kevo_context_mode_parse(kevo_context_mode *out, const char *name)
 {
-    for (int m = KEVO_CONTEXT_VALUE; m <= KEVO_CONTEXT_PASSIVE; m++) {
+    for (int m = KEVO_CONTEXT_VALUE; m <= KEVO_CONTEXT_RANDOM; m++) {
         if (name && !strcmp(name, kevo_context_mode_name((kevo_context_mode)m))) {
             *out = (kevo_context_mode)m;
             return 0;
         }
     }
-    return kevo_error_set(KEVO_EINVAL, "unknown context mode '%s' (value, heuristic or passive)",
+    return kevo_error_set(KEVO_EINVAL, "unknown context mode '%s' (value, heuristic, passive or random)",
                           name ? name : "(null)");
 }
 
@@ -108,7 +110,7 @@ static int check_config(const kevo_context_config *c)
     if (c->lambda < 1 || c->n < 0)
         return kevo_error_set(KEVO_EINVAL, "context config: lambda %d / n %d out of range",
                               c->lambda, c->n);
-    if (c->mode < KEVO_CONTEXT_VALUE || c->mode > KEVO_CONTEXT_PASSIVE)
+    if (c->mode < KEVO_CONTEXT_VALUE || c->mode > KEVO_CONTEXT_RANDOM)
         return kevo_error_set(KEVO_EINVAL, "context config: unknown mode %d", (int)c->mode);
     for (int s = 0; s < KEVO_SECTION_COUNT; s++)
         if (!(c->quota[s] >= 0 && c->quota[s] <= 1))
@@ -410,6 +412,9 @@ static int select_experience(builder *b)
                 qv[i] = cfg->q_init;
         }
         got = kevo_select_egreedy(picks, qv, pool->n, k, cfg->epsilon, b->rng);
+    } else if (cfg->mode == KEVO_CONTEXT_RANDOM) {
+        /* every pick uniform among the rest: sampling without replacement */
+        got = kevo_select_egreedy(picks, qv, pool->n, k, 1.0, b->rng);
     } else {
         got = k < pool->n ? k : pool->n; /* most similar first */
         for (size_t i = 0; i < got; i++)

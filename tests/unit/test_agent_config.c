@@ -53,6 +53,11 @@ static void test_agent__derive_context_and_learning(void **state)
     assert_true(d.context.q_init == c.q_init && d.learn.q_init == c.q_init); /* one Q0 */
     assert_true(d.context.alpha == c.alpha && d.learn.alpha == c.alpha);
     assert_true(d.memory && !d.learn.frozen && d.audit);
+    c.retrieval = KEVO_RETRIEVAL_RANDOM; /* random context, not heuristic */
+    assert_int_equal(derive(&c).context.mode, KEVO_CONTEXT_RANDOM);
+    c.retrieval = KEVO_RETRIEVAL_HEURISTIC;
+    assert_int_equal(derive(&c).context.mode, KEVO_CONTEXT_HEURISTIC);
+    c.retrieval = KEVO_RETRIEVAL_VALUE;
     /* KOPE's passive baseline: growing context, no budget unless one is given */
     c.context = KEVO_RUN_CONTEXT_PASSIVE;
     d = derive(&c);

@@ -207,6 +207,21 @@ static void test_context__build_picks_best_at_rate(void **state)
         assert_int_equal(ctx->used[0].item_id, f->items[0]);
         kevo_context_free(ctx);
     }
+
+    /* random: every item of the pool as often as any other, whatever the Q
+     * and the similarity (`--retrieval random` of LLM runs) */
+    cfg.mode = KEVO_CONTEXT_RANDOM;
+    cfg.lambda = 10;
+    size_t seen[10] = {0}, n_rand = 4000;
+    for (size_t t = 0; t < n_rand; t++) {
+        assert_int_equal(kevo_context_build(&ctx, f->mem, &q, &cfg, &rng), 0);
+        assert_int_equal(ctx->n_used, 1);
+        for (int i = 0; i < 10; i++)
+            seen[i] += ctx->used[0].item_id == f->items[i];
+        kevo_context_free(ctx);
+    }
+    for (int i = 0; i < 10; i++)
+        assert_rate(seen[i], n_rand, 0.1);
 }
 
 static void test_context__passive_recent_history(void **state)
