@@ -145,6 +145,11 @@ static int check_generator(const kevo_run_config *c)
                               "generator (--generator openai) for --backend %s",
                               writes, be->name, be->name);
     }
+    if (builtin && c->retrieval == KEVO_RETRIEVAL_HEURISTIC)
+        return kevo_error_set(KEVO_EINVAL,
+                              "--retrieval heuristic is an ablation of LLM runs (the N most similar "
+                              "memory items, no learned value); the built-in generator retrieves "
+                              "no text: use --retrieval value (recipes by learned value) or random");
     if (builtin && (c->audit > 0 || c->reflect))
         return kevo_error_set(KEVO_EINVAL, "--audit and --reflect need an LLM generator");
     if (builtin && c->strategy == KEVO_STRATEGY_PASSK)

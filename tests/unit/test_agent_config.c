@@ -103,6 +103,10 @@ static void test_agent__config_check_and_names(void **state)
     c.backend = "cuda"; /* registered, but the built-in generator has no draft for it */
     assert_int_equal(kevo_run_config_check(&c), KEVO_EINVAL);
     c.backend = "c";
+    c.retrieval = KEVO_RETRIEVAL_HEURISTIC; /* no text to be similar to */
+    assert_int_equal(kevo_run_config_check(&c), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "ablation of LLM runs"));
+    c.retrieval = KEVO_RETRIEVAL_VALUE;
     c.generator = "no-such-provider";
     assert_int_equal(kevo_run_config_check(&c), KEVO_EINVAL);
     /* one name table per choice, the same for flags and stored configs */
