@@ -10,7 +10,8 @@
 #   bench/model_double.sh [BUILD_DIR] [OUT_DIR]
 #
 # Same tasks, iterations, token budget and seed for every configuration:
-#   value / heuristic / random retrieval, memory off, passive context on
+#   value / heuristic / random retrieval, memory off, passive context (no
+#   token budget: KOPE's agent-led baseline grows with the history) on
 #   8 Level 1 tasks; then L1 -> L2 transfer: 3 Level 2 tasks from a memory
 #   exported from the value run (`kevo memory export`, `--memory-from`) vs
 #   an empty memory. Environment: ITER (default 6), BUDGET (token budget,
@@ -52,8 +53,11 @@ run() {
   spid=$!
   for _ in $(seq 1 50); do [ -s "$OUT/$name.port" ] && break; sleep 0.1; done
   local t0=$SECONDS
+  # KOPE's passive baseline has no budget: its context grows with the history
+  local budget=(--token-budget "$BUDGET")
+  [ "$name" = passive ] && budget=()
   "$KEVO" run "${paths[@]}" --generator openai --api-base "http://127.0.0.1:$(head -1 "$OUT/$name.port")/v1" \
-    --model double --no-audit --quick --quiet --iterations "$ITER" --token-budget "$BUDGET" \
+    --model double --no-audit --quick --quiet --iterations "$ITER" "${budget[@]}" \
     --pool-n "$POOL_N" --seed "$SEED" --db "$OUT/$name.db" "$@" > "$OUT/$name.out" 2>&1 \
     || { cat "$OUT/$name.out"; exit 1; }
   kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; spid=
