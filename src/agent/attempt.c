@@ -90,19 +90,11 @@ static int record(const judged *j, kevo_attempt_state *st, const kevo_proposal *
     return kevo_memory_item_add_distilled(st->mem, &item, id, NULL);
 }
 
-/* The state after a recorded attempt: its feedback is the next one's, its
- * source is tried, its speedup may be the best. */
-static int advance(kevo_attempt_state *st, const kevo_attempt *a)
+int kevo_agent__advance(kevo_attempt_state *st, const kevo_attempt *a)
 {
-    char *fb = a->feedback ? strdup(a->feedback) : NULL;
-    if (a->feedback && !fb)
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    free(st->last_feedback);
-    st->last_feedback = fb;
     if (a->speedup > st->best)
         st->best = a->speedup;
-    int error = kevo_agent__remember(st, a->source);
-    return error < 0 ? error : kevo_agent__turn_add(st, a);
+    return kevo_agent__turn_add(st, a);
 }
 
 static void print_line(const kevo_attempt_state *st, const judged *j, const kevo_proposal *p,
@@ -148,7 +140,7 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     a->tokens_prompt = p.tokens_prompt + j.extra[0] + st->audit_tokens[0];
     a->tokens_completion = p.tokens_completion + j.extra[1] + st->audit_tokens[1];
     a->tokens_estimated = p.tokens_estimated;
-    if ((error = record(&j, st, &p)) < 0 || (error = advance(st, a)) < 0)
+    if ((error = record(&j, st, &p)) < 0 || (error = kevo_agent__advance(st, a)) < 0)
         goto done;
     print_line(st, &j, &p, index, total);
 done:

@@ -120,10 +120,9 @@ static int check_generator(const kevo_run_config *c)
     const kevo_backend *be = kevo_backend_find(c->backend ? c->backend : "");
     if (!be) {
         kevo_buf names = {0};
-        for (const char *const *n = kevo_backend_names(); *n; n++)
-            kevo_buf_printf(&names, "%s%s", n == kevo_backend_names() ? "" : ", ", *n);
+        kevo_backend_names_text(&names);
         int error = kevo_error_set(KEVO_EINVAL, "unknown backend '%s' (--backend: %s)",
-                                   c->backend ? c->backend : "", names.ptr ? names.ptr : "");
+                                   c->backend ? c->backend : "", kevo_buf_cstr(&names));
         kevo_buf_free(&names);
         return error;
     }

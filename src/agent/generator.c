@@ -75,27 +75,16 @@ const kevo_generator *kevo_agent__choose(kevo_attempt_state *st)
 
 bool kevo_agent__seen(const kevo_attempt_state *st, const char *source)
 {
-    uint64_t h = kevo_hash64(source, strlen(source), 0);
-    for (size_t i = 0; i < st->nseen; i++)
-        if (st->seen[i] == h)
+    for (size_t i = 0; i < st->nturns; i++)
+        if (!strcmp(st->turns[i].source, source))
             return true;
     return false;
 }
 
-int kevo_agent__remember(kevo_attempt_state *st, const char *source)
+const char *kevo_agent__last_feedback(const kevo_attempt_state *st)
 {
-    if (!source)
-        return 0;
-    if (st->nseen == st->capseen) {
-        size_t cap = st->capseen ? 2 * st->capseen : 32;
-        uint64_t *v = realloc(st->seen, cap * sizeof(*v));
-        if (!v)
-            return kevo_error_set(KEVO_ENOMEM, "out of memory");
-        st->seen = v;
-        st->capseen = cap;
-    }
-    st->seen[st->nseen++] = kevo_hash64(source, strlen(source), 0);
-    return 0;
+    const char *fb = st->nturns ? st->turns[st->nturns - 1].feedback : NULL;
+    return fb && *fb ? fb : NULL;
 }
 
 int kevo_agent__turn_add(kevo_attempt_state *st, const kevo_attempt *a)

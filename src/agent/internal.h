@@ -83,13 +83,11 @@ typedef struct kevo_attempt_state {
     int iteration;
     kevo_rng rng;          /* this iteration's, from (seed, iteration, task) */
     kevo_attempt *start;   /* this iteration's start point (owned); NULL: drafting */
-    char *last_feedback;   /* the previous attempt's feedback (owned) */
-    uint64_t *seen;        /* hashes of the sources recorded for the task in this run */
-    size_t nseen, capseen;
     double best;           /* the task's best speedup so far */
     int64_t audit_tokens[2]; /* the auditor's tokens of this attempt (prompt, completion) */
-    /* The task's attempts in this run, oldest first: the conversation of
-     * the iterative-refinement baseline (EvoKernel App. D.2). */
+    /* The task's attempts in this run, oldest first: the sources already
+     * tried, the last feedback, and the conversation of the
+     * iterative-refinement baseline (EvoKernel App. D.2). */
     struct kevo_turn {
         char *source;   /* the candidate ("" when there was none) */
         char *feedback; /* the verifier's feedback on it */
@@ -118,10 +116,15 @@ extern const kevo_generator kevo_generator_llm;
 /* Which generator proposes this iteration (consumes the state's rng as the
  * choice needs). */
 const kevo_generator *kevo_agent__choose(kevo_attempt_state *st);
-/* Whether a source was already recorded for the task in this run; and
- * remember one. */
+/* Whether a source was already recorded for the task in this run (its
+ * turns). */
 bool kevo_agent__seen(const kevo_attempt_state *st, const char *source);
-int kevo_agent__remember(kevo_attempt_state *st, const char *source);
+/* The previous attempt's feedback; NULL for the first attempt or none. */
+const char *kevo_agent__last_feedback(const kevo_attempt_state *st);
+/* The state after a recorded attempt (also when a resumed run replays the
+ * recorded ones): its feedback is the next one's, it joins the turns (so
+ * its source counts as tried), its speedup may be the best. */
+int kevo_agent__advance(kevo_attempt_state *st, const kevo_attempt *a);
 
 /* One attempt of the state's iteration: propose, judge with `ev`, record
  * in one transaction, print its line; the state moves on (feedback, best,

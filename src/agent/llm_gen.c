@@ -35,6 +35,7 @@ static char *bottleneck_of(const kevo_attempt *start, const kevo_task *task)
 typedef struct prompt_parts {
     kevo_context *ctx;
     char *context, *rules, *system, *user, *proto;
+    const kevo_backend *be; /* the run's: its fence, extension and reply tags */
     const char *fence;
 } prompt_parts;
 
@@ -77,7 +78,7 @@ static int build_prompts(prompt_parts *pp, kevo_attempt_state *st, char **bottle
                             .start_point = conversation ? NULL : st->start};
     /* drafting shows the last attempt's feedback (pass@k: none) */
     if (!st->start && !conversation && cfg->strategy != KEVO_STRATEGY_PASSK)
-        q.feedback = st->last_feedback;
+        q.feedback = kevo_agent__last_feedback(st);
     q.bottleneck = *bottleneck = bottleneck_of(st->start, at->task);
     int error = 0;
     if ((error = kevo_context_build(&pp->ctx, st->mem, &q, &cc, &st->rng)) < 0 ||
@@ -88,7 +89,7 @@ static int build_prompts(prompt_parts *pp, kevo_attempt_state *st, char **bottle
     snprintf(atol, sizeof(atol), "%g", at->task->atol);
     snprintf(rtol, sizeof(rtol), "%g", at->task->rtol);
     /* the backend says which fence and file extension the reply must use */
-    const kevo_backend *be = kevo_backend_find(cfg->backend);
+    const kevo_backend *be = pp->be = kevo_backend_find(cfg->backend);
     pp->fence = be && be->code_language ? be->code_language : "c";
     const char *ext = be && be->candidate_ext ? be->candidate_ext : ".c";
     const char *keys[] = {"name", "prototype", "backend", "atol", "rtol",
@@ -159,9 +160,10 @@ static int add_turns(kevo_llm_message *msgs, size_t *n, char **arena,
 
 /* The reply's kernel into out->source, or out->failure saying why not. */
 static int take_code(kevo_proposal *out, const kevo_llm_response *resp,
-                     const kevo_attempt_state *st, const char *fence)
+                     const kevo_attempt_state *st, const prompt_parts *pp)
 {
-    const kevo_backend *be = kevo_backend_find(st->cfg->backend);
+    const kevo_backend *be = pp->be;
+    const char *fence = pp->fence;
     const char *tags = be && be->version >= 2 && be->code_fence_tags ? be->code_fence_tags : "c";
     kevo_buf b = {0};
     if (resp->failure)
@@ -212,7 +214,7 @@ int kevo_llm_propose(kevo_proposal *out, kevo_attempt_state *st)
     snprintf(out->summary, sizeof(out->summary), "%s, %d ctx tokens",
              kevo_llm_provider_name(st->prov), pp.ctx->total_tokens);
     out->context_tokens = pp.ctx->total_tokens;
-    error = take_code(out, &resp, st, pp.fence);
+    error = take_code(out, &resp, st, &pp);
 done:
     for (size_t i = 0; arena && i < cap; i++)
         free(arena[i]);

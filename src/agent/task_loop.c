@@ -24,23 +24,14 @@ static int audit_gate(void *arg, const char *source, bool *valid, char **reason)
     return error;
 }
 
-/* The state from what was recorded for the task in this run. */
+/* The state from what was recorded for the task in this run: each
+ * attempt as if it had just been made. */
 static int restore(kevo_attempt_state *st, const kevo_attempt_list *done)
 {
-    for (size_t i = 0; i < done->n; i++) {
-        const kevo_attempt *a = &done->attempts[i];
-        if (a->speedup > st->best)
-            st->best = a->speedup;
-        int error = kevo_agent__remember(st, a->source);
-        if (error == 0)
-            error = kevo_agent__turn_add(st, a);
-        if (error < 0)
-            return error;
-    }
-    if (done->n && done->attempts[done->n - 1].feedback &&
-        !(st->last_feedback = strdup(done->attempts[done->n - 1].feedback)))
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    return 0;
+    int error = 0;
+    for (size_t i = 0; i < done->n && error == 0; i++)
+        error = kevo_agent__advance(st, &done->attempts[i]);
+    return error;
 }
 
 static int upsert_task(kevo_memory *mem, const kevo_agent_task *at, const char *dir)
@@ -121,8 +112,6 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
     }
 done:
     kevo_attempt_free(st.start);
-    free(st.last_feedback);
-    free(st.seen);
     kevo_agent__turns_free(&st);
     kevo_attempt_list_free(done_list);
     kevo_evaluator_free(ev);

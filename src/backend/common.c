@@ -169,15 +169,20 @@ int kevo_backend_call_stub(char **out, const kevo_task *t)
     return 0;
 }
 
+void kevo_backend_names_text(kevo_buf *out)
+{
+    const char *const *n = kevo_backend_names();
+    for (size_t k = 0; n[k]; k++)
+        kevo_buf_printf(out, "%s\"%s\"", k == 0 ? "" : n[k + 1] ? ", " : " or ", n[k]);
+}
+
 int kevo_backend_check_task(const kevo_task *t)
 {
     for (size_t i = 0; i < t->nbackends; i++) {
         if (kevo_backend_find(t->backends[i]))
             continue;
         kevo_buf names = {0};
-        const char *const *n = kevo_backend_names();
-        for (size_t k = 0; n[k]; k++)
-            kevo_buf_printf(&names, "%s\"%s\"", k == 0 ? "" : n[k + 1] ? ", " : " or ", n[k]);
+        kevo_backend_names_text(&names);
         int error = kevo_error_set(KEVO_EINVAL, "%s: field 'backends': \"%s\" is not a backend "
                                    "of this kevo; entries must be %s", t->json_path,
                                    t->backends[i], kevo_buf_cstr(&names));

@@ -143,6 +143,8 @@ const char *const *kevo_backend_names(void);
  * (The task module checks only that the names are names: it sits below
  * the backends.) */
 int kevo_backend_check_task(const kevo_task *task);
+/* The registered names for a message: "c", "opencl" or "cuda". */
+void kevo_backend_names_text(struct kevo_buf *out);
 
 /* Helpers shared by backends. */
 /* Parse the optional first-line build hint `// kevo: cflags ...`.
