@@ -23,36 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fixture {
-    char *dir;
-    char *path;
-    kevo_memory *mem;
-    kevo_learn_config cfg;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-    if (!f || kevo_mkdtemp(&f->dir, "kevo-test-model-") < 0)
-        return -1;
-    f->path = kevo_path_join(f->dir, "kevo.db");
-    if (kevo_memory_open(&f->mem, f->path) < 0)
-        return -1;
-    kevo_learn_config_init(&f->cfg);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    kevo_memory_free(f->mem);
-    kevo_rmtree(f->dir);
-    free(f->path);
-    free(f->dir);
-    free(f);
-    return 0;
-}
+#include "store_fixture.h"
 
 static int64_t record(fixture *f, int64_t run, const char *task, kevo_stage stage, int iteration,
                       int64_t parent, kevo_verdict verdict, double speedup,
