@@ -42,6 +42,8 @@ typedef struct kevo_param {
     bool has_value; /* scalar with a fixed "value" */
     double value;
     kevo_init init;
+    char *torch; /* torch tasks: "input:K" | "state:NAME" | "output:K"; NULL for size
+                    scalars and in C tasks (docs/torch-tasks.md) */
 } kevo_param;
 
 /* A size configuration: name -> integer. */
@@ -54,7 +56,12 @@ typedef struct kevo_sizes {
 typedef struct kevo_task {
     char *dir;            /* the task folder as given */
     char *json_path;      /* dir/task.json */
-    char *reference_path; /* dir/reference.c */
+    char *reference_path; /* dir/reference.c, or the .py named by "reference" */
+    bool torch;           /* the reference is a PyTorch module (docs/torch-tasks.md) */
+    bool torch_eval;      /* torch_mode "eval": run the module in eval mode */
+    char *kernelbench;    /* the KernelBench problem it is or translates, or NULL */
+    char *draft_path;     /* torch tasks: dir/<draft>, a C start for the built-in
+                             generator, or NULL */
     char *name;
     int level;
     char *category;
@@ -71,7 +78,7 @@ typedef struct kevo_task {
     double timeout_s; /* wall limit of one reference call */
 } kevo_task;
 
-/* Load and validate DIR/task.json (and check DIR/reference.c exists).
+/* Load and validate DIR/task.json (and check its reference file exists).
  * On bad input returns KEVO_EINVAL (or KEVO_ENOTFOUND) with one message
  * naming the file, the field and the problem. *out is the caller's. */
 int kevo_task_load(kevo_task **out, const char *dir);

@@ -301,7 +301,8 @@ static int parse_buffer_param(kevo_param *p, const kevo_task *t, const cJSON *ob
 
 static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int index)
 {
-    static const char *const keys[] = {"name", "role", "type", "shape", "init", "value", NULL};
+    static const char *const keys[] = {"name",  "role",  "type", "shape",
+                                       "init",  "value", "torch", NULL};
     char where[64];
     snprintf(where, sizeof(where), "params[%d]", index);
     if (!cJSON_IsObject(obj))
@@ -317,7 +318,8 @@ static int parse_param(kevo_param *p, const kevo_task *t, const cJSON *obj, int 
         goto done;
     }
     if ((error = get_string(&role, t, obj, "role", where, true)) < 0 ||
-        (error = get_string(&type, t, obj, "type", where, true)) < 0)
+        (error = get_string(&type, t, obj, "type", where, true)) < 0 ||
+        (error = get_string(&p->torch, t, obj, "torch", where, false)) < 0)
         goto done;
     int r = -1, ty = -1;
     for (int i = 0; i < 4; i++)
@@ -361,8 +363,11 @@ void kevo_task_free(kevo_task *t)
         for (size_t k = 0; k < t->params[i].ndim; k++)
             free(t->params[i].shape[k]);
         free(t->params[i].shape);
+        free(t->params[i].torch);
     }
     free(t->params);
+    free(t->kernelbench);
+    free(t->draft_path);
     sizes_free(&t->sizes);
     for (size_t i = 0; i < t->ncheck; i++)
         sizes_free(&t->check_sizes[i]);
@@ -519,6 +524,54 @@ static int check_param_in_task(const kevo_task *t, int k)
     return 0;
 }
 
+/* "input:K" / "output:K" (K a small decimal) or "state:NAME". */
+static bool binding_ok(const char *b, const char *kind)
+{
+    size_t n = strlen(kind);
+    if (strncmp(b, kind, n) || b[n] != ':' || !b[n + 1])
+        return false;
+    if (!strcmp(kind, "state"))
+        return true;
+    for (const char *q = b + n + 1; *q; q++)
+        if (!isdigit((unsigned char)*q) || q - (b + n + 1) > 3)
+            return false;
+    return true;
+}
+
+/* A torch task binds every param to the module (docs/torch-tasks.md); a C
+ * task binds none. */
+static int check_torch_binding(const kevo_task *t, int k)
+{
+    const kevo_param *p = &t->params[k];
+    char field[64];
+    snprintf(field, sizeof(field), "params[%d].torch", k);
+    if (!t->torch)
+        return p->torch ? FIELD_ERR(t, field, "only a torch task (\"reference\": a .py file) "
+                                    "binds params to a module")
+                        : 0;
+    switch (p->role) {
+    case KEVO_ROLE_IN:
+        if (!p->torch || !(binding_ok(p->torch, "input") || binding_ok(p->torch, "state")))
+            return FIELD_ERR(t, field, "an 'in' param of a torch task needs \"input:K\" (the "
+                             "K-th value of get_inputs()) or \"state:NAME\" (a parameter or "
+                             "buffer of the module)");
+        return 0;
+    case KEVO_ROLE_OUT:
+        if (!p->torch || !binding_ok(p->torch, "output"))
+            return FIELD_ERR(t, field, "an 'out' param of a torch task needs \"output:K\" "
+                             "(the K-th tensor forward returns)");
+        return 0;
+    case KEVO_ROLE_INOUT:
+        return FIELD_ERR(t, field, "a torch task has no 'inout' params (the module's "
+                         "outputs are 'out' params)");
+    default:
+        if (p->torch && !binding_ok(p->torch, "input"))
+            return FIELD_ERR(t, field, "a scalar binds to \"input:K\" (a number get_inputs() "
+                             "returns) or to nothing (a size)");
+        return 0;
+    }
+}
+
 /* 'params' (required): at least one, and one that is written. */
 static int parse_params(kevo_task *t, const cJSON *root)
 {
@@ -536,7 +589,7 @@ static int parse_params(kevo_task *t, const cJSON *root)
     for (const cJSON *p = params->child; p; p = p->next, k++) {
         t->nparams++;
         if ((error = parse_param(&t->params[k], t, p, k)) < 0 ||
-            (error = check_param_in_task(t, k)) < 0)
+            (error = check_param_in_task(t, k)) < 0 || (error = check_torch_binding(t, k)) < 0)
             return error;
         has_out |= t->params[k].role == KEVO_ROLE_OUT || t->params[k].role == KEVO_ROLE_INOUT;
     }
@@ -619,6 +672,67 @@ static int parse_timeout(kevo_task *t, const cJSON *root)
     return 0;
 }
 
+/* A file of the task folder named by a field: a plain name, no path. */
+static int folder_file(char **out, const kevo_task *t, const cJSON *root, const char *key)
+{
+    char *name = NULL;
+    int error = get_string(&name, t, root, key, "", false);
+    if (error < 0 || !name)
+        return error;
+    if (strchr(name, '/') || name[0] == '.')
+        error = FIELD_ERR(t, key, "'%s' must be a file name in the task folder", name);
+    else if (!(*out = kevo_path_join(t->dir, name)))
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+    free(name);
+    return error;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n > k && !strcmp(s + n - k, tail);
+}
+
+/* 'reference' (reference.c or a .py module), 'kernelbench', and the torch
+ * task's 'draft' and 'torch_mode'. Before 'params': a param's binding
+ * depends on the kind of reference. */
+static int parse_reference(kevo_task *t, const cJSON *root)
+{
+    char *ref = NULL, *mode = NULL;
+    int error = folder_file(&ref, t, root, "reference");
+    if (error < 0)
+        return error;
+    if (ref) {
+        free(t->reference_path);
+        t->reference_path = ref;
+        if (!ends_with(ref, ".c") && !ends_with(ref, ".py"))
+            return FIELD_ERR(t, "reference", "must name a .c file (a C reference) or a .py "
+                             "file (a PyTorch module, docs/torch-tasks.md)");
+        t->torch = ends_with(ref, ".py");
+    }
+    if ((error = get_string(&t->kernelbench, t, root, "kernelbench", "", false)) < 0 ||
+        (error = folder_file(&t->draft_path, t, root, "draft")) < 0 ||
+        (error = get_string(&mode, t, root, "torch_mode", "", false)) < 0)
+        goto done;
+    if (t->draft_path && !t->torch)
+        error = FIELD_ERR(t, "draft", "only a torch task has a C draft (a C task starts "
+                          "from its reference.c)");
+    else if (t->draft_path && !ends_with(t->draft_path, ".c"))
+        error = FIELD_ERR(t, "draft", "must name a .c file");
+    else if (t->draft_path && !kevo_file_exists(t->draft_path))
+        error = kevo_error_set(KEVO_ENOTFOUND, "%s: field 'draft': %s is missing", t->json_path,
+                               t->draft_path);
+    else if (mode && !t->torch)
+        error = FIELD_ERR(t, "torch_mode", "only for a torch task");
+    else if (mode && strcmp(mode, "train") && strcmp(mode, "eval"))
+        error = FIELD_ERR(t, "torch_mode", "'%s': must be \"train\" or \"eval\"", mode);
+    else
+        t->torch_eval = mode && !strcmp(mode, "eval");
+done:
+    free(mode);
+    return error;
+}
+
 /* The expressions evaluate on every size set, and the reference exists. */
 static int check_task(const kevo_task *t)
 {
@@ -631,7 +745,8 @@ static int check_task(const kevo_task *t)
     if ((error = validate_sizes_usage(t)) < 0)
         return error;
     if (!kevo_file_exists(t->reference_path))
-        return kevo_error_set(KEVO_ENOTFOUND, "%s: missing (every task needs a reference.c)",
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: missing (every task needs its reference: "
+                              "reference.c, or the file its \"reference\" names)",
                               t->reference_path);
     return 0;
 }
@@ -640,7 +755,8 @@ int kevo_task_load(kevo_task **out, const char *dir)
 {
     static const char *const keys[] = {"name", "level", "category", "description", "params",
                                        "sizes", "check_sizes", "tolerance", "flops", "bytes",
-                                       "backends", "timeout_s", NULL};
+                                       "backends", "timeout_s", "reference", "kernelbench",
+                                       "draft", "torch_mode", NULL};
     *out = NULL;
     int error = 0;
     cJSON *root = NULL;
@@ -660,7 +776,8 @@ int kevo_task_load(kevo_task **out, const char *dir)
     }
     /* the order of the steps is the order of the errors a task author sees */
     if ((error = read_task_json(&root, t)) < 0 || (error = check_keys(t, root, "", keys)) < 0 ||
-        (error = parse_header(t, root)) < 0 || (error = parse_size_sets(t, root)) < 0 ||
+        (error = parse_header(t, root)) < 0 || (error = parse_reference(t, root)) < 0 ||
+        (error = parse_size_sets(t, root)) < 0 ||
         (error = parse_params(t, root)) < 0 || (error = parse_tolerance(t, root)) < 0 ||
         (error = parse_backends(t, root)) < 0 || (error = parse_timeout(t, root)) < 0 ||
         (error = check_task(t)) < 0)
