@@ -105,6 +105,14 @@ void kevo_sort_doubles(double *v, size_t n);
 
 /* strdup that returns NULL on NULL. */
 char *kevo_strdup(const char *s);
+/* The Python interpreter that imports torch, for PyTorch-defined tasks:
+ * $KEVO_TORCH_PYTHON, else /var/cache/kevo/torch-venv/bin/python (made by
+ * `scripts/setup.sh --with-torch`), else ~/.cache/kevo/torch-venv/bin/python.
+ * *tree (optional): the folder two levels above it (the venv), which a
+ * sandboxed runner must be able to read. KEVO_ENOTFOUND with the sentence
+ * a user acts on when there is none. Both are the caller's (free()). */
+int kevo_torch_python(char **python, char **tree);
+
 /* Number of online CPUs (>= 1). */
 int kevo_cpu_count(void);
 
