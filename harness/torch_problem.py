@@ -1,0 +1,78 @@
+"""harness/torch_problem.py - load a PyTorch problem file (KernelBench's form:
+Model, get_inputs(), get_init_inputs(), module-level size constants) with
+some of its integer constants set to other values.
+
+Shared by the torch runner (harness/torch_runner.py) and the importer
+(harness/torch_import.py). The file is executed as written, except that
+every top-level assignment to an overridden name assigns the new value, so
+constants derived from it (`bias_shape = (out_channels, 1, 1)`) follow.
+Runs the problem's own code: only ever inside kevo's sandbox.
+"""
+import ast
+import types
+
+
+def _read(path):
+    with open(path, "r", encoding="utf-8") as f:
+        return f.read()
+
+
+def int_constants(path):
+    """The top-level names bound to a plain int (not bool) by the file, in
+    the order they are first assigned, with the value the file gives them:
+    the candidates for sizes."""
+    tree = ast.parse(_read(path), filename=path)
+    env, found = {}, []
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        try:
+            value = eval(compile(ast.Expression(node.value), path, "eval"), {}, dict(env))
+        except Exception:
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                env[target.id] = value
+                if type(value) is int and target.id not in [n for n, _ in found]:
+                    found.append((target.id, value))
+    return found
+
+
+class _Override(ast.NodeTransformer):
+    def __init__(self, values):
+        self.values = values
+
+    def visit_Module(self, node):
+        body = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id in self.values for t in stmt.targets):
+                kept = [t for t in stmt.targets
+                        if not (isinstance(t, ast.Name) and t.id in self.values)]
+                if kept:
+                    body.append(ast.copy_location(ast.Assign(targets=kept, value=stmt.value), stmt))
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name) and t.id in self.values:
+                        body.append(ast.copy_location(ast.Assign(
+                            targets=[ast.Name(id=t.id, ctx=ast.Store())],
+                            value=ast.Constant(value=self.values[t.id])), stmt))
+            else:
+                body.append(stmt)
+        node.body = body
+        return node
+
+
+def load(path, overrides=None, name="kevo_problem"):
+    """Execute the problem file with `overrides` (name -> int) and return
+    it as a module. Raises ValueError naming what is missing."""
+    tree = ast.parse(_read(path), filename=path)
+    if overrides:
+        tree = ast.fix_missing_locations(_Override(dict(overrides)).visit(tree))
+    module = types.ModuleType(name)
+    module.__file__ = path
+    exec(compile(tree, path, "exec"), module.__dict__)
+    for needed in ("Model", "get_inputs", "get_init_inputs"):
+        if needed not in module.__dict__:
+            raise ValueError("%s: defines no %s (a problem file has Model, get_inputs() and "
+                             "get_init_inputs())" % (path, needed))
+    return module
