@@ -72,7 +72,7 @@ def conv3d(x, w, b=None):
     return y if b is None else y + f64(b)[None, :, None, None, None]
 
 
-def conv_transpose2d(x, w, stride, pad=0):
+def conv_transpose2d(x, w, stride, pad=0, out_pad=0):
     """Transposed conv as the gradient-of-conv identity: dilate the input by
     the stride, zero-pad by K-1-pad, and correlate with the spatially flipped,
     in/out-swapped kernel. x: (N, CI, H, W), w: (CI, CO, K, K)."""
@@ -81,7 +81,7 @@ def conv_transpose2d(x, w, stride, pad=0):
     d = np.zeros((n, ci, (h - 1) * stride + 1, (wd - 1) * stride + 1))
     d[:, :, ::stride, ::stride] = f64(x)
     q = k - 1 - pad
-    d = np.pad(d, ((0, 0), (0, 0), (q, q), (q, q)))
+    d = np.pad(d, ((0, 0), (0, 0), (q, q + out_pad), (q, q + out_pad)))
     wf = f64(w).transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
     return conv2d(d, wf)
 
@@ -135,7 +135,8 @@ def t002(i, s):
 
 
 def t003(i, s):
-    return {"y": i["s"] * linear(i["x"], i["w"], i["b"]) + f64(i["r"])}
+    z = linear(i["x"], i["w"], i["b"])
+    return {"y": z * i["s"] + z}
 
 
 def t004(i, s):
@@ -169,8 +170,10 @@ def t009(i, s):
 
 
 def t010(i, s):
-    z = conv_transpose2d(i["x"], i["w"], s["S"]) + per_channel(i["b"], 2)
-    return {"y": np.clip(z, i["lo"], i["hi"])}
+    z = conv_transpose2d(i["x"], i["w"], s["S"], s["P"], s["OP"])
+    z = z + per_channel(i["cb"], 2) + per_channel(i["b"], 2)
+    z = np.clip(np.clip(z, 0.0, 1.0) * i["s"], 0.0, 1.0)
+    return {"y": z / i["s"]}
 
 
 def t011(i, s):
@@ -182,17 +185,17 @@ def t012(i, s):
     z = group_norm_nchw(conv2d(i["x"], i["w"], i["cb"]), s["G"], i["eps"])
     z = z * per_channel(i["gamma"], 2) + per_channel(i["beta"], 2)
     z = z * per_channel(i["sc"], 2)
-    return {"y": pool_last_axes(z, 2, 2, np.max)}
+    return {"y": np.clip(pool_last_axes(z, s["MP"], 2, np.max), i["lo"], i["hi"])}
 
 
 def t013(i, s):
-    z = conv3d(i["x"], i["w"], i["cb"])
+    z = np.maximum(conv3d(i["x"], i["w"], i["cb"]), 0.0)
     z = np.where(z >= 0, z, i["slope"] * z)
-    return {"y": gelu(z) + per_channel(i["b"], 3)}
+    return {"y": sigmoid(gelu(z)) + per_channel(i["b"], 3)}
 
 
 def t014(i, s):
-    z = np.clip(i["s"] * linear(i["x"], i["w"], i["b"]), -1.0, 1.0)
+    z = np.clip(i["s"] * linear(i["x"], i["w"], i["b"]), -2.0, 2.0)
     return {"y": gelu(z)}
 
 
@@ -232,8 +235,8 @@ def t021(i, s):
 
 
 def t022(i, s):
-    z = pool_last_axes(conv2d(i["x"], i["w"], i["cb"]), 2, 2, np.mean)
-    return {"y": sigmoid(z).sum(axis=1)}
+    z = pool_last_axes(conv2d(i["x"], i["w"], i["cb"]), s["PK"], 2, np.mean)
+    return {"y": sigmoid(z).sum(axis=(1, 2, 3))}
 
 
 def t023(i, s):
@@ -251,7 +254,8 @@ def t024(i, s):
 
 def t025(i, s):
     z = conv_transpose2d(i["x"], i["w"], s["S"], s["P"]) + per_channel(i["b"], 2)
-    return {"y": np.clip(pool_last_axes(z, 2, 2, np.max), -1.0, 1.0)}
+    z = np.clip(pool_last_axes(z, 2, 2, np.max), -1.0, 1.0)
+    return {"y": np.tanh(z.mean(axis=(2, 3)))}
 
 
 def t026(i, s):
@@ -292,7 +296,7 @@ def t031(i, s):
 
 def t032(i, s):
     z = softmax(conv3d(i["x"], i["w"], i["cb"]), axis=1)
-    return {"y": pool_last_axes(z, 2, 3, np.max)}
+    return {"y": pool_last_axes(pool_last_axes(z, 2, 3, np.max), 2, 3, np.max)}
 
 
 CHECKS = {

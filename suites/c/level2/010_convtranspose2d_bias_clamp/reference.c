@@ -1,16 +1,20 @@
 #include <stdint.h>
 
-void fused_convtranspose2d_bias_clamp(const float *x, const float *w, const float *b,
-                                      float *y, float lo, float hi, int64_t N, int64_t CI,
-                                      int64_t CO, int64_t H, int64_t W, int64_t KS,
-                                      int64_t S)
+void fused_convtranspose2d_bias_clamp(const float *x, const float *w, const float *cb,
+                                      const float *b, float *y, float s, int64_t N,
+                                      int64_t CI, int64_t CO, int64_t H, int64_t W,
+                                      int64_t KS, int64_t S, int64_t P, int64_t OP)
 {
-    const int64_t HO = (H - 1) * S + KS, WO = (W - 1) * S + KS;
+    const int64_t HO = (H - 1) * S - 2 * P + KS + OP, WO = (W - 1) * S - 2 * P + KS + OP;
+    const int64_t total = N * CO * HO * WO;
 
-    /* step 1: transposed conv2d, stride S, no padding, no bias:
-       every input pixel scatters x * w[ci][co] into a KS x KS output patch */
-    for (int64_t i = 0; i < N * CO * HO * WO; i++)
-        y[i] = 0.0f;
+    /* step 1: transposed conv2d, stride S, padding P, output padding OP, conv bias cb:
+       input pixel (ih, iw) with tap (kh, kw) lands on (ih*S - P + kh, iw*S - P + kw);
+       taps landing outside the HO x WO output are dropped */
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t co = 0; co < CO; co++)
+            for (int64_t p = 0; p < HO * WO; p++)
+                y[(n * CO + co) * HO * WO + p] = cb[co];
     for (int64_t n = 0; n < N; n++)
         for (int64_t ci = 0; ci < CI; ci++)
             for (int64_t ih = 0; ih < H; ih++)
@@ -18,18 +22,27 @@ void fused_convtranspose2d_bias_clamp(const float *x, const float *w, const floa
                     float v = x[((n * CI + ci) * H + ih) * W + iw];
                     for (int64_t co = 0; co < CO; co++)
                         for (int64_t kh = 0; kh < KS; kh++)
-                            for (int64_t kw = 0; kw < KS; kw++)
-                                y[((n * CO + co) * HO + ih * S + kh) * WO + iw * S + kw] +=
+                            for (int64_t kw = 0; kw < KS; kw++) {
+                                int64_t oh = ih * S - P + kh, ow = iw * S - P + kw;
+                                if (oh < 0 || oh >= HO || ow < 0 || ow >= WO)
+                                    continue;
+                                y[((n * CO + co) * HO + oh) * WO + ow] +=
                                     v * w[((ci * CO + co) * KS + kh) * KS + kw];
+                            }
                 }
 
-    /* step 2: add per-channel bias */
+    /* step 2: add the per-channel bias b */
     for (int64_t n = 0; n < N; n++)
         for (int64_t co = 0; co < CO; co++)
             for (int64_t p = 0; p < HO * WO; p++)
                 y[(n * CO + co) * HO * WO + p] += b[co];
 
-    /* step 3: clamp to [lo, hi] */
-    for (int64_t i = 0; i < N * CO * HO * WO; i++)
-        y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+    /* step 3: clamp to [0, 1], multiply by s, clamp to [0, 1] again, divide by s */
+    for (int64_t i = 0; i < total; i++) {
+        float v = y[i];
+        v = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+        v = v * s;
+        v = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+        y[i] = v / s;
+    }
 }

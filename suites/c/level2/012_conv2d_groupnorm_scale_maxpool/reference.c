@@ -4,12 +4,13 @@
 
 void fused_conv2d_groupnorm_scale_maxpool(const float *x, const float *w, const float *cb,
                                           const float *gamma, const float *beta,
-                                          const float *sc, float *y, float eps, int64_t N,
-                                          int64_t CI, int64_t CO, int64_t H, int64_t W,
-                                          int64_t KS, int64_t G)
+                                          const float *sc, float *y, float eps, float lo,
+                                          float hi, int64_t N, int64_t CI, int64_t CO,
+                                          int64_t H, int64_t W, int64_t KS, int64_t G,
+                                          int64_t MP)
 {
     const int64_t HO = H - KS + 1, WO = W - KS + 1;
-    const int64_t HP = HO / 2, WP = WO / 2, CG = CO / G;
+    const int64_t HP = HO / MP, WP = WO / MP, CG = CO / G;
     float *z = malloc((size_t)(N * CO * HO * WO) * sizeof(float));
 
     /* step 1: conv2d, stride 1, no padding, with bias cb */
@@ -52,18 +53,22 @@ void fused_conv2d_groupnorm_scale_maxpool(const float *x, const float *w, const 
             for (int64_t p = 0; p < HO * WO; p++)
                 z[(n * CO + co) * HO * WO + p] *= sc[co];
 
-    /* step 4: max pool 2x2, stride 2, trailing row/column dropped */
+    /* step 4: max pool MP x MP, stride MP, trailing rows/columns dropped */
     for (int64_t n = 0; n < N; n++)
         for (int64_t co = 0; co < CO; co++)
             for (int64_t ph = 0; ph < HP; ph++)
                 for (int64_t pw = 0; pw < WP; pw++) {
                     float mx = -INFINITY;
-                    for (int64_t dh = 0; dh < 2; dh++)
-                        for (int64_t dw = 0; dw < 2; dw++) {
-                            float v = z[((n * CO + co) * HO + 2 * ph + dh) * WO + 2 * pw + dw];
+                    for (int64_t dh = 0; dh < MP; dh++)
+                        for (int64_t dw = 0; dw < MP; dw++) {
+                            float v = z[((n * CO + co) * HO + MP * ph + dh) * WO + MP * pw + dw];
                             mx = v > mx ? v : mx;
                         }
                     y[((n * CO + co) * HP + ph) * WP + pw] = mx;
                 }
+
+    /* step 5: clamp to [lo, hi] */
+    for (int64_t i = 0; i < N * CO * HP * WP; i++)
+        y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
     free(z);
 }

@@ -25,15 +25,23 @@ void fused_conv3d_leakyrelu_gelu_biasadd(const float *x, const float *w, const f
                         y[(((n * CO + co) * DO + od) * HO + oh) * WO + ow] = acc;
                     }
 
-    /* step 2: leaky ReLU with negative slope `slope` */
+    /* step 2: ReLU */
+    for (int64_t i = 0; i < total; i++)
+        y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+
+    /* step 3: leaky ReLU with negative slope `slope` (no-op after the ReLU, kept as in the model) */
     for (int64_t i = 0; i < total; i++)
         y[i] = y[i] >= 0.0f ? y[i] : slope * y[i];
 
-    /* step 3: exact GELU */
+    /* step 4: exact GELU */
     for (int64_t i = 0; i < total; i++)
         y[i] = 0.5f * y[i] * (1.0f + erff(y[i] * 0.70710678118654752f));
 
-    /* step 4: add per-channel bias b */
+    /* step 5: sigmoid */
+    for (int64_t i = 0; i < total; i++)
+        y[i] = 1.0f / (1.0f + expf(-y[i]));
+
+    /* step 6: add per-channel bias b */
     for (int64_t n = 0; n < N; n++)
         for (int64_t co = 0; co < CO; co++)
             for (int64_t p = 0; p < DO * HO * WO; p++)

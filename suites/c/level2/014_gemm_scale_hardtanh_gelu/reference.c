@@ -17,9 +17,9 @@ void fused_gemm_scale_hardtanh_gelu(const float *x, const float *w, const float 
     for (int64_t i = 0; i < M * N; i++)
         y[i] *= s;
 
-    /* step 3: hardtanh, clamp to [-1, 1] */
+    /* step 3: hardtanh, clamp to [-2, 2] */
     for (int64_t i = 0; i < M * N; i++)
-        y[i] = y[i] < -1.0f ? -1.0f : (y[i] > 1.0f ? 1.0f : y[i]);
+        y[i] = y[i] < -2.0f ? -2.0f : (y[i] > 2.0f ? 2.0f : y[i]);
 
     /* step 4: exact GELU */
     for (int64_t i = 0; i < M * N; i++)

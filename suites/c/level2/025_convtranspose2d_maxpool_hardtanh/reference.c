@@ -10,6 +10,7 @@ void fused_convtranspose2d_maxpool_hardtanh(const float *x, const float *w, cons
     const int64_t HO = (H - 1) * S - 2 * P + KS, WO = (W - 1) * S - 2 * P + KS;
     const int64_t HP = HO / 2, WP = WO / 2;
     float *z = malloc((size_t)(N * CO * HO * WO) * sizeof(float));
+    float *q = malloc((size_t)(N * CO * HP * WP) * sizeof(float));
 
     /* step 1: transposed conv2d, stride S, padding P, with bias b:
        input pixel (ih, iw) with tap (kh, kw) lands on (ih*S - P + kh, iw*S - P + kw) */
@@ -44,11 +45,20 @@ void fused_convtranspose2d_maxpool_hardtanh(const float *x, const float *w, cons
                             float v = z[((n * CO + co) * HO + 2 * ph + dh) * WO + 2 * pw + dw];
                             mx = v > mx ? v : mx;
                         }
-                    y[((n * CO + co) * HP + ph) * WP + pw] = mx;
+                    q[((n * CO + co) * HP + ph) * WP + pw] = mx;
                 }
 
     /* step 3: hardtanh, clamp to [-1, 1] */
     for (int64_t i = 0; i < N * CO * HP * WP; i++)
-        y[i] = y[i] < -1.0f ? -1.0f : (y[i] > 1.0f ? 1.0f : y[i]);
+        q[i] = q[i] < -1.0f ? -1.0f : (q[i] > 1.0f ? 1.0f : q[i]);
+
+    /* step 4: mean over the pooled height and width, then tanh: one value per (n, co) */
+    for (int64_t nc = 0; nc < N * CO; nc++) {
+        double s = 0.0;
+        for (int64_t i = 0; i < HP * WP; i++)
+            s += q[nc * HP * WP + i];
+        y[nc] = tanhf((float)(s / (double)(HP * WP)));
+    }
+    free(q);
     free(z);
 }
