@@ -89,8 +89,10 @@ CHECKS = {
     # level1/72: kernel (3, 5, 7), stride 2, padding (1, 2, 3), output_padding 1, groups 4
     "conv_transpose3d_asym_strided_padded_grouped":
         make((3, 5, 7), stride=(2, 2, 2), padding=(1, 2, 3), output_padding=(1, 1, 1), groups=4),
-    # level1/73: kernel 3, stride 2, padding 1, groups 4 (output_padding not passed on)
-    "conv_transpose3d_strided_padded_grouped": make((3, 3, 3), stride=2, padding=1, groups=4),
+    # level1/73: kernel 3, stride 2, padding 1; groups 1 in the module KernelBench builds:
+    # get_init_inputs() gives [in, out, k, stride, padding, groups] positionally, so the
+    # groups = 4 lands in Model's (unused) output_padding argument
+    "conv_transpose3d_strided_padded": make((3, 3, 3), stride=2, padding=1, groups=1),
     # level1/74: kernel 5, dilation 3
     "conv_transpose1d_dilated": make((5,), dilation=3),
     # level1/75: kernel (3, 5), stride (2, 3), padding (1, 2), dilation (2, 1), groups 4

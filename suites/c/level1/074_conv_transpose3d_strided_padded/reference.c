@@ -6,15 +6,15 @@
  * x[n][c][i..] adds x * w[c][j][k..] to output channel g*OCG + j (g = the group of c)
  * at the position i*stride - padding + k*dilation of each axis, where that lies
  * inside the output. */
-void conv_transpose3d_strided_padded_grouped(const float *x, const float *w, float *y, int64_t N,
-                                             int64_t C, int64_t OC, int64_t D, int64_t H, int64_t W)
+void conv_transpose3d_strided_padded(const float *x, const float *w, float *y, int64_t N, int64_t C,
+                                     int64_t OC, int64_t D, int64_t H, int64_t W)
 {
     const int64_t KD = 3, KH = 3, KW = 3;    /* kernel */
     const int64_t SD = 2, SH = 2, SW = 2;    /* stride */
     const int64_t PD = 1, PH = 1, PW = 1;    /* padding */
     const int64_t OPD = 0, OPH = 0, OPW = 0; /* output_padding */
     const int64_t DLD = 1, DLH = 1, DLW = 1; /* dilation */
-    const int64_t G = 4;                     /* groups */
+    const int64_t G = 1;                     /* groups */
     const int64_t CG = C / G, OCG = OC / G;
     const int64_t OD = (D - 1) * SD - 2 * PD + DLD * (KD - 1) + OPD + 1;
     const int64_t OH = (H - 1) * SH - 2 * PH + DLH * (KH - 1) + OPH + 1;
