@@ -86,6 +86,21 @@ def conv_transpose2d(x, w, stride, pad=0, out_pad=0):
     return conv2d(d, wf)
 
 
+def conv_transpose3d(x, w, stride, pad=0, out_pad=0):
+    """3-D transposed conv by the same identity as conv_transpose2d: dilate by
+    the stride, pad by K-1-pad (+out_pad at the far end), correlate with the
+    flipped, in/out-swapped kernel. x: NCDHW, w: (CI, CO, k, k, k)."""
+    n, ci = x.shape[:2]
+    k = w.shape[-1]
+    sp = x.shape[2:]
+    d = np.zeros((n, ci) + tuple((s - 1) * stride + 1 for s in sp))
+    d[:, :, ::stride, ::stride, ::stride] = f64(x)
+    q = k - 1 - pad
+    d = np.pad(d, ((0, 0), (0, 0)) + ((q, q + out_pad),) * 3)
+    wf = f64(w).transpose(1, 0, 2, 3, 4)[:, :, ::-1, ::-1, ::-1]
+    return conv3d(d, wf)
+
+
 # ---- pooling / normalisation -----------------------------------------------
 
 def pool_last_axes(v, p, nd, op):
@@ -116,6 +131,24 @@ def group_norm_rows(v, g, eps):
 def group_norm_nchw(v, g, eps):
     n, c, h, w = v.shape
     return normalize(v.reshape(n, g, c // g, h, w), (2, 3, 4), eps).reshape(n, c, h, w)
+
+
+def group_norm_channels(v, g, eps):
+    """(N, C, *spatial): G groups of C/G channels, statistics over each group's channels and positions."""
+    n, c = v.shape[:2]
+    r = v.reshape((n, g, -1))
+    mu = r.mean(axis=2, keepdims=True)
+    var = r.var(axis=2, keepdims=True)
+    return ((r - mu) / np.sqrt(var + eps)).reshape(v.shape)
+
+
+def affine(v, gamma, beta):
+    nd = v.ndim - 2
+    return v * per_channel(gamma, nd) + per_channel(beta, nd)
+
+
+def hardswish(v):
+    return v * np.clip(v + 3.0, 0.0, 6.0) / 6.0
 
 
 def per_channel(a, nd):
@@ -299,6 +332,62 @@ def t032(i, s):
     return {"y": pool_last_axes(pool_last_axes(z, 2, 3, np.max), 2, 3, np.max)}
 
 
+# ---- 033..042: KernelBench problems added with issue 14 ---------------------
+
+def t033(i, s):
+    z = np.maximum(conv_transpose3d(i["x"], i["w"], 1), 0.0)
+    return {"y": affine(group_norm_channels(z, s["G"], i["eps"]), i["gamma"], i["beta"])}
+
+
+def t034(i, s):
+    z = conv_transpose3d(i["x"], i["w"], s["S"], s["P"]) + per_channel(i["cb"], 3)
+    # training-mode batch norm: statistics over batch and voxels of each channel
+    z = affine(normalize(z, (0, 2, 3, 4), i["eps"]), i["gamma"], i["beta"])
+    return {"y": z - z.mean(axis=(2, 3, 4), keepdims=True)}
+
+
+def t035(i, s):
+    v = conv_transpose3d(i["x"], i["w"], s["S"], s["P"], s["OP"]) + per_channel(i["cb"], 3)
+    v = v + f64(i["a"])
+    return {"y": v * hardswish(v)}
+
+
+def t036(i, s):
+    z = gelu(conv_transpose2d(i["x"], i["w"], s["S"]) + per_channel(i["cb"], 2))
+    return {"y": affine(group_norm_channels(z, s["G"], i["eps"]), i["gamma"], i["beta"])}
+
+
+def t037(i, s):
+    z = conv3d(i["x"], i["w"], i["cb"])
+    z = np.where(z >= 0, z, i["slope"] * z) + per_channel(i["st"], 3)
+    return {"y": gelu(np.clip(z, -1.0, 1.0))}
+
+
+def t038(i, s):
+    z = conv3d(i["x"], i["w"], i["cb"]).min(axis=2)
+    return {"y": softmax(z, axis=1)}
+
+
+def t039(i, s):
+    z = normalize(linear(i["x"], i["w"], i["b"]), 0, i["eps"]) * f64(i["gamma"]) + f64(i["beta"])
+    return {"y": np.maximum(gelu(z), 0.0)}
+
+
+def t040(i, s):
+    z = group_norm_rows(linear(i["x"], i["w"], i["b"]), s["G"], i["eps"])
+    return {"y": np.clip(z * f64(i["gamma"]) + f64(i["beta"]), -2.0, 2.0)}
+
+
+def t041(i, s):
+    z = pool_last_axes(linear(i["x"], i["w"], i["b"]), s["PK"], 1, np.max)
+    return {"y": z.sum(axis=1) * i["s"]}
+
+
+def t042(i, s):
+    z = conv_transpose2d(i["x"], i["w"], s["S"], s["P"], s["OP"]) + per_channel(i["cb"], 2)
+    return {"y": np.tanh(z - per_channel(i["b"], 2))}
+
+
 CHECKS = {
     "fused_conv2d_relu_biasadd": t001,
     "fused_gemm_sigmoid_sum": t002,
@@ -332,4 +421,14 @@ CHECKS = {
     "fused_gemm_residual_layernorm": t030,
     "fused_gemm_gelu_gemm": t031,
     "fused_conv3d_softmax_maxpool3d": t032,
+    "fused_convtranspose3d_relu_groupnorm": t033,
+    "fused_convtranspose3d_batchnorm_subtract": t034,
+    "fused_convtranspose3d_add_hardswish": t035,
+    "fused_convtranspose2d_gelu_groupnorm": t036,
+    "fused_conv3d_leakyrelu_sum_clamp_gelu": t037,
+    "fused_conv3d_min_softmax": t038,
+    "fused_gemm_batchnorm_gelu_relu": t039,
+    "fused_gemm_groupnorm_hardtanh": t040,
+    "fused_matmul_maxpool_sum_scale": t041,
+    "fused_convtranspose2d_subtract_tanh": t042,
 }
