@@ -17,6 +17,7 @@ cmake --build build-asan -j"$(nproc)" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j2)
 echo "== NumPy cross-check of every reference"
 /usr/bin/python3 tests/crosscheck/crosscheck.py suites/c
+TP=${KEVO_TORCH_PYTHON:-/var/cache/kevo/torch-venv/bin/python}; if [ -x "$TP" ]; then echo "== PyTorch cross-check of every KernelBench translation"; "$TP" tests/crosscheck/crosscheck.py --torch suites/c; else echo "== PyTorch cross-check skipped: no $TP (./setup.sh --with-torch, or set KEVO_TORCH_PYTHON)"; fi
 echo "== kevo tasks check suites/c"
 ./build/kevo tasks check suites/c --jobs 2
 if [ -f .ci/fuzz.sh ]; then

@@ -21,6 +21,24 @@ Flags:
   --time   also time the reference at the timed `sizes` (built -O3
            -march=native) and flag tasks outside 5..200 ms.
   --only NAME[,NAME]  check only these task names.
+  --torch  instead of NumPy, compare with PyTorch (run this with a Python
+           that has torch: /var/cache/kevo/torch-venv/bin/python or
+           $KEVO_TORCH_PYTHON). Every task with a `kernelbench` field must
+           have a check in tests/crosscheck/torch_*.py, each defining
+           TORCH = {task_name: entry}, where entry is either
+
+               fn(inputs, sizes) -> {output_name: tensor}
+
+           or {"fn": fn, "atol": a, "rtol": r, "why": "reason"} for a task
+           that cannot meet the default. `inputs` are the same values as
+           above as torch tensors (float32 stays float32; scalars stay
+           Python values). fn builds the task's KernelBench-form Model with
+           the task's hyper-parameters, copies the task's weight inputs into
+           its parameters, and runs forward in training mode (no .eval(),
+           as KernelBench's harness) under torch.no_grad(). Outputs are
+           compared at atol = rtol = 1e-4 (TORCH_TOL) unless the entry says
+           otherwise; the task's own looser tolerance is not used. Tasks
+           without `kernelbench` and without a torch check are skipped.
 Exit status 0 when every task has a check and passes.
 """
 import argparse
@@ -45,13 +63,16 @@ CT_TYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double,
             "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8}
 
 
-def load_checks():
+TORCH_TOL = {"atol": 1e-4, "rtol": 1e-4}
+
+
+def load_checks(pattern="ops_*.py", attr="CHECKS"):
     checks = {}
-    for path in sorted(glob.glob(os.path.join(HERE, "ops_*.py"))):
+    for path in sorted(glob.glob(os.path.join(HERE, pattern))):
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        for name, fn in mod.CHECKS.items():
+        for name, fn in getattr(mod, attr).items():
             if name in checks:
                 raise SystemExit(f"{path}: check for '{name}' defined twice")
             checks[name] = fn
@@ -151,7 +172,10 @@ def main():
     ap.add_argument("roots", nargs="+")
     ap.add_argument("--time", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--torch", action="store_true")
     args = ap.parse_args()
+    if args.torch:
+        return main_torch(args)
     checks = load_checks()
     only = set(filter(None, args.only.split(",")))
     tasks = []
@@ -166,6 +190,8 @@ def main():
         name = task["name"]
         if only and name not in only:
             continue
+        if not task.get("reference", "reference.c").endswith(".c"):
+            continue  # a PyTorch-defined task: nothing in C to check
         if name not in checks:
             print(f"FAIL {tdir}: no NumPy check for '{name}'")
             failures += 1
@@ -227,6 +253,99 @@ def main():
             failures += 1
             print(f"FAIL {tdir}{timing}: " + "; ".join(msgs))
     print(f"crosscheck: {passed} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+def to_torch(inputs):
+    import torch
+    return {k: torch.from_numpy(v.copy()) if isinstance(v, np.ndarray) else v
+            for k, v in inputs.items()}
+
+
+def main_torch(args):
+    """Compare every C reference that names a KernelBench problem with a
+    PyTorch module of that problem (tests/crosscheck/torch_*.py)."""
+    import torch
+    checks = load_checks("torch_*.py", "TORCH")
+    only = set(filter(None, args.only.split(",")))
+    tasks = []
+    for root in args.roots:
+        for tj in sorted(glob.glob(os.path.join(root, "**", "task.json"), recursive=True)):
+            tasks.append(os.path.dirname(tj))
+    passed = failures = skipped = 0
+    t_start = time.perf_counter()
+    for tdir in tasks:
+        with open(os.path.join(tdir, "task.json")) as f:
+            task = json.load(f)
+        name = task["name"]
+        if only and name not in only:
+            continue
+        if not task.get("reference", "reference.c").endswith(".c"):
+            continue  # a PyTorch-defined task: its reference is torch already
+        kb = task.get("kernelbench")
+        if name not in checks:
+            if kb:
+                print(f"FAIL {tdir}: kernelbench {kb} but no torch check for '{name}'")
+                failures += 1
+            else:
+                skipped += 1
+            continue
+        entry = checks[name]
+        tol = dict(TORCH_TOL)
+        if isinstance(entry, dict):
+            fn = entry["fn"]
+            tol.update({k: entry[k] for k in ("atol", "rtol") if k in entry})
+        else:
+            fn = entry
+        lib, so = build(os.path.join(tdir, "reference.c"), "-O1")
+        ok, msgs = True, []
+        configs = task.get("check_sizes") or []
+        if not configs:
+            ok = False
+            msgs.append("no check_sizes")
+        for ci, sizes in enumerate(configs):
+            full = dict(task["sizes"])
+            full.update(sizes)
+            rng = np.random.default_rng(4321 + ci)
+            inputs = gen_inputs(task, full, rng)
+            got = call(lib, task, full, {k: v.copy() if isinstance(v, np.ndarray) else v
+                                         for k, v in inputs.items()})
+            try:
+                with torch.no_grad():
+                    want = fn(to_torch(inputs), full)
+            except Exception as e:  # a check that does not fit the task is a failure
+                ok = False
+                msgs.append(f"sizes={full}: torch check raised {type(e).__name__}: {e}")
+                continue
+            for p in task["params"]:
+                if p["role"] not in ("out", "inout"):
+                    continue
+                if p["name"] not in want:
+                    ok = False
+                    msgs.append(f"torch check returned no '{p['name']}'")
+                    continue
+                w = want[p["name"]]
+                w = w.detach().cpu().numpy() if hasattr(w, "detach") else np.asarray(w)
+                if w.size != got[p["name"]].size:
+                    ok = False
+                    msgs.append(f"{p['name']} sizes={full}: torch gives {w.size} values, "
+                                f"the reference {got[p['name']].size}")
+                    continue
+                bad, maxerr = compare(p["name"], got[p["name"]], w, tol, p["type"])
+                if bad:
+                    ok = False
+                    msgs.append(f"{p['name']} sizes={full}: {bad} mismatches, "
+                                f"max abs err {maxerr:.3g}")
+        os.unlink(so)
+        note = "" if tol == TORCH_TOL else f" (atol {tol['atol']:g} rtol {tol['rtol']:g})"
+        if ok:
+            passed += 1
+            print(f"ok   {tdir} {kb or '-'}{note}")
+        else:
+            failures += 1
+            print(f"FAIL {tdir} {kb or '-'}{note}: " + "; ".join(msgs))
+    print(f"crosscheck --torch: {passed} passed, {failures} failed, {skipped} without "
+          f"kernelbench skipped ({time.perf_counter() - t_start:.0f} s)")
     return 1 if failures else 0
 
 
