@@ -124,9 +124,12 @@ def matmul_3d_tensor(inp, sizes):
 # ---------------------------------------------------------------- norms
 
 def batchnorm_inference(inp, sizes):
+    # training mode (KernelBench): statistics of this batch, biased variance
     x = _f64(inp["x"])
+    mu = x.mean(axis=(0, 2, 3), keepdims=True)
+    var = x.var(axis=(0, 2, 3), keepdims=True)
     ch = lambda v: _f64(v)[None, :, None, None]
-    xhat = (x - ch(inp["mean"])) / np.sqrt(ch(inp["var"]) + inp["eps"])
+    xhat = (x - mu) / np.sqrt(var + inp["eps"])
     return {"y": xhat * ch(inp["gamma"]) + ch(inp["beta"])}
 
 
@@ -154,9 +157,10 @@ def groupnorm(inp, sizes):
 
 
 def rmsnorm_lastdim(inp, sizes):
+    # KernelBench level1/36: over dim 1 (channels) of NCHW, no weight
     x = _f64(inp["x"])
-    rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + inp["eps"])
-    return {"y": x / rms * _f64(inp["weight"])}
+    rms = np.sqrt(np.mean(x * x, axis=1, keepdims=True) + inp["eps"])
+    return {"y": x / rms}
 
 
 def l2norm_rows(inp, sizes):
