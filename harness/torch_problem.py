@@ -30,12 +30,34 @@ def int_constants(path):
             value = eval(compile(ast.Expression(node.value), path, "eval"), {}, dict(env))
         except Exception:
             continue
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                env[target.id] = value
-                if type(value) is int and target.id not in [n for n, _ in found]:
-                    found.append((target.id, value))
+        for target, v in _bound(node.targets, value):
+            env[target] = v
+            if type(v) is int and target not in [n for n, _ in found]:
+                found.append((target, v))
     return found
+
+
+def _bound(targets, value):
+    """(name, value) for each plain name the assignment binds, unpacking
+    `d, h, w = 16, 32, 32` (a tuple target with a value of its length)."""
+    out = []
+    for target in targets:
+        if isinstance(target, ast.Name):
+            out.append((target.id, value))
+        elif (isinstance(target, ast.Tuple) and isinstance(value, (tuple, list))
+              and len(value) == len(target.elts)):
+            for t, v in zip(target.elts, value):
+                out.extend(_bound([t], v))
+    return out
+
+
+def _tuple_names(targets):
+    names = []
+    for target in targets:
+        if isinstance(target, ast.Tuple):
+            for t in target.elts:
+                names.extend([t.id] if isinstance(t, ast.Name) else _tuple_names([t]))
+    return names
 
 
 class _Override(ast.NodeTransformer):
@@ -56,6 +78,15 @@ class _Override(ast.NodeTransformer):
                         body.append(ast.copy_location(ast.Assign(
                             targets=[ast.Name(id=t.id, ctx=ast.Store())],
                             value=ast.Constant(value=self.values[t.id])), stmt))
+            elif isinstance(stmt, ast.Assign) and any(
+                    n in self.values for n in _tuple_names(stmt.targets)):
+                # `d, h, w = 16, 32, 32`: as written, then the new values
+                body.append(stmt)
+                for n in _tuple_names(stmt.targets):
+                    if n in self.values:
+                        body.append(ast.copy_location(ast.Assign(
+                            targets=[ast.Name(id=n, ctx=ast.Store())],
+                            value=ast.Constant(value=self.values[n])), stmt))
             else:
                 body.append(stmt)
         node.body = body
