@@ -14,40 +14,33 @@ def f64(a):
 
 # ---------------------------------------------------------------- pooling
 
-def _windows(x, nd, K, S, P, padval, stride_window=1):
+def _windows(x, nd, K, S, P, padval, DIL=1):
     """Windows over the last nd axes of x padded by P with padval: shape
-    (..., O1..Ond, K1..Knd), output positions taken every S."""
+    (..., O1..Ond, K1..Knd), output positions taken every S, window taps
+    every DIL."""
     lead = x.ndim - nd
     xp = np.pad(x, [(0, 0)] * lead + [(P, P)] * nd, constant_values=padval)
     axes = tuple(range(lead, x.ndim))
-    w = swv(xp, (K,) * nd, axis=axes)
-    idx = (slice(None),) * lead + (slice(None, None, S),) * nd + (slice(None),) * nd
+    w = swv(xp, (DIL * (K - 1) + 1,) * nd, axis=axes)
+    idx = (slice(None),) * lead + (slice(None, None, S),) * nd + (slice(None, None, DIL),) * nd
     return w[idx]
 
 
 def _max_pool(nd):
     def fn(inp, s):
         x = f64(inp["x"])
-        w = _windows(x, nd, s["K"], s["S"], s["P"], -np.inf)
+        w = _windows(x, nd, s["K"], s["S"], s["P"], -np.inf, s.get("DIL", 1))
         return {"y": w.max(axis=tuple(range(-nd, 0)))}
     return fn
 
 
 def _avg_pool_include(nd):
+    # count_include_pad = true: every window sum is divided by K^nd
     def fn(inp, s):
         x = f64(inp["x"])
         w = _windows(x, nd, s["K"], s["S"], s["P"], 0.0)
         return {"y": w.sum(axis=tuple(range(-nd, 0))) / float(s["K"] ** nd)}
     return fn
-
-
-def avg_pool2d(inp, s):
-    # count_include_pad = false: divide by the number of real inputs per window
-    x = f64(inp["x"])
-    axes = (-2, -1)
-    total = _windows(x, 2, s["K"], s["S"], s["P"], 0.0).sum(axis=axes)
-    count = _windows(np.ones(x.shape[-2:]), 2, s["K"], s["S"], s["P"], 0.0).sum(axis=axes)
-    return {"y": total / count}
 
 
 # ---------------------------------------------------------------- reductions
@@ -219,7 +212,7 @@ CHECKS = {
     "max_pool1d": _max_pool(1),
     "avg_pool1d": _avg_pool_include(1),
     "max_pool2d": _max_pool(2),
-    "avg_pool2d": avg_pool2d,
+    "avg_pool2d": _avg_pool_include(2),
     "max_pool3d": _max_pool(3),
     "avg_pool3d": _avg_pool_include(3),
     "reduce_sum_dim": _reduce(np.sum),

@@ -1,5 +1,7 @@
 #include <stdint.h>
 
+/* AvgPool2d(kernel_size K, stride S, padding P), count_include_pad = true
+ * (PyTorch's default): every window sum is divided by K*K. */
 void avg_pool2d(const float *x, float *y, int64_t N, int64_t C, int64_t H, int64_t W,
                 int64_t K, int64_t S, int64_t P)
 {
@@ -11,7 +13,6 @@ void avg_pool2d(const float *x, float *y, int64_t N, int64_t C, int64_t H, int64
         for (int64_t oh = 0; oh < OH; oh++) {
             for (int64_t ow = 0; ow < OW; ow++) {
                 float s = 0.0f;
-                int64_t cnt = 0;
                 for (int64_t kh = 0; kh < K; kh++) {
                     int64_t ih = oh * S - P + kh;
                     if (ih < 0 || ih >= H)
@@ -21,10 +22,9 @@ void avg_pool2d(const float *x, float *y, int64_t N, int64_t C, int64_t H, int64
                         if (iw < 0 || iw >= W)
                             continue;
                         s += xp[ih * W + iw];
-                        cnt++;
                     }
                 }
-                yp[oh * OW + ow] = s / (float)cnt;
+                yp[oh * OW + ow] = s / (float)(K * K);
             }
         }
     }
