@@ -94,9 +94,10 @@ def cumsum_masked_rows(inp, s):
 # ---------------------------------------------------------------- convolutions
 
 def conv1d(inp, s):
-    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    # KernelBench convolutions have bias=False
+    x, w = f64(inp["x"]), f64(inp["w"])
     win = swv(x, w.shape[2], axis=2)                       # N C LO K
-    return {"y": np.einsum("nclk,ock->nol", win, w) + b[None, :, None]}
+    return {"y": np.einsum("nclk,ock->nol", win, w)}
 
 
 def _conv2d_general(x, w, b, P, S, DL):
@@ -109,7 +110,8 @@ def _conv2d_general(x, w, b, P, S, DL):
 
 
 def conv2d(inp, s):
-    return {"y": _conv2d_general(f64(inp["x"]), f64(inp["w"]), f64(inp["b"]), s["P"], 1, 1)}
+    w = f64(inp["w"])
+    return {"y": _conv2d_general(f64(inp["x"]), w, np.zeros(w.shape[0]), 0, 1, 1)}
 
 
 def conv2d_strided_dilated(inp, s):
@@ -117,38 +119,33 @@ def conv2d_strided_dilated(inp, s):
 
 
 def conv2d_depthwise(inp, s):
-    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
-    P = s["P"]
-    xp = np.pad(x, [(0, 0), (0, 0), (P, P), (P, P)])
-    win = swv(xp, w.shape[1:], axis=(2, 3))                # N C OH OW K K
-    return {"y": np.einsum("nchwij,cij->nchw", win, w) + b[None, :, None, None]}
+    x, w = f64(inp["x"]), f64(inp["w"])
+    win = swv(x, w.shape[1:], axis=(2, 3))                 # N C OH OW K K
+    return {"y": np.einsum("nchwij,cij->nchw", win, w)}
 
 
 def conv_transpose2d(inp, s):
-    # Transposed conv = ordinary correlation of the stride-dilated input, padded
-    # by K-1-P, with the spatially flipped kernel (in/out channels swapped).
-    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
-    N, C, H, W = x.shape
-    K, P, S = w.shape[-1], s["P"], 2
-    xd = np.zeros((N, C, (H - 1) * S + 1, (W - 1) * S + 1))
-    xd[:, :, ::S, ::S] = x
-    q = K - 1 - P
-    assert q >= 0
-    xp = np.pad(xd, [(0, 0), (0, 0), (q, q), (q, q)])
+    # Transposed conv (stride 1, padding 0) = ordinary correlation of the
+    # input padded by K-1 with the spatially flipped kernel (in/out channels
+    # swapped).
+    x, w = f64(inp["x"]), f64(inp["w"])
+    K = w.shape[-1]
+    q = K - 1
+    xp = np.pad(x, [(0, 0), (0, 0), (q, q), (q, q)])
     win = swv(xp, (K, K), axis=(2, 3))
     wf = w[:, :, ::-1, ::-1]                               # C OC K K
-    return {"y": np.einsum("nchwij,coij->nohw", win, wf) + b[None, :, None, None]}
+    return {"y": np.einsum("nchwij,coij->nohw", win, wf)}
 
 
 def conv3d(inp, s):
-    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
+    x, w = f64(inp["x"]), f64(inp["w"])
     win = swv(x, w.shape[2:], axis=(2, 3, 4))              # N C OD OH OW K K K
-    return {"y": np.einsum("ncdhwijk,ocijk->nodhw", win, w) + b[None, :, None, None, None]}
+    return {"y": np.einsum("ncdhwijk,ocijk->nodhw", win, w)}
 
 
 def conv2d_pointwise(inp, s):
-    x, w, b = f64(inp["x"]), f64(inp["w"]), f64(inp["b"])
-    return {"y": np.einsum("nchw,oc->nohw", x, w) + b[None, :, None, None]}
+    x, w = f64(inp["x"]), f64(inp["w"])
+    return {"y": np.einsum("nchw,oc->nohw", x, w)}
 
 
 # ---------------------------------------------------------------- losses

@@ -1,6 +1,8 @@
 #include <stdint.h>
 
-void conv3d(const float *x, const float *w, const float *b, float *y,
+/* Conv3d as KernelBench's level1/54: cubic KxKxK kernel, stride 1, no
+ * padding, dilation 1, groups 1, bias=False. */
+void conv3d(const float *x, const float *w, float *y,
             int64_t N, int64_t C, int64_t D, int64_t H, int64_t W, int64_t OC, int64_t K)
 {
     int64_t OD = D - K + 1, OH = H - K + 1, OW = W - K + 1;
@@ -9,7 +11,7 @@ void conv3d(const float *x, const float *w, const float *b, float *y,
             for (int64_t od = 0; od < OD; od++)
                 for (int64_t oh = 0; oh < OH; oh++)
                     for (int64_t ow = 0; ow < OW; ow++) {
-                        float acc = b[oc];
+                        float acc = 0.0f;
                         for (int64_t c = 0; c < C; c++)
                             for (int64_t kd = 0; kd < K; kd++)
                                 for (int64_t kh = 0; kh < K; kh++)
