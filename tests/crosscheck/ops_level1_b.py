@@ -150,27 +150,30 @@ def conv2d_pointwise(inp, s):
 
 # ---------------------------------------------------------------- losses
 
+# KernelBench's losses reduce to one scalar (reduction mean / batchmean)
+
 def mse_loss(inp, s):
-    return {"y": np.mean((f64(inp["pred"]) - f64(inp["target"])) ** 2, axis=1)}
+    return {"y": np.mean((f64(inp["pred"]) - f64(inp["target"])) ** 2).reshape(1)}
 
 
 def huber_loss(inp, s):
+    # smooth L1 with beta (= 1)
     r = np.abs(f64(inp["pred"]) - f64(inp["target"]))
-    delta = inp["delta"]
-    l = np.where(r < delta, 0.5 * r * r, delta * (r - 0.5 * delta))
-    return {"y": l.mean(axis=1)}
+    beta = inp["beta"]
+    l = np.where(r < beta, 0.5 * r * r / beta, r - 0.5 * beta)
+    return {"y": l.mean().reshape(1)}
 
 
 def kl_div_loss(inp, s):
-    p, q = f64(inp["p"]), f64(inp["q"])
-    P = p / p.sum(axis=1, keepdims=True)
-    Q = q / q.sum(axis=1, keepdims=True)
-    return {"y": np.sum(P * np.log(P / Q), axis=1)}
+    # kl_div(log(predictions), targets, 'batchmean'): KL(targets || predictions) / B
+    p, t = f64(inp["predictions"]), f64(inp["targets"])
+    return {"y": (np.sum(t * np.log(t / p)) / p.shape[0]).reshape(1)}
 
 
 def hinge_loss(inp, s):
-    t = np.where(inp["label"] != 0, 1.0, -1.0)
-    return {"y": np.maximum(0.0, 1.0 - t * f64(inp["pred"])).mean(axis=1)}
+    # targets of shape (D,) broadcast along the last dim
+    t = np.where(inp["label"] != 0, 1.0, -1.0)[None, :]
+    return {"y": np.maximum(0.0, 1.0 - t * f64(inp["pred"])).mean().reshape(1)}
 
 
 def cross_entropy_loss(inp, s):
@@ -178,7 +181,7 @@ def cross_entropy_loss(inp, s):
     m = z.max(axis=1)
     lse = m + np.log(np.exp(z - m[:, None]).sum(axis=1))
     picked = np.take_along_axis(z, inp["target"][:, None], axis=1)[:, 0]
-    return {"y": lse - picked}
+    return {"y": np.mean(lse - picked).reshape(1)}
 
 
 def cosine_similarity_loss(inp, s):
@@ -188,10 +191,12 @@ def cosine_similarity_loss(inp, s):
 
 
 def triplet_margin_loss(inp, s):
+    # pairwise_distance adds eps = 1e-6 to the difference; reduction mean
     a, p, n = f64(inp["anchor"]), f64(inp["positive"]), f64(inp["negative"])
-    dp = np.linalg.norm(a - p, axis=1)
-    dn = np.linalg.norm(a - n, axis=1)
-    return {"y": np.maximum(0.0, dp - dn + inp["margin"])}
+    eps = 1e-6
+    dp = np.linalg.norm(a - p + eps, axis=1)
+    dn = np.linalg.norm(a - n + eps, axis=1)
+    return {"y": np.mean(np.maximum(0.0, dp - dn + inp["margin"])).reshape(1)}
 
 
 # ---------------------------------------------------------------- attention

@@ -1,15 +1,19 @@
 #include <stdint.h>
 #include <math.h>
 
+/* KernelBench's level1/96: F.smooth_l1_loss(predictions, targets), beta = 1,
+ * reduction mean over all B*D values, one scalar y[0]. */
 void huber_loss(const float *pred, const float *target, float *y, int64_t B, int64_t D,
-                float delta)
+                float beta)
 {
+    double tot = 0.0;
     for (int64_t b = 0; b < B; b++) {
         float s = 0.0f;
         for (int64_t d = 0; d < D; d++) {
             float r = fabsf(pred[b * D + d] - target[b * D + d]);
-            s += r < delta ? 0.5f * r * r : delta * (r - 0.5f * delta);
+            s += r < beta ? 0.5f * r * r / beta : r - 0.5f * beta;
         }
-        y[b] = s / (float)D;
+        tot += s;
     }
+    y[0] = (float)(tot / ((double)B * (double)D));
 }
