@@ -30,10 +30,44 @@ import sys
 import time
 from fractions import Fraction
 
-import torch
-import torch.nn as nn
 
-import torch_problem
+def _sandbox_friendly():
+    """The sandbox kills a process that forks or opens a socket. `import
+    torch` runs `ldconfig -p` through ctypes.util.find_library (vfork), and
+    torch._dynamo asks getpass.getuser() (a passwd lookup through the nscd
+    socket): find libraries by globbing, and name the user and the cache."""
+    import ctypes.util
+    import glob
+
+    def find_library(name):
+        for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+                  "/lib", "/usr/lib", "/usr/local/lib", "/lib/aarch64-linux-gnu",
+                  "/usr/lib/aarch64-linux-gnu"):
+            hits = sorted(glob.glob("%s/lib%s.so*" % (d, name)))
+            if hits:
+                return os.path.basename(hits[0])
+        return None
+    ctypes.util.find_library = find_library
+    os.environ.setdefault("USER", "kevo-import")
+    os.environ.setdefault("LOGNAME", "kevo-import")
+    # kevo gives the sandboxed importer a writable cache/ next to out/
+    cache = "cache" if os.access("cache", os.W_OK) else "."
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.abspath(os.path.join(cache, "inductor")))
+
+
+_sandbox_friendly()
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+import torch_problem  # noqa: E402
+
+try:  # imported once, here: a failed import leaves torch half-registered
+    from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+except Exception as _e:  # noqa: BLE001
+    import traceback
+    FlopCounterMode = None
+    FLOP_COUNTER_ERROR = "".join(traceback.format_exception(_e)[-3:]).replace("\n", " | ")
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int32: "i32",
           torch.int64: "i64", torch.uint8: "u8"}
@@ -152,6 +186,8 @@ def eval_fit(fit, sizes):
         for n in fit[2]:
             v *= sizes[n]
         return v
+    if kind == "nest":
+        return fit[1] * eval_fit(fit[2], sizes) + fit[3]
     _, coef, b, c = fit
     return c_div(sum(a * sizes[n] for n, a in coef.items()) + b, c)
 
@@ -165,6 +201,10 @@ def fit_text(fit):
         if fit[1] != 1:
             names.insert(0, str(fit[1]))
         return "*".join(names)
+    if kind == "nest":
+        inner = fit_text(fit[2])
+        e = fit[3]
+        return "%d*(%s)%s" % (fit[1], inner, "" if not e else " %s %d" % ("+" if e > 0 else "-", abs(e)))
     _, coef, b, c = fit
     terms = []
     for n, a in coef.items():
@@ -224,6 +264,13 @@ def fit_dim(obs, base, singles):
                 fit = ("lin", coef, b, c)
                 if ok(fit):
                     return fit
+    # m*((a*X + b) / c) + e: a pooling before a transposed convolution
+    for m in (2, 3, 4):
+        for e in (0, 1, -1, 2, -2, 3, -3, 4, -4):
+            if all((v - e) % m == 0 for _, v in obs):
+                inner = fit_dim([(s, (v - e) // m) for s, v in obs], base, singles)
+                if inner is not None and inner[0] == "lin" and inner[3] > 1:
+                    return ("nest", m, inner, e)
     return None
 
 
@@ -336,21 +383,24 @@ class Problem:
         self.obs_sizes = [dict(base)]
         self.obs_sigs = [self.sig0]
         self.singles = {}
-        def fresh(v):
-            while v in used:
-                v += 1
-            used.add(v)
-            return v
         for name, v0 in base.items():
+            # multiples first (a group count must still divide the channels),
+            # then an odd value, which tells truncating divisions apart
             idx = []
-            for cand in ([2 * v0, 3 * v0 + 1] if v0 > 0 else [1, 2]):
+            multiples = [k * v0 for k in range(2, 8)] if v0 > 0 else [1, 2]
+            for cand in multiples + [2 * v0 + 1, 2 * v0 + 3]:
+                if cand in used or (len(idx) >= 1 and cand in multiples and
+                                    any(self.obs_sizes[i][name] in multiples for i in idx)):
+                    continue
                 s = dict(base)
-                s[name] = fresh(cand)
+                s[name] = cand
                 sig = self.probe(s)
                 if sig is not None and same_structure(sig, self.sig0):
                     self.obs_sizes.append(s)
                     self.obs_sigs.append(sig)
                     idx.append(len(self.obs_sizes) - 1)
+                if len(idx) >= 2:
+                    break
             if idx:
                 self.singles[name] = idx
         # which constants act as tensor dimensions: a dimension of an input
@@ -374,22 +424,27 @@ class Problem:
         self.joint_scal = self.joint(self.scalable)
 
     def joint(self, names):
+        """All of `names` changed at once, names sharing a value to
+        different values: multiples first, then offsets."""
         if not names:
             return None
-        used = set(self.base.values())
-        s = dict(self.base)
-        for k, n in enumerate(names):
-            v = self.base[n] + max(1, self.base[n] // 2) + k
-            while v in used:
-                v += 1
-            used.add(v)
-            s[n] = v
-        sig = self.probe(s)
-        if sig is None or not same_structure(sig, self.sig0):
-            return None
-        self.obs_sizes.append(s)
-        self.obs_sigs.append(sig)
-        return len(self.obs_sizes) - 1
+        patterns = [lambda v, k: v * (2 + k % 4), lambda v, k: v * (3 + k % 3),
+                    lambda v, k: v + 1 + k, lambda v, k: v * 2 + 1 + 2 * k]
+        for f in patterns:
+            s = dict(self.base)
+            used = set()
+            for k, n in enumerate(names):
+                v = f(self.base[n], k)
+                while v in used:
+                    v += self.base[n] or 1
+                used.add(v)
+                s[n] = v
+            sig = self.probe(s)
+            if sig is not None and same_structure(sig, self.sig0):
+                self.obs_sizes.append(s)
+                self.obs_sigs.append(sig)
+                return len(self.obs_sizes) - 1
+        return None
 
     def fit(self):
         """One expression per dimension of every tensor: first over every
@@ -464,7 +519,9 @@ class Problem:
         key = tuple(sorted(sizes.items()))
         if key in self._costs:
             return self._costs[key]
-        from torch.utils.flop_counter import FlopCounterMode
+        if FlopCounterMode is None:
+            raise Skip("cannot count flops: torch.utils.flop_counter does not import: %s"
+                       % FLOP_COUNTER_ERROR)
         result = None
         try:
             mod = torch_problem.load(self.path, sizes)
@@ -488,7 +545,8 @@ class Problem:
             result = (flops / 1.5e10 * 1e3 + nbytes / 3e9 * 1e3, nbytes, flops, counted)
         except Skip:
             raise
-        except Exception:
+        except Exception as e:
+            self._cost_error = one_line(e, 160)
             result = None
         self._costs[key] = result
         return result
@@ -501,10 +559,17 @@ class Problem:
             model(*inputs)
             first = (time.perf_counter() - t0) * 1e3
             best = first
-            for _ in range(3 if first < 60 else 1 if first < 400 else 0):
+            # the fastest of up to 5 more within about a second: the first
+            # call pays for allocation and kernel selection
+            spent = 0.0
+            for _ in range(5):
+                if spent > 1000 or first > 1000:
+                    break
                 t0 = time.perf_counter()
                 model(*inputs)
-                best = min(best, (time.perf_counter() - t0) * 1e3)
+                ms = (time.perf_counter() - t0) * 1e3
+                spent += ms
+                best = min(best, ms)
         self._real = (sizes, inputs, model)
         return best
 
@@ -512,17 +577,33 @@ class Problem:
         return self.matches(sizes) and (self.device == "meta" or True)
 
     def find_scale(self, want_ms):
-        """The largest scale on a grid (steps of 2**0.5 down from 1) whose
-        estimated cost <= want_ms and at which the model runs."""
-        smallest = None
+        """The largest scale whose estimated cost <= want_ms and at which the
+        model runs: steps of 2**-0.5 down from 1, then 2**-0.0625 between
+        the last step too big and the first small enough."""
+        def fits(s):
+            c = self.cost(self.scaled(s))
+            return None if c is None else (c[0] <= want_ms and c[1] <= REAL_BYTES_MAX)
+        smallest, above = None, None
         for k in range(0, 40):
             s = 2 ** (-k / 2)
-            c = self.cost(self.scaled(s))
-            if c is None:
+            f = fits(s)
+            if f is None:
                 continue
             smallest = s
-            if c[0] <= want_ms and c[1] <= REAL_BYTES_MAX:
-                return s
+            if f:
+                if above is None:
+                    return s
+                best = s
+                for j in range(1, 8):
+                    t = s * 2 ** (j / 16)
+                    if t >= above:
+                        break
+                    if fits(t):
+                        best = t
+                    else:
+                        break
+                return best
+            above = s
         return smallest or 1.0
 
     def choose_sizes(self):
@@ -627,6 +708,25 @@ class Problem:
             if cand != self.sizes and self.matches(cand):
                 self.check = [cand]
                 return
+        # one name at a time (a group count must still divide the channels,
+        # a reshape its factors): the first smaller value that runs
+        cand = dict(self.sizes)
+        for k, n in enumerate(self.scalable):
+            t, m = self.sizes[n], 1
+            while t % (m * 2) == 0:
+                m *= 2
+            options = [below(max(2, t // 2), k), (t // 2) | 1, t // 2, t - m, (t // 4) * 2,
+                       t // m * m // 2, t - 1, 1]
+            for v in options:
+                if 1 <= v < t:
+                    trial = dict(cand)
+                    trial[n] = v
+                    if self.matches(trial):
+                        cand = trial
+                        break
+        if cand != self.sizes:
+            self.check = [cand]
+            return
         self.check = []
         self.notes.append("no smaller size set runs: no check_sizes")
 
@@ -720,7 +820,8 @@ class Problem:
             params.append({"name": n, "role": "scalar", "type": "i64"})
         c = self.cost(self.sizes)
         if c is None:
-            raise Skip("cannot count the work at the chosen sizes")
+            raise Skip("cannot count the work at the chosen sizes: %s"
+                       % getattr(self, "_cost_error", "?"))
         est_ms, nbytes, flops, counted = c
         doc = inspect.getdoc(type(model)) or ""
         first = doc.strip().splitlines()[0].strip() if doc.strip() else type(model).__name__
@@ -744,7 +845,8 @@ class Problem:
             f.write("\n")
         shutil.copyfile(self.path, os.path.join(folder, "reference.py"))
         if self.scalable:
-            self.notes.insert(0, "scaled %s (found as dimensions)" % ",".join(self.scalable))
+            self.notes.insert(0, "dimension sizes %s (found by proportional shapes)"
+                              % ",".join(self.scalable))
         if self.timed_ms is not None:
             self.notes.insert(0, "forward %.1f ms" % self.timed_ms)
         if not counted:
