@@ -95,6 +95,7 @@ typedef struct kevo_context_query {
     const char *category;
     const char *description;
     const char *reference;  /* reference source */
+    bool reference_torch;   /* the reference is a PyTorch module (docs/torch-tasks.md) */
     const char *backend;    /* "c", "opencl", "cuda"; NULL = any */
     kevo_stage stage;       /* required */
     const char *feedback;   /* latest feedback */

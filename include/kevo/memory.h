@@ -178,6 +178,8 @@ typedef struct kevo_attempt {
     double candidate_us;      /* median latencies; 0 when not measured */
     double reference_us;
     double speedup; /* reference_us / candidate_us; 0 when not correct */
+    const char *baseline; /* what reference_us timed: "c-reference" (also NULL: stores
+                             before it was kept) or "torch-eager-cpu" (kevo/verify.h) */
     int64_t tokens_prompt;
     int64_t tokens_completion;
     int tokens_estimated; /* 1 when the token counts are estimates, not server counts */

@@ -22,7 +22,9 @@ typedef struct kevo_task_metrics {
     bool correct;              /* any correct attempt */
     int first_correct_iter;    /* 1-based; 0 = none */
     int first_speedup_iter;    /* 1-based first attempt >= 1.1x the reference; 0 = none */
-    double best_speedup;       /* over the reference; 0 = none */
+    double best_speedup;       /* over the baseline; 0 = none */
+    char baseline[24];         /* what the speedups are over: "c-reference" (the task's C
+                                  reference) or "torch-eager-cpu" (its PyTorch module) */
     double first_correct_us, best_us;
     double first_correct_speedup;
     double speedup_vs_first;   /* best speedup / speedup of the first correct kernel */

@@ -37,6 +37,8 @@ typedef struct kevo_latency {
     double candidate_cv, reference_cv; /* coefficient of variation */
     int candidate_samples, reference_samples;
     double speedup; /* reference_us / candidate_us */
+    char baseline[24]; /* what the reference side is: "c-reference" (the task's
+                          single-threaded C) or "torch-eager-cpu" (its PyTorch module) */
 } kevo_latency;
 
 typedef struct kevo_eval_result {

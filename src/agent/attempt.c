@@ -41,7 +41,8 @@ static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *
     if (p->exhausted) {
         a->verdict = KEVO_VERDICT_COMPILE_ERROR;
         a->feedback = "no recipe applies to this start point";
-        a->source = st->start ? st->start->source : st->at->reference;
+        a->source = st->start ? st->start->source
+                    : st->at->c_start ? st->at->c_start : st->at->reference;
         return 0;
     }
     if (!p->source) {
@@ -63,6 +64,7 @@ static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *
         a->candidate_us = j->r.latency.candidate_us;
         a->reference_us = j->r.latency.reference_us;
         a->speedup = j->r.latency.speedup;
+        a->baseline = j->r.latency.baseline;
     }
     return 0;
 }

@@ -88,9 +88,9 @@ static int book_open(arm_book *b, kevo_memory *mem, const kevo_agent_task *at,
     b->mem = mem;
     b->category = at->task->category;
     char *traits = NULL;
-    int rc = at->reference && start_source && !strcmp(at->reference, start_source)
+    int rc = at->c_start && start_source && !strcmp(at->c_start, start_source)
                  ? kevo_recipe_input_traits(&traits, start)
-                 : kevo_recipe_traits(&traits, at->reference, at->task->name);
+                 : kevo_recipe_traits(&traits, at->c_start, at->task->name);
     if (rc < 0)
         kevo_error_clear(); /* an unparsable reference has no traits; recipes will decline */
     snprintf(b->signature, sizeof(b->signature), "traits: %s",

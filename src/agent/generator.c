@@ -29,7 +29,7 @@ static int draft_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo
     if (!kevo_agent__builtin_supports(be))
         return kevo_error_set(KEVO_EINVAL, "the built-in generator has no draft for backend '%s'",
                               st->cfg->backend);
-    if (be->draft(be, st->at->task, st->at->reference, &out->source, &summary) < 0) {
+    if (be->draft(be, st->at->task, st->at->c_start, &out->source, &summary) < 0) {
         if (!(out->failure = strdup(kevo_error_last())))
             return kevo_error_set(KEVO_ENOMEM, "out of memory");
         kevo_error_clear();

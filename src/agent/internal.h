@@ -15,7 +15,10 @@
 
 typedef struct kevo_agent_task {
     kevo_task *task;
-    char *reference; /* reference source */
+    char *reference; /* reference source (C, or a torch task's Python module) */
+    char *draft;     /* a torch task's draft.c, or NULL */
+    const char *c_start; /* the C the built-in generator starts from: the reference of a
+                            C task, a torch task's draft; NULL when there is none */
 } kevo_agent_task;
 
 /* A generator's proposal: a candidate source and what produced it. */

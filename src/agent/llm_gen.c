@@ -73,6 +73,7 @@ static int build_prompts(prompt_parts *pp, kevo_attempt_state *st, char **bottle
                             .category = at->task->category,
                             .description = at->task->description,
                             .reference = at->reference,
+                            .reference_torch = at->task->torch,
                             .backend = cfg->backend,
                             .stage = stage,
                             .start_point = conversation ? NULL : st->start};
@@ -292,10 +293,12 @@ int kevo_llm_audit(bool *out_invalid, char **out_reason, kevo_provider *prov,
     *out_reason = NULL;
     char *proto = NULL, *reply = NULL, tag[160];
     kevo_task_prototype(&proto, at->task);
-    const char *keys[] = {"name", "description", "prototype", "reference", "candidate"};
-    const char *vals[] = {at->task->name, at->task->description, proto, at->reference, candidate};
+    const char *keys[] = {"name",      "description",    "prototype",       "reference",
+                          "candidate", "reference_lang", "reference_fence"};
+    const char *vals[] = {at->task->name, at->task->description, proto, at->reference, candidate,
+                          at->task->torch ? "PyTorch" : "C", at->task->torch ? "python" : "c"};
     snprintf(tag, sizeof(tag), "task=%s audit", at->task->name);
-    int error = ask(&reply, prov, cfg, "audit", keys, vals, 5, tag, tokens);
+    int error = ask(&reply, prov, cfg, "audit", keys, vals, 7, tag, tokens);
     if (error == 0) {
         bool valid = false;
         audit_verdict(&valid, out_reason, reply);

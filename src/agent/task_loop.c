@@ -86,7 +86,18 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
     int error = 0;
     if ((error = kevo_task_load(&at.task, dir)) < 0 ||
         (error = kevo_file_read(&at.reference, NULL, at.task->reference_path)) < 0 ||
-        (error = upsert_task(mem, &at, dir)) < 0 ||
+        (at.task->draft_path && (error = kevo_file_read(&at.draft, NULL,
+                                                        at.task->draft_path)) < 0))
+        goto done;
+    at.c_start = at.task->torch ? at.draft : at.reference;
+    if (!prov && !at.c_start) {
+        /* the built-in generator transforms C; a PyTorch module is none */
+        printf("[%zu/%zu] %-28s skipped: a PyTorch-defined task without a C draft (task.json "
+               "\"draft\"); the built-in generator needs one (an LLM generator does not)\n",
+               index + 1, total, at.task->name);
+        goto done;
+    }
+    if ((error = upsert_task(mem, &at, dir)) < 0 ||
         (error = kevo_memory_attempts_of_task(&done_list, mem, at.task->name, run)) < 0)
         goto done;
     int first = (int)done_list->n;
@@ -117,5 +128,6 @@ done:
     kevo_evaluator_free(ev);
     kevo_task_free(at.task);
     free(at.reference);
+    free(at.draft);
     return error;
 }

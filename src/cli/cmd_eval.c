@@ -57,8 +57,10 @@ static void print_text(const kevo_task *t, const char *cand, const kevo_eval_res
     }
     printf("verdict    %s\n", kevo_verdict_name(r->verdict));
     if (r->has_latency)
-        printf("latency    candidate %.1f us, reference %.1f us (medians): speedup %.2fx\n",
-               r->latency.candidate_us, r->latency.reference_us, r->latency.speedup);
+        printf("latency    candidate %.1f us, %s %.1f us (medians): speedup %.2fx over %s\n",
+               r->latency.candidate_us,
+               strcmp(r->latency.baseline, "torch-eager-cpu") ? "reference" : "PyTorch eager",
+               r->latency.reference_us, r->latency.speedup, r->latency.baseline);
     if (r->verdict != KEVO_VERDICT_CORRECT && r->feedback && *r->feedback)
         printf("feedback   %s\n", r->feedback);
 }

@@ -641,9 +641,19 @@ static int pack_task(builder *b)
     }
     if (q->reference && *q->reference) {
         kevo_buf_clear(&part);
-        /* the reference is C whatever the backend */
-        if ((error = kevo_buf_printf(&part, "Reference implementation:\n```c\n%s\n```\n\n",
-                                     q->reference)) < 0)
+        /* the reference is C whatever the backend, or a PyTorch module */
+        if (q->reference_torch)
+            error = kevo_buf_printf(&part, "Reference implementation (PyTorch; the kernel "
+                                    "computes what Model.forward returns, with the module in "
+                                    "training mode unless the task says otherwise; the "
+                                    "inputs, the module's parameters and buffers and the "
+                                    "outputs are the kernel's arguments, in the prototype's "
+                                    "order; the sizes are the module's constants):\n"
+                                    "```python\n%s\n```\n\n", q->reference);
+        else
+            error = kevo_buf_printf(&part, "Reference implementation:\n```c\n%s\n```\n\n",
+                                    q->reference);
+        if (error < 0)
             goto done;
         t = kevo_pack_add(&b->pack, s, part.ptr, part.len, 1, 1);
         if (t < 0)

@@ -109,6 +109,8 @@ static const char *const kevo_schema_migrations[] = {
     "  INSERT INTO task_fts(rowid, name, category, description)"
     "  VALUES (new.id, new.name, new.category, new.description);"
     "END;",
+    /* 2: what each speedup is over (PyTorch-defined tasks time PyTorch). */
+    "ALTER TABLE attempts ADD COLUMN baseline TEXT;",
 };
 
 #define KEVO_SCHEMA_VERSION                                                                        \

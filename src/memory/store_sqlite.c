@@ -694,7 +694,7 @@ static int sq_task_delete(kevo_store *s, const char *name)
     "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id,"    \
     " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"              \
     " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"          \
-    " a.reward, a.created"
+    " a.reward, a.created, a.baseline"
 
 /* A row whose verdict is not a verdict name was not written by kevo: an
  * error naming the attempt, never a guessed verdict. */
@@ -722,6 +722,7 @@ static int attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
     a->reward_raw = sqlite3_column_double(st, 20);
     a->reward = sqlite3_column_double(st, 21);
     a->created = sqlite3_column_int64(st, 22);
+    a->baseline = col_text(st, 23);
     if (kevo_verdict_parse(&a->verdict, col_text(st, 9)) < 0)
         return kevo_error_set(KEVO_EINVAL, "attempt %lld: the store holds the verdict '%s', "
                               "which is not a kevo verdict (was the file edited by hand?)",
@@ -753,8 +754,8 @@ static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
                       "INSERT INTO attempts(id, uid, run_id, task_id, backend, generator, stage,"
                       " iteration, parent_id, verdict, gates, feedback, source, recipes,"
                       " candidate_us, reference_us, speedup, tokens_prompt, tokens_completion,"
-                      " tokens_estimated, reward_raw, reward, created)"
-                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      " tokens_estimated, reward_raw, reward, created, baseline)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                       &st)) < 0)
         return error;
     bind_id(st.st, 1, taken ? 0 : a->id);
@@ -780,6 +781,7 @@ static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
     sqlite3_bind_double(st.st, 21, a->reward_raw);
     sqlite3_bind_double(st.st, 22, a->reward);
     sqlite3_bind_int64(st.st, 23, a->created);
+    bind_text(st.st, 24, a->baseline);
     if ((error = step_done(ss, &st, "cannot insert an attempt")) < 0)
         return error;
     if (out_id)

@@ -132,6 +132,7 @@ static int export_attempt(void *arg, const kevo_attempt *a)
         add_num(o, "candidate_us", a->candidate_us);
         add_num(o, "reference_us", a->reference_us);
         add_num(o, "speedup", a->speedup);
+        add_str(o, "baseline", a->baseline);
         add_num(o, "tokens_prompt", (double)a->tokens_prompt);
         add_num(o, "tokens_completion", (double)a->tokens_completion);
         cJSON_AddBoolToObject(o, "tokens_estimated", a->tokens_estimated != 0);
@@ -488,6 +489,7 @@ static int import_attempt(import_ctx *ic, const cJSON *o)
         (error = get_num(ic, o, "candidate_us", 0, &a.candidate_us)) < 0 ||
         (error = get_num(ic, o, "reference_us", 0, &a.reference_us)) < 0 ||
         (error = get_num(ic, o, "speedup", 0, &a.speedup)) < 0 ||
+        (error = get_str(ic, o, "baseline", 0, &a.baseline)) < 0 ||
         (error = get_num(ic, o, "tokens_prompt", 0, &tp)) < 0 ||
         (error = get_num(ic, o, "tokens_completion", 0, &tc)) < 0 ||
         (error = get_num(ic, o, "tokens_estimated", 0, &te)) < 0 ||

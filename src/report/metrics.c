@@ -15,6 +15,7 @@
 #include "model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,9 @@ static void tally_attempt(kevo_run_metrics *m, kevo_task_metrics *t, int *r1_ite
     }
     t->tokens_prompt += a->tokens_prompt;
     t->tokens_completion += a->tokens_completion;
+    if (a->candidate_us > 0 || !t->baseline[0])
+        snprintf(t->baseline, sizeof(t->baseline), "%s",
+                 a->baseline && *a->baseline ? a->baseline : "c-reference");
     if (!corr)
         return;
     if (!t->correct) {

@@ -104,6 +104,7 @@ static cJSON *run_json(const kevo_run_metrics *m)
         cJSON_AddNumberToObject(j, "first_correct_iteration", t->first_correct_iter);
         cJSON_AddNumberToObject(j, "first_speedup_iteration", t->first_speedup_iter);
         cJSON_AddNumberToObject(j, "best_speedup", t->best_speedup);
+        cJSON_AddStringToObject(j, "baseline", t->baseline[0] ? t->baseline : "c-reference");
         cJSON_AddNumberToObject(j, "speedup_vs_first_draft", t->speedup_vs_first);
         cJSON_AddItemToArray(tasks, j);
     }
@@ -141,13 +142,14 @@ static int render_json(kevo_buf *out, kevo_run_metrics *const *runs, size_t n, d
 static int render_csv(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
 {
     kevo_buf_puts(out, "run_id,task,attempts,compiled,correct,first_correct_iteration,"
-                       "best_speedup,speedup_vs_first_draft\n");
+                       "best_speedup,speedup_vs_first_draft,baseline\n");
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < runs[i]->ntasks; k++) {
             const kevo_task_metrics *t = &runs[i]->per_task[k];
-            kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f\n", (long long)runs[i]->run_id,
-                            t->task, t->attempts, t->compiled, t->correct,
-                            t->first_correct_iter, t->best_speedup, t->speedup_vs_first);
+            kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f,%s\n",
+                            (long long)runs[i]->run_id, t->task, t->attempts, t->compiled,
+                            t->correct, t->first_correct_iter, t->best_speedup,
+                            t->speedup_vs_first, t->baseline[0] ? t->baseline : "c-reference");
         }
     return kevo_buf_error(out);
 }
@@ -155,15 +157,17 @@ static int render_csv(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
 /* The text table of one run's tasks. */
 static void render_task_table(kevo_buf *out, const kevo_run_metrics *m)
 {
-    kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s\n", "task", "attempts", "correct",
-                    "first iter", "best", "vs draft");
+    kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s  %s\n", "task", "attempts", "correct",
+                    "first iter", "best", "vs draft", "over");
     for (size_t k = 0; k < m->ntasks; k++) {
         const kevo_task_metrics *t = &m->per_task[k];
-        kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx\n", t->task, t->attempts,
+        kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx  %s\n", t->task, t->attempts,
                         t->correct ? "yes" : "no", t->first_correct_iter, t->best_speedup,
-                        t->speedup_vs_first);
+                        t->speedup_vs_first, t->baseline[0] ? t->baseline : "c-reference");
     }
-    kevo_buf_puts(out, "\n");
+    kevo_buf_puts(out, "\nover: what each speedup is measured against (c-reference: the "
+                       "task's single-threaded C reference; torch-eager-cpu: its PyTorch "
+                       "module, eager, same cores)\n\n");
 }
 
 /* pass@k rows, for the k some run has. */

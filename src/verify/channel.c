@@ -43,6 +43,7 @@ struct kevo_channel_runner {
     int fd;
     unsigned char *map;
     size_t map_len;
+    bool publish; /* 'P' after every 'X' (outputs handed over untimed) */
 };
 
 static size_t page_size(void)
@@ -229,8 +230,8 @@ static void drain(kevo_child *c, size_t *stray)
 }
 
 int kevo_channel__start(kevo_channel_runner **out, kevo_child **child_out,
-                        kevo_channel_inputs *in, const char *runner_path,
-                        const kevo_sandbox_opts *opts)
+                        kevo_channel_inputs *in, const char *const *argv,
+                        const kevo_sandbox_opts *opts, bool publish)
 {
     *out = NULL;
     if (child_out)
@@ -241,6 +242,7 @@ int kevo_channel__start(kevo_channel_runner **out, kevo_child **child_out,
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     r->in = in;
     r->fd = -1;
+    r->publish = publish;
     int error = memfd_sized(&r->fd, &r->map, in->out_total, "kevo-outputs");
     if (error < 0) {
         free(r);
@@ -251,7 +253,6 @@ int kevo_channel__start(kevo_channel_runner **out, kevo_child **child_out,
     int fds[2] = {in->ro_fd, r->fd};
     o.pass_fds = fds;
     o.npass_fds = 2;
-    const char *argv[] = {runner_path, NULL};
     if ((error = kevo_sandbox_spawn(&r->child, argv, &o)) < 0)
         goto fail;
     fcntl(r->child->from_child, F_SETFL, O_NONBLOCK);
@@ -386,6 +387,14 @@ int kevo_channel__call(kevo_channel_runner *r, const kevo_call_data *d, uint64_t
     if (reply[0] != 'd' ||
         (dev_bad != UINT32_MAX && (dev_bad >= t->nparams || !is_out(t->params[dev_bad].role))))
         return kevo_error_set(KEVO_EIO, "the runner broke the protocol (a malformed reply)");
+    if (r->publish) { /* untimed: the outputs into kevo's memory */
+        int64_t publish_ns;
+        char p;
+        if ((error = round_trip(r, 'P', &p, 1, timeout_s, &publish_ns)) < 0)
+            return error;
+        if (p != 'p')
+            return kevo_error_set(KEVO_EIO, "the runner broke the protocol (bad publish reply)");
+    }
     *bad = dev_bad;
     for (size_t p = 0; p < t->nparams && *bad == UINT32_MAX; p++) {
         if (!is_out(t->params[p].role))

@@ -24,13 +24,15 @@ int kevo_channel__inputs_new(kevo_channel_inputs **out, const kevo_task *task,
                              kevo_call_data *const *sets, size_t nsets);
 void kevo_channel__inputs_free(kevo_channel_inputs *in);
 
-/* Start `runner_path` in the sandbox with the channel's fds, do the
- * handshake and leave it stopped. On failure after the spawn, *child_out
+/* Start argv (argv[0]: the program) in the sandbox with the channel's
+ * fds, do the handshake and leave it stopped. publish: the runner keeps a
+ * call's outputs until kevo asks for them with 'P', after the timed round
+ * trip (the torch runner: docs/torch-tasks.md). On failure after the spawn, *child_out
  * (if not NULL) receives the dead child for diagnosis (the caller frees it
  * with kevo_child_free); *out is NULL. */
 int kevo_channel__start(kevo_channel_runner **out, kevo_child **child_out,
-                        kevo_channel_inputs *in, const char *runner_path,
-                        const kevo_sandbox_opts *opts);
+                        kevo_channel_inputs *in, const char *const *argv,
+                        const kevo_sandbox_opts *opts, bool publish);
 /* Sends 'Q', kills what is left, frees. Accepts NULL. */
 void kevo_channel__free(kevo_channel_runner *r);
 kevo_child *kevo_channel__child(kevo_channel_runner *r);

@@ -10,6 +10,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct timing {
@@ -63,7 +64,7 @@ static int timed_call(kevo_verify__cand *c, timing *tm, int i, uint64_t rot, boo
     if (i < 2) /* warm-up */
         return 0;
     /* kevo's clock around the call, less the channel's own cost */
-    double us = ((double)ns - ev->channel_ns) * 1e-3;
+    double us = ((double)ns - (ref_side ? ev->channel_ns : ev->cand_channel_ns)) * 1e-3;
     if (us < 0)
         us = 0;
     if (ref_side && tm->nr < tm->cap)
@@ -127,6 +128,8 @@ static void timing_report(kevo_verify__cand *c, timing *tm)
     L->candidate_samples = tm->nc;
     L->reference_samples = tm->nr;
     L->speedup = L->candidate_us > 0 ? L->reference_us / L->candidate_us : 0;
+    snprintf(L->baseline, sizeof(L->baseline), "%s",
+             c->ev->task->torch ? "torch-eager-cpu" : "c-reference");
     c->r->has_latency = true;
     tm->g->ok = true;
     tm->g->seconds = kevo_now_s() - tm->g0;
@@ -136,8 +139,10 @@ static void timing_report(kevo_verify__cand *c, timing *tm)
                     L->candidate_us, L->candidate_min_us, 100 * L->candidate_cv, tm->nc,
                     L->reference_us, L->reference_min_us, 100 * L->reference_cv, tm->nr,
                     tm->checked);
-    kevo_buf_printf(&c->fb, "Correct. Median latency %.1f us against the reference's %.1f us: "
-                    "speedup %.2fx.", L->candidate_us, L->reference_us, L->speedup);
+    kevo_buf_printf(&c->fb, "Correct. Median latency %.1f us against %s %.1f us: "
+                    "speedup %.2fx.", L->candidate_us,
+                    c->ev->task->torch ? "PyTorch eager's" : "the reference's", L->reference_us,
+                    L->speedup);
     kevo_verify__decide(c, KEVO_VERDICT_CORRECT);
 }
 

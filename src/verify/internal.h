@@ -47,6 +47,10 @@ struct kevo_evaluator {
     double *ref_call_s;    /* [nids] */
     size_t *order;         /* [nids] correctness order: smallest calls first */
     double channel_ns;     /* median no-op round trip of the reference runner */
+    double cand_channel_ns; /* what is subtracted from a candidate's call: channel_ns,
+                               0 when the reference runs elsewhere than a C runner
+                               (torch: Python's round trip is not a C runner's) */
+    char *torch_python, *torch_tree; /* torch tasks: the interpreter and its venv */
     double ref_build_s;
     uint64_t runner_mem;
     int serial;

@@ -22,6 +22,7 @@
 #include "kevo/sys/backend.h"
 #include "kevo/util.h"
 
+#include <glob.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +95,30 @@ static void hash_machine(kevo_buf *m)
     kevo_buf_printf(m, "cpus %d\n", kevo_cpu_count());
 }
 
+/* A torch reference as far as its results can tell: the interpreter and
+ * the torch install it imports (its version file). */
+static void hash_torch(kevo_buf *m)
+{
+    char *python = NULL, *tree = NULL;
+    if (kevo_torch_python(&python, &tree) < 0)
+        return;
+    kevo_buf_printf(m, "python %s\n", python);
+    char pattern[4200];
+    snprintf(pattern, sizeof(pattern), "%s/lib/python*/site-packages/torch/version.py", tree);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            char *text = NULL;
+            if (kevo_file_read(&text, NULL, g.gl_pathv[i]) == 0)
+                kevo_buf_printf(m, "torch %s\n%s", g.gl_pathv[i], text);
+            free(text);
+        }
+        globfree(&g);
+    }
+    free(python);
+    free(tree);
+}
+
 int kevo_ref_cache__key(char key[33], const kevo_task *task, int seeds)
 {
     key[0] = 0;
@@ -113,6 +138,8 @@ int kevo_ref_cache__key(char key[33], const kevo_task *task, int seeds)
         kevo_buf_printf(&m, "compiler %lld %lld %lld\n", (long long)st.st_size,
                         (long long)st.st_mtime, (long long)st.st_ino);
     hash_machine(&m);
+    if (task->torch)
+        hash_torch(&m);
     if (error == 0 && m.len == 0)
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
     if (error == 0)

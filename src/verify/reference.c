@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,6 +53,8 @@ void kevo_evaluator_free(kevo_evaluator *ev)
     free(ev->ref_call_s);
     free(ev->order);
     free(ev->input_hash);
+    free(ev->torch_python);
+    free(ev->torch_tree);
     kevo_ref_cache__release(&ev->cached);
     if (ev->root && !ev->opts.keep_workdir)
         kevo_rmtree(ev->root);
@@ -82,9 +85,55 @@ static void order_by_size(kevo_evaluator *ev)
         }
 }
 
-/* Build the reference in ref_dir: the C backend, the task author's code. */
+/* Copy `name` of folder `from` into `to` (world-readable: the runner has its
+ * own uid). */
+static int copy_into(const char *to, const char *from, const char *name, const char *as)
+{
+    char *src = kevo_path_join(from, name), *dst = kevo_path_join(to, as ? as : name);
+    char *data = NULL;
+    size_t len = 0;
+    int error = src && dst ? kevo_file_read(&data, &len, src) : KEVO_ENOMEM;
+    if (error == 0 && (error = kevo_file_write(dst, data, len)) == 0)
+        chmod(dst, 0644);
+    free(data);
+    free(src);
+    free(dst);
+    return error;
+}
+
+/* A torch task's reference folder: task.json, the problem file and the
+ * problem loader, which the runner script (copied by reference_build, or
+ * from the cache) reads from its working folder. */
+static int torch_prepare(kevo_evaluator *ev, const char *ref_dir)
+{
+    const kevo_task *t = ev->task;
+    const char *ref = strrchr(t->reference_path, '/');
+    ref = ref ? ref + 1 : t->reference_path;
+    int error;
+    if ((error = kevo_torch_python(&ev->torch_python, &ev->torch_tree)) < 0)
+        return kevo_error_set(KEVO_EINVAL, "%s: %s", t->reference_path, kevo_error_last());
+    if ((error = copy_into(ref_dir, t->dir, "task.json", NULL)) < 0 ||
+        (error = copy_into(ref_dir, t->dir, ref, NULL)) < 0 ||
+        (error = copy_into(ref_dir, kevo_harness_dir(), "torch_problem.py", NULL)) < 0)
+        return kevo_error_set(KEVO_EINFRA, "cannot prepare the torch reference: %s",
+                              kevo_error_last());
+    return 0;
+}
+
+/* Build the reference in ref_dir: the C backend, the task author's code;
+ * for a torch task, its runner is the script harness/torch_runner.py. */
 static int reference_build(kevo_evaluator *ev, const char *ref_dir, kevo_build_result *build)
 {
+    if (ev->task->torch) {
+        double t0 = kevo_now_s();
+        int error = copy_into(ref_dir, kevo_harness_dir(), "torch_runner.py", "runner");
+        if (error < 0)
+            return kevo_error_set(KEVO_EINFRA, "cannot prepare the torch reference: %s",
+                                  kevo_error_last());
+        ev->ref_build_s = kevo_now_s() - t0;
+        build->ok = true;
+        return 0;
+    }
     char *source = NULL;
     const kevo_backend *c = kevo_backend_find("c");
     int error = kevo_file_read(&source, NULL, ev->task->reference_path);
@@ -216,6 +265,7 @@ static int channel_cost(kevo_evaluator *ev)
         noop[i] = (double)ns;
     }
     kevo_stats(noop, 21, &ev->channel_ns, &mn, &cv);
+    ev->cand_channel_ns = ev->task->torch ? 0 : ev->channel_ns;
     return 0;
 }
 
@@ -234,9 +284,26 @@ static int reference_start(kevo_evaluator *ev, kevo_child **dead, const char *ru
     int error = kevo_channel__inputs_new(&ev->inputs, ev->task, ev->data, ev->nids);
     if (error < 0)
         return error;
-    if ((error = kevo_verify__runner_start(&ev->ref, dead, ev, NULL, runner, ref_dir)) < 0)
-        return kevo_error_set(KEVO_EINFRA, "cannot start the reference runner: %s",
-                              kevo_error_last());
+    if ((error = kevo_verify__runner_start(&ev->ref, dead, ev, NULL, runner, ref_dir)) < 0) {
+        /* what the runner said before it died (a torch reference's reason) */
+        char why[512], tail[1024] = "";
+        snprintf(why, sizeof(why), "%s", kevo_error_last());
+        size_t n = 0;
+        if (*dead) {
+            kevo_child_wait(*dead, 2.0);
+            n = kevo_child_log_tail(*dead, tail, sizeof(tail));
+            if (!n)
+                n = (size_t)snprintf(tail, sizeof(tail), "%s",
+                                     kevo_proc_status_describe(&(*dead)->status));
+        }
+        while (n && (tail[n - 1] == '\n' || tail[n - 1] == '\r'))
+            tail[--n] = 0;
+        const char *line = strrchr(tail, '\n');
+        return kevo_error_set(ev->task->torch && n ? KEVO_EINVAL : KEVO_EINFRA,
+                              "%s: cannot start the reference runner: %s%s%s",
+                              ev->task->reference_path, why, n ? ": " : "",
+                              line ? line + 1 : tail);
+    }
     return channel_cost(ev);
 }
 
@@ -297,6 +364,8 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     if ((error = kevo_verify__make_dir(&ref_dir, ev->root, "reference")) < 0)
         goto done;
     runner = kevo_path_join(ref_dir, "runner");
+    if (task->torch && (error = torch_prepare(ev, ref_dir)) < 0)
+        goto done;
     kevo_verify__slot_shared();
     locked = true;
     hit = ev->cache_key[0] && kevo_ref_cache__load(&ev->cached, ev->cache_key, runner) == 1;

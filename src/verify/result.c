@@ -68,6 +68,7 @@ static void latency_json(cJSON *o, const kevo_eval_result *r)
     cJSON_AddNumberToObject(l, "candidate_us", r->latency.candidate_us);
     cJSON_AddNumberToObject(l, "reference_us", r->latency.reference_us);
     cJSON_AddNumberToObject(l, "speedup", r->latency.speedup);
+    cJSON_AddStringToObject(l, "baseline", r->latency.baseline);
     cJSON_AddNumberToObject(l, "candidate_min_us", r->latency.candidate_min_us);
     cJSON_AddNumberToObject(l, "reference_min_us", r->latency.reference_min_us);
     cJSON_AddNumberToObject(l, "candidate_cv", r->latency.candidate_cv);

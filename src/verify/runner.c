@@ -25,14 +25,22 @@ int kevo_verify__runner_start(kevo_channel_runner **out, kevo_child **dead,
     for (size_t i = 0, n = 1; extra && extra[i] && n + 1 < sizeof(env) / sizeof(env[0]); i++)
         env[n++] = extra[i], env[n] = NULL;
     bool no_as = be && (be->flags & KEVO_BACKEND_NO_AS_LIMIT);
+    /* the reference of a torch task: the script under the venv's Python,
+     * which may read the venv; torch maps ~3 GB of libraries */
+    bool torch = !be && ev->task->torch;
+    const char *argv[] = {torch ? ev->torch_python : runner, "-E", "-s", "-B", runner, NULL};
+    const char *ro[] = {ev->torch_tree, NULL};
+    if (!torch)
+        argv[1] = NULL;
     /* Every C runner, the reference's included, gets a uid of its own: no
      * two runners can signal, trace or write for each other. A device
      * backend's runner_env prepares its driver cache for uid nobody. */
     unsigned uid = be && be->runner_env ? 0 : kevo_sandbox_fresh_uid();
-    kevo_sandbox_opts o = {.workdir = dir, .mem_bytes = no_as ? 0 : ev->runner_mem, .cpu_s = 600,
+    uint64_t mem = no_as ? 0 : ev->runner_mem + (torch ? 16ULL << 30 : 0);
+    kevo_sandbox_opts o = {.workdir = dir, .mem_bytes = mem, .cpu_s = 600,
                            .untrusted = true, .extra_env = env, .file_bytes = 1 << 20,
-                           .run_as_uid = uid};
-    error = kevo_channel__start(out, dead, ev->inputs, runner, &o);
+                           .run_as_uid = uid, .ro_paths = torch ? ro : NULL};
+    error = kevo_channel__start(out, dead, ev->inputs, (const char *const *)argv, &o, torch);
     kevo_strv_free(extra);
     return error;
 }
@@ -52,7 +60,7 @@ static void device_reason(kevo_buf *msg, kevo_child *c)
     for (const char *q = line; *q && k < 300; q++)
         clean[k++] = (*q >= 32 && *q < 127) ? *q : '?';
     clean[k] = 0;
-    kevo_buf_printf(msg, "the device harness gave up: %s", k ? clean : "(no reason given)");
+    kevo_buf_printf(msg, "the harness gave up: %s", k ? clean : "(no reason given)");
 }
 
 kevo_verdict kevo_verify__runner_failure(kevo_buf *msg, kevo_child *c, int error)

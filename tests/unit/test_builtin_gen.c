@@ -157,7 +157,7 @@ static int64_t record_draft(fixture *f, const char *task, const char *source)
  * other arm 25% slower. */
 static void train(fixture *f, kevo_task *task, const char *source, const char *good, int rounds)
 {
-    kevo_agent_task at = {task, (char *)source};
+    kevo_agent_task at = {.task = task, .reference = (char *)source, .c_start = source};
     int64_t draft = record_draft(f, task->name, source);
     for (int r = 0; r < rounds; r++) {
         kevo_proposal p = {0};
@@ -187,7 +187,7 @@ static void train(fixture *f, kevo_task *task, const char *source, const char *g
 /* The arm the generator exploits first on a fresh task. */
 static void first_pick(char *out, size_t size, fixture *f, kevo_task *task, const char *source)
 {
-    kevo_agent_task at = {task, (char *)source};
+    kevo_agent_task at = {.task = task, .reference = (char *)source, .c_start = source};
     int64_t draft = record_draft(f, task->name, source);
     kevo_proposal p = {0};
     assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, draft, source, NULL, &f->cfg, &f->rng),

@@ -68,7 +68,7 @@ static void test_memory__open_reopen_and_reject(void **state)
     fixture *f = *state;
     kevo_memory_stats st;
     assert_int_equal(kevo_memory_stats_get(&st, f->mem), 0);
-    assert_int_equal(st.schema_version, 1);
+    assert_int_equal(st.schema_version, 2);
     assert_int_equal(st.attempts, 0);
     assert_true(st.bytes > 0);
     kevo_memory_free(f->mem);
