@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test: unit + integration (ctest), the same unit tests under
 # ASan+UBSan, the NumPy cross-check of every suite reference, the suite
-# check (`kevo tasks check suites/c`) and a short fuzzing run.
-# Usage: bash scripts/test.sh      (FUZZ_SECONDS=N to change the fuzz time)
+# check (`kevo tasks check suites/c`) and a short fuzzing run; with the
+# PyTorch venv (made once by setup.sh --with-torch, ~5.4 GB, reused after)
+# also the PyTorch-defined task tests and the PyTorch cross-check.
+# Usage: bash scripts/test.sh      (FUZZ_SECONDS=N to change the fuzz time;
+#        KEVO_NO_TORCH=1 to skip making the venv: the torch tests then skip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+if [ "${KEVO_NO_TORCH:-0}" = 1 ]; then bash scripts/setup.sh; else bash scripts/setup.sh --with-torch; fi
 echo "== layers (docs/architecture.md): who may include whom"
 /usr/bin/python3 scripts/check_layers.py src
 echo "== ctest (unit + integration)"
