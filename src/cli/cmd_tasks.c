@@ -2,7 +2,8 @@
  * cli/cmd_tasks.c - `kevo tasks list DIR...` and `kevo tasks check DIR...`:
  * list a suite and validate every task in it (task.json valid, reference
  * builds and runs within its limits on every size set and seed, outputs
- * not near-constant, no NaN/Inf in true outputs).
+ * not near-constant, no NaN/Inf in true outputs). `kevo tasks import` is
+ * cmd_tasks_import.c.
  */
 #include "commands.h"
 #include "kevo/sandbox.h"
@@ -21,12 +22,24 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: kevo tasks list DIR...\n"
                "       kevo tasks check DIR... [--timing] [--jobs N]\n"
+               "       kevo tasks import kernelbench|torch PATH... --out DIR [--scale S|auto]\n"
+               "                         [--tolerance T] [--level L]\n"
                "\n"
                "list   one line per task: name, level, category, description\n"
                "check  validate each task: task.json, reference builds and runs on every size\n"
                "       set x 3 seeds, true outputs are not near-constant and finite.\n"
                "       --timing also fails tasks whose timed reference call is outside 5..200 ms\n"
-               "exit status: 0 all good, 1 a task failed, 2 bad usage\n");
+               "import PyTorch problem files (KernelBench's form: Model, get_inputs(),\n"
+               "       get_init_inputs(), size constants; PATH a file or a folder of them) become\n"
+               "       torch tasks in DIR/levelN/<task>/ (docs/torch-tasks.md, Import).\n"
+               "       kernelbench: level from the folder name levelN (else --level, default 1);\n"
+               "       torch: your own modules, --level (default 1). --scale S in (0, 1] shrinks\n"
+               "       the dimension sizes, auto until one forward takes 5..200 ms here;\n"
+               "       --tolerance T sets atol = rtol (default 0.01). An existing task folder\n"
+               "       is never overwritten (that problem is skipped).\n"
+               "exit status: 0 all good (import: every problem imported), 1 a task failed\n"
+               "(import: some problem skipped), 2 bad usage, 3 infrastructure (import: no\n"
+               "torch Python)\n");
 }
 
 static int collect(char ***dirs, size_t *n, int argc, char **argv, int first)
@@ -207,6 +220,8 @@ int kevo_cmd_tasks(int argc, char **argv)
         return list(argc, argv);
     if (!strcmp(argv[1], "check"))
         return check(argc, argv);
-    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check)\n", argv[1]);
+    if (!strcmp(argv[1], "import"))
+        return kevo_cmd_tasks_import(argc, argv);
+    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import)\n", argv[1]);
     return KEVO_EXIT_USAGE;
 }

@@ -20,4 +20,8 @@ typedef struct kevo_command {
 #define KEVO_EXIT_USAGE 2
 #define KEVO_EXIT_INFRA 3
 
+/* `kevo tasks import ...` (cmd_tasks_import.c), dispatched by `kevo tasks`;
+ * argv[0] is "tasks", argv[1] "import". */
+int kevo_cmd_tasks_import(int argc, char **argv);
+
 #endif
