@@ -31,6 +31,7 @@
 #define KEVO_RECIPE_H
 
 #include "kevo/common.h"
+#include "kevo/task.h"
 #include "kevo/util.h"
 
 #include <stdbool.h>
@@ -185,6 +186,21 @@ int kevo_recipe_input_traits(char **out, kevo_recipe_input *in);
  * leading comment block). Recipes are per backend (kevo_recipe_desc.backend);
  * a recipe declines a source of another backend. */
 bool kevo_recipe_is_opencl(const char *source);
+
+/* --- one task's kernel for another task ----------------------------------- */
+
+/* `source` (a C kernel of task `from`) rewritten for task `to`, which
+ * computes the same function with another prototype (a PyTorch-defined task
+ * and the kevo C task translating the same KernelBench problem): renamed
+ * to to->name, with to's parameter list (buffers paired in order within
+ * inputs and within outputs, same types, keeping from's names; to's scalars
+ * as kb_NAME; inputs of to's beyond from's are passed as kb_unused_NAME) and from's scalars declared first in the body, from to's
+ * sizes (a dimension of from that is exactly the size, at the same place
+ * in to's buffer, or all of to's dimensions for a flat buffer). KEVO_EINVAL
+ * saying why when the two do not pair. *out is the caller's. Correctness
+ * is not checked here (kevo eval it). */
+int kevo_recipe_adapt_signature(char **out, const char *source, const kevo_task *from,
+                                const kevo_task *to);
 
 /* --- build flags carried by the candidate's first line ------------------- */
 

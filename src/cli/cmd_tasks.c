@@ -24,6 +24,7 @@ static void usage(FILE *f)
                "       kevo tasks check DIR... [--timing] [--jobs N]\n"
                "       kevo tasks import kernelbench|torch PATH... --out DIR [--scale S|auto]\n"
                "                         [--tolerance T] [--level L]\n"
+               "       kevo tasks link DIR... [--from SUITE]\n"
                "\n"
                "list   one line per task: name, level, category, description\n"
                "check  validate each task: task.json, reference builds and runs on every size\n"
@@ -37,6 +38,10 @@ static void usage(FILE *f)
                "       the dimension sizes, auto until one forward takes 5..200 ms here;\n"
                "       --tolerance T sets atol = rtol (default 0.01). An existing task folder\n"
                "       is never overwritten (that problem is skipped).\n"
+               "link   give each torch task naming a KernelBench problem a C draft for the\n"
+               "       built-in generator: the C reference of the task under SUITE (default\n"
+               "       kevo's suites/c) translating the same problem, adapted to the task's\n"
+               "       prototype, kept only when kevo finds it correct against PyTorch\n"
                "exit status: 0 all good (import: every problem imported), 1 a task failed\n"
                "(import: some problem skipped), 2 bad usage, 3 infrastructure (import: no\n"
                "torch Python)\n");
@@ -222,6 +227,9 @@ int kevo_cmd_tasks(int argc, char **argv)
         return check(argc, argv);
     if (!strcmp(argv[1], "import"))
         return kevo_cmd_tasks_import(argc, argv);
-    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import)\n", argv[1]);
+    if (!strcmp(argv[1], "link"))
+        return kevo_cmd_tasks_link(argc, argv);
+    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link)\n",
+            argv[1]);
     return KEVO_EXIT_USAGE;
 }

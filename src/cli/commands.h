@@ -8,6 +8,8 @@
 #ifndef KEVO_CLI_COMMANDS_H
 #define KEVO_CLI_COMMANDS_H
 
+#include <stddef.h>
+
 typedef struct kevo_command {
     const char *name;
     const char *summary;
@@ -23,5 +25,11 @@ typedef struct kevo_command {
 /* `kevo tasks import ...` (cmd_tasks_import.c), dispatched by `kevo tasks`;
  * argv[0] is "tasks", argv[1] "import". */
 int kevo_cmd_tasks_import(int argc, char **argv);
+/* `kevo tasks link ...` (cmd_tasks_link.c), dispatched the same way. */
+int kevo_cmd_tasks_link(int argc, char **argv);
+/* One torch task's C draft from the C task under c_root that translates
+ * the same KernelBench problem, kept only when verified correct. 1 linked,
+ * 0 not (line says why), negative when kevo could not tell (line says why). */
+int kevo_cli_link_draft(const char *task_dir, const char *c_root, char *line, size_t cap);
 
 #endif

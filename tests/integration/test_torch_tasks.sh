@@ -76,6 +76,17 @@ check "a C task with torch bindings: the field is named" "[ $rc -ne 0 ] && echo 
 out=$(KEVO_TORCH_PYTHON=/nonexistent/python "$KEVO" tasks check "$T/relu" 2>&1); rc=$?
 check "no torch Python: the way to get one is said" "[ $rc -ne 0 ] && echo \"\$out\" | grep -q 'KEVO_TORCH_PYTHON=/nonexistent/python is not an executable'"
 
+# ---- tasks link: a C draft from the C task translating the same problem
+broken linkable relu 't["kernelbench"] = "level1/19_ReLU.py"'
+out=$("$KEVO" tasks link "$tmp/linkable" --from "$SRC/suites/c" 2>&1); rc=$?
+echo "$out"
+check "link: the relu torch task gets suites/c/level1/001_relu's reference as draft.c" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'linked .*001_relu' && [ -f '$tmp/linkable/draft.c' ] && python3 -c \"import json; assert json.load(open('$tmp/linkable/task.json'))['draft'] == 'draft.c'\""
+check "the linked draft is correct under kevo eval" "\"$KEVO\" eval '$tmp/linkable' '$tmp/linkable/draft.c' --no-latency --json | grep -q '\"verdict\":[[:space:]]*\"correct\"'"
+broken mislinked relu 't["kernelbench"] = "level1/20_LeakyReLU.py"'
+out=$("$KEVO" tasks link "$tmp/mislinked" --from "$SRC/suites/c" 2>&1)
+echo "$out"
+check "link: a C task of another function is refused by the verifier, not linked" "echo \"\$out\" | grep -q 'is not this task.s function (incorrect' && [ ! -f '$tmp/mislinked/draft.c' ]"
+
 # ---- kevo run, built-in: no C draft -> skipped; with draft.c -> runs
 rm -rf "$tmp/drafted"; cp -r "$T/relu" "$tmp/drafted"
 cat > "$tmp/drafted/draft.c" <<'EOF'
