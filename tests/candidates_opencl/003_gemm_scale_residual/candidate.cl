@@ -1,5 +1,5 @@
 // kevo: launch gemm_scale_residual global=ROUND_UP(N,16),ROUND_UP(M,16) local=16,16
-// Tiled GEMM with the scale and the residual fused into the store.
+// Tiled GEMM with the scale and the residual (z itself) fused into the store.
 #define TS 16
 
 /* z[m][n] = b[n] + sum_k x[m][k] * w[n][k] for this work-item's (m, n), with
@@ -27,13 +27,12 @@ static float gemm_bias(__global const float *x, __global const float *w,
 
 __attribute__((reqd_work_group_size(TS, TS, 1)))
 __kernel void gemm_scale_residual(__global const float *x, __global const float *w,
-                                  __global const float *b, __global const float *r,
-                                  __global float *y, const float s, const long M,
+                                  __global const float *b, __global float *y, const float s, const long M,
                                   const long K, const long N)
 {
     __local float xs[TS][TS + 1], ws[TS][TS + 1];
     const float z = gemm_bias(x, w, b, M, K, N, xs, ws);
     const long n = (long)get_global_id(0), m = (long)get_global_id(1);
     if (m < M && n < N)
-        y[m * N + n] = z * s + r[m * N + n];
+        y[m * N + n] = z * s + z; /* KernelBench 40: the residual is z itself */
 }
