@@ -25,6 +25,7 @@ static void usage(FILE *f)
                "       kevo tasks import kernelbench|torch PATH... --out DIR [--scale S|auto]\n"
                "                         [--tolerance T] [--level L]\n"
                "       kevo tasks link DIR... [--from SUITE]\n"
+               "       kevo tasks adapt KERNEL.c --from TASK_DIR --to TASK_DIR [-o OUT]\n"
                "\n"
                "list   one line per task: name, level, category, description\n"
                "check  validate each task: task.json, reference builds and runs on every size\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
                "       built-in generator: the C reference of the task under SUITE (default\n"
                "       kevo's suites/c) translating the same problem, adapted to the task's\n"
                "       prototype, kept only when kevo finds it correct against PyTorch\n"
+               "adapt  rewrite a kernel of one task for another task of the same function\n"
+               "       (the pairing link uses; not checked: kevo eval the result)\n"
                "exit status: 0 all good (import: every problem imported), 1 a task failed\n"
                "(import: some problem skipped), 2 bad usage, 3 infrastructure (import: no\n"
                "torch Python)\n");
@@ -229,7 +232,9 @@ int kevo_cmd_tasks(int argc, char **argv)
         return kevo_cmd_tasks_import(argc, argv);
     if (!strcmp(argv[1], "link"))
         return kevo_cmd_tasks_link(argc, argv);
-    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link)\n",
+    if (!strcmp(argv[1], "adapt"))
+        return kevo_cmd_tasks_adapt(argc, argv);
+    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link, adapt)\n",
             argv[1]);
     return KEVO_EXIT_USAGE;
 }

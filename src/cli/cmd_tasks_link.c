@@ -164,6 +164,52 @@ done:
     return error < 0 ? error : linked;
 }
 
+/* `kevo tasks adapt KERNEL.c --from C_TASK --to TASK [-o OUT]`: a kernel
+ * of one task rewritten for another task of the same function (the best
+ * kernel of a C task for its PyTorch twin, say). Not checked: kevo eval it. */
+int kevo_cmd_tasks_adapt(int argc, char **argv)
+{
+    const char *kernel = NULL, *from_dir = NULL, *to_dir = NULL, *out_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--from") && i + 1 < argc)
+            from_dir = argv[++i];
+        else if (!strcmp(argv[i], "--to") && i + 1 < argc)
+            to_dir = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out_path = argv[++i];
+        else if (argv[i][0] != '-' && !kernel)
+            kernel = argv[i];
+        else {
+            fprintf(stderr, "kevo tasks adapt: unexpected '%s'\n", argv[i]);
+            kernel = NULL, i = argc;
+        }
+    }
+    if (!kernel || !from_dir || !to_dir) {
+        fprintf(stderr, "usage: kevo tasks adapt KERNEL.c --from TASK_DIR --to TASK_DIR [-o OUT]\n");
+        return KEVO_EXIT_USAGE;
+    }
+    kevo_task *from = NULL, *to = NULL;
+    char *src = NULL, *adapted = NULL;
+    int status = KEVO_EXIT_USAGE;
+    if (kevo_task_load(&from, from_dir) < 0 || kevo_task_load(&to, to_dir) < 0 ||
+        kevo_file_read(&src, NULL, kernel) < 0)
+        fprintf(stderr, "kevo tasks adapt: %s\n", kevo_error_last());
+    else if (kevo_recipe_adapt_signature(&adapted, src, from, to) < 0)
+        fprintf(stderr, "kevo tasks adapt: %s: %s\n", kernel, kevo_error_last());
+    else if (out_path && kevo_file_write(out_path, adapted, strlen(adapted)) < 0)
+        fprintf(stderr, "kevo tasks adapt: %s\n", kevo_error_last()), status = KEVO_EXIT_INFRA;
+    else {
+        if (!out_path)
+            fputs(adapted, stdout);
+        status = KEVO_EXIT_OK;
+    }
+    free(src);
+    free(adapted);
+    kevo_task_free(from);
+    kevo_task_free(to);
+    return status;
+}
+
 static const char *default_suites(void)
 {
     const char *env = getenv("KEVO_SUITES_DIR");
