@@ -651,7 +651,9 @@ class Problem:
                 raise Skip("the model fails at every scaled size set")
             est = self.cost(cand)
             if est is not None and est[1] > REAL_BYTES_MAX:
-                raise Skip("needs more than %.0f GB even at its smallest sizes" % (REAL_BYTES_MAX / 1e9))
+                raise Skip("runs only at sizes that need more than %.0f GB (%s): it fails at every "
+                           "smaller scaled set (constants that must change together?)"
+                           % (REAL_BYTES_MAX / 1e9, ", ".join("%s=%d" % kv for kv in cand.items())))
             ms = self.time_real(cand)
             tried.append((ms, cand, est))
             if LOW_MS <= ms <= HIGH_MS or (ms < LOW_MS and s >= 1.0):
@@ -790,9 +792,9 @@ class Problem:
                         r = float(x.max() - x.min())
                         if r > 0 and (smallest is None or r < smallest):
                             smallest = r
-        if smallest is None or tol <= 0.007 * smallest:
+        if smallest is None or tol <= 0.005 * smallest:
             return tol
-        want = 0.007 * smallest
+        want = 0.005 * smallest
         atol = float("%.1g" % want)
         if atol > want:
             atol = float("%.1g" % (atol - 10 ** math.floor(math.log10(want))))
