@@ -149,8 +149,9 @@ class Runner:
         for p, (kind, what) in self.bound.items():
             if self.roles[p] == ROLE_OUT:
                 continue
-            if self.roles[p] == ROLE_SCALAR:
-                args[int(what)] = scalar[p]
+            if self.roles[p] == ROLE_SCALAR:  # a number get_inputs() returns
+                v = scalar[p]
+                args[int(what)] = v if self.params[p]["type"] in ("f32", "f64") else int(v)
                 continue
             if kind == "input":
                 ex = self.example[int(what)]
