@@ -224,6 +224,17 @@ def no_spawn_find_library():
                 return os.path.basename(hits[0])
         return None
     ctypes.util.find_library = find_library
+    # torch._dynamo (imported by some ops) asks getpass.getuser(), which
+    # without these falls back to a passwd lookup through nscd's socket:
+    # another call the sandbox kills for
+    os.environ.setdefault("USER", "kevo-runner")
+    os.environ.setdefault("LOGNAME", "kevo-runner")
+    # ... and wants a writable temporary folder: kevo makes tmp/ (mode 1777)
+    # in the reference's folder, which the runner's own uid cannot write
+    if os.path.isdir("tmp"):
+        import tempfile
+        tempfile.tempdir = os.path.abspath("tmp")
+        os.environ["TMPDIR"] = tempfile.tempdir
 
 
 def main():

@@ -112,7 +112,12 @@ static int torch_prepare(kevo_evaluator *ev, const char *ref_dir)
     int error;
     if ((error = kevo_torch_python(&ev->torch_python, &ev->torch_tree)) < 0)
         return kevo_error_set(KEVO_EINVAL, "%s: %s", t->reference_path, kevo_error_last());
-    if ((error = copy_into(ref_dir, t->dir, "task.json", NULL)) < 0 ||
+    char *tmp = kevo_path_join(ref_dir, "tmp"); /* torch wants a writable temp folder */
+    error = tmp ? kevo_mkdirs(tmp, 0755) : KEVO_ENOMEM;
+    if (error == 0)
+        chmod(tmp, 01777);
+    free(tmp);
+    if (error < 0 || (error = copy_into(ref_dir, t->dir, "task.json", NULL)) < 0 ||
         (error = copy_into(ref_dir, t->dir, ref, NULL)) < 0 ||
         (error = copy_into(ref_dir, kevo_harness_dir(), "torch_problem.py", NULL)) < 0)
         return kevo_error_set(KEVO_EINFRA, "cannot prepare the torch reference: %s",
