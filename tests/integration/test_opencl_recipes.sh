@@ -55,7 +55,7 @@ case_ok relu_coarsen_strided "$L1/001_relu" relu ocl_ndrange ocl_coarsen:8,1 ocl
 case_ok softmax_ndrange      "$L1/013_softmax_rows" softmax_rows ocl_ndrange ocl_work_group:16
 case_ok gemm3_ndrange2       "$L2/011_gemm_swish_scale" fused_gemm_swish_scale ocl_ndrange:2
 case_ok gemm3_all            "$L2/011_gemm_swish_scale" fused_gemm_swish_scale ocl_ndrange:2 ocl_work_group:64,2 ocl_coarsen:2,1
-case_ok mse_rows_ndrange     "$L1/057_mse_loss" mse_loss ocl_ndrange ocl_coarsen:2,0
+case_ok matvec_rows_ndrange  "$L1/019_matvec" matvec ocl_ndrange ocl_coarsen:2,0
 case_ok gemm3_local_tile     "$L2/011_gemm_swish_scale" fused_gemm_swish_scale ocl_ndrange:2 ocl_local_tile:16
 case_ok gemm_res_local_tile8 "$L2/003_gemm_scale_residual" fused_gemm_scale_residual ocl_ndrange:2 ocl_local_tile:8 ocl_coarsen:4,1
 declines relu_local_tile_1d  "$L1/001_relu" relu ocl_ndrange ocl_local_tile

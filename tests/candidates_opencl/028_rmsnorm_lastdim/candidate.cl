@@ -1,26 +1,22 @@
-// kevo: launch rmsnorm_lastdim global=R*128 local=128
-// One work-group of 128 per row: sum of squares reduced in __local memory.
-#define LS 128
-
-__kernel void rmsnorm_lastdim(__global const float *x, __global const float *weight,
-                              __global float *y, const long R, const long C, const float eps)
+// kevo: launch rmsnorm_lastdim global=ROUND_UP(N*H*W,256) local=256
+// One work-item per (n, h, w) position: it walks the C channels, which lie
+// H*W apart, so neighbouring work-items read neighbouring addresses at every
+// step (coalesced); the grid is rounded up to whole work-groups, so
+// work-items past the end return at once.
+__kernel void rmsnorm_lastdim(__global const float *x, __global float *y, const long N,
+                              const long C, const long H, const long W, const float eps)
 {
-    __local float red[LS];
-    const size_t r = get_group_id(0);
-    const int l = (int)get_local_id(0);
-    __global const float *xr = x + r * C;
-    __global float *yr = y + r * C;
+    const long HW = H * W;
+    const long p = (long)get_global_id(0);
+    if (p >= N * HW)
+        return;
+    const long n = p / HW, i = p - n * HW;
+    __global const float *xp = x + n * C * HW + i;
+    __global float *yp = y + n * C * HW + i;
     float ss = 0.0f;
-    for (long c = l; c < C; c += LS)
-        ss += xr[c] * xr[c];
-    red[l] = ss;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = LS / 2; s > 0; s >>= 1) {
-        if (l < s)
-            red[l] += red[l + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const float inv = rsqrt(red[0] / (float)C + eps);
-    for (long c = l; c < C; c += LS)
-        yr[c] = xr[c] * inv * weight[c];
+    for (long c = 0; c < C; c++)
+        ss += xp[c * HW] * xp[c * HW];
+    const float inv = rsqrt(ss / (float)C + eps);
+    for (long c = 0; c < C; c++)
+        yp[c * HW] = xp[c * HW] * inv;
 }
