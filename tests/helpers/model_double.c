@@ -41,7 +41,8 @@
  * Refining, the reply is the correct kernel one speed level above the
  * start point's (level 1: `#pragma omp parallel for` on the outer loop with
  * `// kevo: cflags -O3 -fopenmp`; level 2: every top-level loop, plus
- * -march=native -funroll-loops) only when a relevant best practice (the
+ * -march=native -funroll-loops; a task whose loop adds into one scalar, as
+ * mse_loss's, gets its reduction clause) only when a relevant best practice (the
  * task's list) or a trace of a same-category task that uses OpenMP threads
  * is in the prompt; otherwise it restates the start point (same speed).
  * The bundled API note "#pragma omp parallel for" that every context with
@@ -83,6 +84,7 @@ typedef struct task {
     const char *name, *category, *path; /* path under --suites */
     trap traps[2];
     const char *speed[3]; /* best practices (phrases) that say how to go faster */
+    const char *omp;      /* clause the parallel loops need (a reduction), or NULL */
 } task;
 
 /* Phrases of the seeded items (src/memory/seed.c, src/backend/c_backend.c). */
@@ -96,12 +98,12 @@ typedef struct task {
 
 static const task tasks[] = {
     /* control: no trap */
-    {"relu", "activation", "level1/001_relu", {{0}}, {P_MEMBOUND}},
+    {"relu", "activation", "level1/001_relu", {{0}}, {P_MEMBOUND}, NULL},
     {"sigmoid",
      "activation",
      "level1/003_sigmoid",
      {{"exp sign", {P_EXPF}, {NULL}, "expf(-v)", "expf(v)", SIG_ANY}},
-     {P_MEMBOUND}},
+     {P_MEMBOUND}, NULL},
     {"softmax_rows",
      "activation",
      "level1/013_softmax_rows",
@@ -111,7 +113,7 @@ static const task tasks[] = {
        "for (int64_t c = 0; c < C; c++)\n            yr[c] *= inv;",
        "for (int64_t c = 0; c + 1 < C; c++)\n            yr[c] *= inv;",
        SIG_ANY}},
-     {P_MEMBOUND}},
+     {P_MEMBOUND}, NULL},
     {"matvec",
      "matmul",
      "level1/019_matvec",
@@ -121,7 +123,7 @@ static const task tasks[] = {
        "for (int64_t k = 0; k < K; k++)",
        "for (int64_t k = 0; k + 1 < K; k++)",
        SIG_ANY}},
-     {P_MATMUL, P_MEMBOUND}},
+     {P_MATMUL, P_MEMBOUND}, NULL},
     {"l2norm_rows",
      "norm",
      "level1/029_l2norm_rows",
@@ -131,12 +133,12 @@ static const task tasks[] = {
        "for (int64_t c = 0; c < C; c++)\n            yr[c]",
        "for (int64_t c = 0; c + 1 < C; c++)\n            yr[c]",
        SIG_ANY}},
-     {P_MEMBOUND}},
+     {P_MEMBOUND}, NULL},
     {"reduce_sum_dim",
      "reduction",
      "level1/037_reduce_sum_dim",
      {{"every slice", {P_REDUCE, P_OMPRED}, {NULL}, "d = 1; d < D;", "d = 1; d + 1 < D;", SIG_ANY}},
-     {P_REDUCE, P_MEMBOUND}},
+     {P_REDUCE, P_MEMBOUND}, NULL},
     {"cumsum_rows",
      "scan",
      "level1/045_cumsum_rows",
@@ -146,7 +148,7 @@ static const task tasks[] = {
        "acc += x[r * C + c];\n            y[r * C + c] = acc;",
        "y[r * C + c] = acc;\n            acc += x[r * C + c];",
        SIG_ANY}},
-     {P_MEMBOUND}},
+     {P_MEMBOUND}, NULL},
     {"mse_loss",
      "loss",
      "level1/057_mse_loss",
@@ -156,7 +158,8 @@ static const task tasks[] = {
        "s / (float)D;",
        "s / (float)(D > 1 ? D - 1 : 1);",
        SIG_ANY}},
-     {P_MEMBOUND, P_REDUCE}},
+     {P_MEMBOUND, P_REDUCE},
+     " reduction(+ : tot)"}, /* the row means add up into one scalar */
     /* Level 2: two traps each, the constructs and worked examples of L1 */
     {"fused_gemm_sigmoid_sum",
      "fused",
@@ -168,7 +171,7 @@ static const task tasks[] = {
        "for (int64_t m = 0; m < M; m++) {\n        double s",
        "for (int64_t m = 0; m + 1 < M; m++) {\n        double s",
        SIG_UNWRITTEN}},
-     {P_MATMUL, P_COMPUTE, P_MEMBOUND}},
+     {P_MATMUL, P_COMPUTE, P_MEMBOUND}, NULL},
     {"fused_gemm_swish_scale",
      "fused",
      "level2/011_gemm_swish_scale",
@@ -179,7 +182,7 @@ static const task tasks[] = {
        "for (int64_t m = 0; m + 1 < M; m++)\n        for (int64_t n",
        SIG_UNWRITTEN},
       {"swish", {P_EXPF}, {"sigmoid"}, "expf(-y[i])", "expf(y[i])", SIG_VALUE}},
-     {P_MATMUL, P_COMPUTE, P_MEMBOUND}},
+     {P_MATMUL, P_COMPUTE, P_MEMBOUND}, NULL},
     {"fused_matmul_bias_softmax",
      "fused",
      "level2/007_matmul_bias_softmax",
@@ -195,7 +198,7 @@ static const task tasks[] = {
        "for (int64_t n = 0; n < N; n++)\n            row[n] = (float)(row[n] / s);",
        "for (int64_t n = 0; n + 1 < N; n++)\n            row[n] = (float)(row[n] / s);",
        SIG_VALUE}},
-     {P_MATMUL, P_COMPUTE, P_MEMBOUND}},
+     {P_MATMUL, P_COMPUTE, P_MEMBOUND}, NULL},
 };
 #define NTASKS (sizeof(tasks) / sizeof(tasks[0]))
 
@@ -403,8 +406,9 @@ static int start_level(const char *prompt)
     return level;
 }
 
-/* The kernel at speed level `level` (0: the source as is). */
-static char *at_level(const char *src, int level)
+/* The kernel at speed level `level` (0: the source as is); `clause` (may
+ * be NULL) ends every pragma, e.g. the reduction a scalar output needs. */
+static char *at_level(const char *src, int level, const char *clause)
 {
     if (level <= 0)
         return strdup(src);
@@ -417,8 +421,10 @@ static char *at_level(const char *src, int level)
         size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
         /* a top-level loop of the function body: four spaces, then for */
         if (!strncmp(p, "    for (", 9) && (level == 2 || !done)) {
-            sb_puts(&b, level == 1 ? "#pragma omp parallel for\n"
-                                   : "#pragma omp parallel for schedule(static)\n");
+            sb_puts(&b, level == 1 ? "#pragma omp parallel for"
+                                   : "#pragma omp parallel for schedule(static)");
+            sb_puts(&b, clause ? clause : "");
+            sb_puts(&b, "\n");
             done = 1;
         }
         sb_put(&b, p, len);
@@ -528,7 +534,7 @@ static char *decide(const char *prompt, const char *suites, cJSON *note)
         int level = start_level(prompt);
         const char *by = speed_hint(tk, prompt, why, sizeof(why));
         int next = by ? (level < 2 ? level + 1 : 2) : level;
-        kernel = at_level(ref, next);
+        kernel = at_level(ref, next, tk->omp);
         cJSON_AddNumberToObject(note, "start_level", level);
         cJSON_AddNumberToObject(note, "level", next);
         cJSON_AddStringToObject(note, "hint", by ? by : "-");
@@ -713,7 +719,7 @@ static int emit(const char *name, const char *what, const char *suites)
             return 2;
         k = replace_once(ref, tk->traps[i].find, tk->traps[i].repl);
     } else if (what[0] == 'l') {
-        k = at_level(ref, atoi(what + 1));
+        k = at_level(ref, atoi(what + 1), tk->omp);
     }
     if (!k)
         return 1;
