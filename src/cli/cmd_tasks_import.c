@@ -58,6 +58,10 @@ typedef struct {
     size_t n;
     size_t imported, skipped, done;
     kevo_buf taken; /* task names so far, comma-separated */
+    char **dests;   /* the task folders imported, for linking drafts */
+    size_t ndests;
+    bool no_link;
+    const char *link_from;
 } import_state;
 
 static void usage_hint(const char *msg)
@@ -336,6 +340,11 @@ static void report(import_state *st, problem *p, const char *dest, const char *r
     printf("[%3zu/%zu] ", st->done, st->n);
     if (dest) {
         st->imported++;
+        char **d = realloc(st->dests, (st->ndests + 1) * sizeof(char *));
+        if (d && (d[st->ndests] = strdup(dest)))
+            st->ndests++;
+        if (d)
+            st->dests = d;
         printf("imported %s -> %s", p->label, dest);
         if (note && *note) {
             printf(" (");
@@ -554,8 +563,38 @@ static int prepare_work(char **out, import_state *st)
     return 0;
 }
 
+/* Each imported task gets a C draft where a kevo C task translates the same
+ * problem and is correct against it (cmd_tasks_link.c). */
+static void link_drafts(import_state *st)
+{
+    const char *from = st->link_from ? st->link_from : kevo_cli_default_suites();
+    size_t linked = 0;
+    double start = kevo_now_s();
+    printf("linking C drafts from %s (each checked against its PyTorch reference; "
+           "--no-link skips this)\n", from);
+    for (size_t i = 0; i < st->ndests; i++) {
+        char line[600];
+        int rc = kevo_cli_link_draft(st->dests[i], from, line, sizeof(line));
+        linked += rc == 1;
+        printf("[%3zu/%zu] %s %s: ", i + 1, st->ndests,
+               rc == 1 ? "linked" : rc < 0 ? "error" : "no draft", st->dests[i]);
+        print_one_line(line);
+        printf("\n");
+        fflush(stdout);
+        if (rc < 0)
+            kevo_error_clear();
+    }
+    double s = kevo_now_s() - start;
+    printf("linked %zu of %zu; the others have no C draft (the built-in generator skips them, "
+           "an LLM drafts from the PyTorch source) (%.0f min %.0f s)\n", linked, st->ndests,
+           (double)(int)(s / 60), s - 60 * (int)(s / 60));
+}
+
 static void free_state(import_state *st)
 {
+    for (size_t i = 0; i < st->ndests; i++)
+        free(st->dests[i]);
+    free(st->dests);
     for (size_t i = 0; i < st->n; i++) {
         free(st->p[i].path);
         free(st->p[i].label);
@@ -608,6 +647,10 @@ int kevo_cmd_tasks_import(int argc, char **argv)
                 usage_hint("--tolerance takes a number in (0, 1)");
                 goto done;
             }
+        } else if (!strcmp(a, "--no-link")) {
+            st.no_link = true;
+        } else if (!strcmp(a, "--link-from") && has_value) {
+            st.link_from = argv[++i];
         } else if (!strcmp(a, "--level") && has_value) {
             st.level = atoi(argv[++i]);
             if (st.level < 1 || st.level > 3) {
@@ -658,6 +701,8 @@ int kevo_cmd_tasks_import(int argc, char **argv)
     printf("imported %zu of %zu; %zu skipped (%.0f min %.0f s)\n", st.imported, st.n, st.skipped,
            (double)(int)(s / 60), s - 60 * (int)(s / 60));
     rc = st.skipped ? KEVO_EXIT_NEGATIVE : KEVO_EXIT_OK;
+    if (st.kernelbench && !st.no_link)
+        link_drafts(&st);
 done:
     if (work) {
         kevo_rmtree(work);

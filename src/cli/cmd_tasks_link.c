@@ -210,7 +210,7 @@ int kevo_cmd_tasks_adapt(int argc, char **argv)
     return status;
 }
 
-static const char *default_suites(void)
+const char *kevo_cli_default_suites(void)
 {
     const char *env = getenv("KEVO_SUITES_DIR");
     return env && *env ? env : KEVO_SOURCE_DIR "/suites/c";
@@ -218,7 +218,7 @@ static const char *default_suites(void)
 
 int kevo_cmd_tasks_link(int argc, char **argv)
 {
-    const char *from = default_suites();
+    const char *from = kevo_cli_default_suites();
     char **dirs = NULL;
     size_t n = 0;
     int first = 2, status = KEVO_EXIT_OK;

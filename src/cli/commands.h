@@ -32,5 +32,7 @@ int kevo_cmd_tasks_adapt(int argc, char **argv);
  * the same KernelBench problem, kept only when verified correct. 1 linked,
  * 0 not (line says why), negative when kevo could not tell (line says why). */
 int kevo_cli_link_draft(const char *task_dir, const char *c_root, char *line, size_t cap);
+/* Where link looks for C tasks by default: $KEVO_SUITES_DIR, else kevo's suites/c. */
+const char *kevo_cli_default_suites(void);
 
 #endif

@@ -87,6 +87,14 @@ out=$("$KEVO" tasks link "$tmp/mislinked" --from "$SRC/suites/c" 2>&1)
 echo "$out"
 check "link: a C task of another function is refused by the verifier, not linked" "echo \"\$out\" | grep -q 'is not this task.s function (incorrect' && [ ! -f '$tmp/mislinked/draft.c' ]"
 
+# ---- tasks import kernelbench links drafts itself (--no-link: not)
+mkdir -p "$tmp/kb/level1"; cp "$T/relu/reference.py" "$tmp/kb/level1/19_ReLU.py"; chmod -R a+rX "$tmp/kb"
+out=$("$KEVO" tasks import kernelbench "$tmp/kb/level1" --out "$tmp/imp" --scale 1 2>&1); rc=$?
+echo "$out" | tail -3
+check "import kernelbench links the imported relu to 001_relu's reference" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'linked .*l1_019_relu: draft.c from .*001_relu' && [ -f '$tmp/imp/level1/l1_019_relu/draft.c' ]"
+out=$("$KEVO" tasks import kernelbench "$tmp/kb/level1" --out "$tmp/imp2" --scale 1 --no-link 2>&1)
+check "--no-link imports without a draft" "! echo \"\$out\" | grep -q linking && [ ! -f '$tmp/imp2/level1/l1_019_relu/draft.c' ]"
+
 # ---- kevo run, built-in: no C draft -> skipped; with draft.c -> runs
 rm -rf "$tmp/drafted"; cp -r "$T/relu" "$tmp/drafted"
 cat > "$tmp/drafted/draft.c" <<'EOF'
