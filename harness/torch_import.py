@@ -860,6 +860,14 @@ class Problem:
                  "torch": binding}
             if role == "in":
                 p["init"] = init_of(value, kind == "state")
+                init = p["init"]
+                # class indices below a size (CrossEntropy's targets below
+                # num_classes): the range follows the size on every set
+                if init["dist"] == "randint" and init["low"] >= 0 and init["high"] > 2:
+                    for n in self.base:
+                        if self.sizes.get(n) == init["high"]:
+                            init["high"] = n
+                            break
             params.append(p)
             tensors += 1
         nout = sum(1 for e in self.sig0 if e[0] == "output")

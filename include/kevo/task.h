@@ -29,8 +29,10 @@ typedef enum {
 
 typedef struct kevo_init {
     kevo_init_dist dist;
-    double a; /* mean | low | value */
-    double b; /* std | high */
+    double a; /* mean | low | value (at the timed sizes when a_expr is set) */
+    double b; /* std | high (... b_expr) */
+    char *a_expr, *b_expr; /* uniform/randint low/high given as size expressions
+                              ("num_classes"), evaluated per size set; else NULL */
 } kevo_init;
 
 typedef struct kevo_param {

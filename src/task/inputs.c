@@ -44,19 +44,19 @@ static int64_t saturate_i64(double v)
     return (int64_t)v;
 }
 
-static void fill(void *buf, const kevo_param *p, int64_t n, kevo_rng *rng)
+static void fill(void *buf, const kevo_param *p, const kevo_init *in, int64_t n, kevo_rng *rng)
 {
     for (int64_t i = 0; i < n; i++) {
         double v;
-        switch (p->init.dist) {
-        case KEVO_INIT_NORMAL: v = p->init.a + p->init.b * kevo_rng_normal(rng); break;
-        case KEVO_INIT_UNIFORM: v = p->init.a + (p->init.b - p->init.a) * kevo_rng_uniform(rng); break;
+        switch (in->dist) {
+        case KEVO_INIT_NORMAL: v = in->a + in->b * kevo_rng_normal(rng); break;
+        case KEVO_INIT_UNIFORM: v = in->a + (in->b - in->a) * kevo_rng_uniform(rng); break;
         case KEVO_INIT_RANDINT: {
-            double span = floor(p->init.b) - ceil(p->init.a);
-            v = ceil(p->init.a) + floor(kevo_rng_uniform(rng) * span);
+            double span = floor(in->b) - ceil(in->a);
+            v = ceil(in->a) + floor(kevo_rng_uniform(rng) * span);
             break;
         }
-        default: v = p->init.a; break;
+        default: v = in->a; break;
         }
         /* Integer conversions saturate: an out-of-range double -> integer
          * conversion is undefined and differs across machines. The loader
@@ -114,10 +114,14 @@ int kevo_task_inputs(kevo_call_data **out, const kevo_task *t, size_t set, uint6
                                    p->name, d->bytes[i]);
             goto done;
         }
+        kevo_init in = p->init; /* a range given by size expressions, at this set */
+        if ((in.a_expr && (error = kevo_expr_eval(&in.a, in.a_expr, sz, true)) < 0) ||
+            (in.b_expr && (error = kevo_expr_eval(&in.b, in.b_expr, sz, true)) < 0))
+            goto done;
         kevo_rng rng;
         uint64_t key[3] = {(uint64_t)set, seed, (uint64_t)i};
         kevo_rng_seed(&rng, kevo_hash64(key, sizeof(key), base));
-        fill(d->data[i], p, d->count[i], &rng);
+        fill(d->data[i], p, &in, d->count[i], &rng);
     }
     *out = d;
     d = NULL;

@@ -173,12 +173,35 @@ static int parse_init(kevo_init *out, const kevo_task *t, const cJSON *init, con
     }
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(init, ka);
     const cJSON *b = kb ? cJSON_GetObjectItemCaseSensitive(init, kb) : NULL;
-    if ((a && !cJSON_IsNumber(a)) || (b && !cJSON_IsNumber(b)))
-        return FIELD_ERR(t, field, "'%s'/'%s' must be numbers", ka, kb ? kb : ka);
+    /* a range may follow the sizes (class indices below num_classes) */
+    bool ranged = out->dist == KEVO_INIT_UNIFORM || out->dist == KEVO_INIT_RANDINT;
+    if ((a && !cJSON_IsNumber(a) && !(ranged && cJSON_IsString(a))) ||
+        (b && !cJSON_IsNumber(b) && !(ranged && cJSON_IsString(b))))
+        return FIELD_ERR(t, field, ranged ? "'%s'/'%s' must be numbers or size expressions"
+                                          : "'%s'/'%s' must be numbers",
+                         ka, kb ? kb : ka);
     if (out->dist == KEVO_INIT_CONST && !a)
         return FIELD_ERR(t, field, "const needs 'value'");
-    out->a = a ? a->valuedouble : da;
-    out->b = b ? b->valuedouble : db;
+    out->a = a && cJSON_IsNumber(a) ? a->valuedouble : da;
+    out->b = b && cJSON_IsNumber(b) ? b->valuedouble : db;
+    int error2 = 0;
+    if (a && cJSON_IsString(a) && !(out->a_expr = strdup(a->valuestring)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (b && cJSON_IsString(b) && !(out->b_expr = strdup(b->valuestring)))
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    /* checked on every size set: low < high wherever the kernel runs */
+    for (size_t s = 0; s < kevo_task_nsets(t) && (out->a_expr || out->b_expr); s++) {
+        double va = out->a, vb = out->b;
+        const kevo_sizes *sz = kevo_task_set(t, s);
+        if ((out->a_expr && (error2 = kevo_expr_eval(&va, out->a_expr, sz, true)) < 0) ||
+            (out->b_expr && (error2 = kevo_expr_eval(&vb, out->b_expr, sz, true)) < 0))
+            return FIELD_ERR(t, field, "%s", kevo_error_last());
+        if (vb <= va)
+            return FIELD_ERR(t, field, "'high' must be greater than 'low' (size set %zu gives "
+                             "[%g, %g))", s, va, vb);
+        if (s == 0)
+            out->a = va, out->b = vb;
+    }
     if ((out->dist == KEVO_INIT_UNIFORM || out->dist == KEVO_INIT_RANDINT) && out->b <= out->a)
         return FIELD_ERR(t, field, "'high' must be greater than 'low'");
     if (out->dist == KEVO_INIT_NORMAL && out->b < 0)
@@ -293,9 +316,9 @@ static int parse_buffer_param(kevo_param *p, const kevo_task *t, const cJSON *ob
     if (p->role == KEVO_ROLE_INOUT)
         return FIELD_ERR(t, field, "an inout param needs an init");
     if (kevo_dtype_is_float(p->type))
-        p->init = (kevo_init){KEVO_INIT_NORMAL, 0, 1};
+        p->init = (kevo_init){.dist = KEVO_INIT_NORMAL, .a = 0, .b = 1};
     else
-        p->init = (kevo_init){KEVO_INIT_RANDINT, 0, p->type == KEVO_DT_U8 ? 2 : 100};
+        p->init = (kevo_init){.dist = KEVO_INIT_RANDINT, .a = 0, .b = p->type == KEVO_DT_U8 ? 2 : 100};
     return 0;
 }
 
@@ -364,6 +387,8 @@ void kevo_task_free(kevo_task *t)
             free(t->params[i].shape[k]);
         free(t->params[i].shape);
         free(t->params[i].torch);
+        free(t->params[i].init.a_expr);
+        free(t->params[i].init.b_expr);
     }
     free(t->params);
     free(t->kernelbench);

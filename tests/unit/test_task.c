@@ -308,6 +308,46 @@ static void test_task__default_inits(void **state)
     remove_dir(dir);
 }
 
+static void test_task__init_range_from_sizes(void **state)
+{
+    /* class indices below a size: randint's high may be a size expression,
+     * evaluated on each size set, so every set's labels are valid indices */
+    cJSON *root = base_json();
+    set_raw(root, "params",
+            "[{\"name\": \"t\", \"role\": \"in\", \"type\": \"i64\", \"shape\": [\"N\"],"
+            "  \"init\": {\"dist\": \"randint\", \"low\": 0, \"high\": \"C\"}},"
+            " {\"name\": \"y\", \"role\": \"out\", \"type\": \"f32\", \"shape\": [\"N\"]}]");
+    char *dir;
+    kevo_task *t = load_cjson(root, &dir);
+    assert_string_equal(t->params[0].init.b_expr, "C");
+    assert_true(t->params[0].init.b == 4); /* the timed set's value */
+    for (size_t set = 0; set < kevo_task_nsets(t); set++) {
+        int64_t c = kevo_task_set(t, set)->values[2];
+        int64_t seen_max = -1;
+        for (uint64_t seed = 0; seed < 3; seed++) {
+            kevo_call_data *d = NULL;
+            assert_int_equal(kevo_task_inputs(&d, t, set, seed), 0);
+            for (int64_t i = 0; i < d->count[0]; i++) {
+                int64_t v = ((int64_t *)d->data[0])[i];
+                assert_true(v >= 0 && v < c);
+                seen_max = v > seen_max ? v : seen_max;
+            }
+            kevo_call_data_free(d);
+        }
+        if (set == 0)
+            assert_true(seen_max == c - 1); /* 30 draws of 4 classes reach the top one */
+    }
+    kevo_task_free(t);
+    remove_dir(dir);
+    /* a range that is empty on some set is refused, naming the set */
+    root = base_json();
+    set_raw(root, "params",
+            "[{\"name\": \"t\", \"role\": \"in\", \"type\": \"i64\", \"shape\": [\"N\"],"
+            "  \"init\": {\"dist\": \"randint\", \"low\": 1, \"high\": \"C\"}},"
+            " {\"name\": \"y\", \"role\": \"out\", \"type\": \"f32\", \"shape\": [\"N\"]}]");
+    expect_load_error(root, KEVO_EINVAL, "params[0].init", "size set 1 gives [1, 1)", NULL);
+}
+
 static void test_task__load_suite_relu(void **state)
 {
     /* the shipped first task must load (tests run from the source root) */
@@ -718,8 +758,13 @@ static void test_task__unknown_init_dist(void **state)
     expect_load_error(root, KEVO_EINVAL, "'params[0].init'", "value", NULL);
 
     root = base_json();
-    set_raw(param_of(root, 0), "init", "{\"dist\": \"uniform\", \"low\": \"0\"}");
+    set_raw(param_of(root, 0), "init", "{\"dist\": \"normal\", \"mean\": \"0\"}");
     expect_load_error(root, KEVO_EINVAL, "'params[0].init'", "numbers", NULL);
+
+    /* a range bound may be a size expression, not any text */
+    root = base_json();
+    set_raw(param_of(root, 0), "init", "{\"dist\": \"uniform\", \"low\": \"0\", \"high\": \"NN\"}");
+    expect_load_error(root, KEVO_EINVAL, "'params[0].init'", "NN", NULL);
 }
 
 static void test_task__check_sizes_entry_missing_a_size(void **state)
@@ -1382,6 +1427,7 @@ int main(void)
         cmocka_unit_test(test_task__load_valid),
         cmocka_unit_test(test_task__load_explicit_options),
         cmocka_unit_test(test_task__default_inits),
+        cmocka_unit_test(test_task__init_range_from_sizes),
         cmocka_unit_test(test_task__load_suite_relu),
         cmocka_unit_test(test_task__prototype_every_role_and_dtype),
         cmocka_unit_test(test_task__prototype_suite_relu),
