@@ -196,7 +196,8 @@ bool kevo_recipe_is_opencl(const char *source);
  * inputs and within outputs, same types, keeping from's names; to's scalars
  * as kb_NAME; inputs of to's beyond from's are passed as kb_unused_NAME) and from's scalars declared first in the body, from to's
  * sizes (a dimension of from that is exactly the size, at the same place
- * in to's buffer, or all of to's dimensions for a flat buffer). KEVO_EINVAL
+ * in to's buffer, or all of to's dimensions for a flat buffer; a size no
+ * shape shows, a group count say, keeps from's timed value). KEVO_EINVAL
  * saying why when the two do not pair. *out is the caller's. Correctness
  * is not checked here (kevo eval it). */
 int kevo_recipe_adapt_signature(char **out, const char *source, const kevo_task *from,

@@ -74,8 +74,10 @@ static int add_draft_field(const kevo_task *t)
 }
 
 /* Is the adapted source correct against the torch reference? 1 yes, 0 no
- * (*why says what the verifier found), negative when kevo could not tell. */
-static int verified(const kevo_task *t, const char *source, char *why, size_t cap)
+ * (*why says what the verifier found, *v its verdict), negative when kevo
+ * could not tell. */
+static int verified(const kevo_task *t, const char *source, char *why, size_t cap,
+                    kevo_verdict *v)
 {
     kevo_eval_options o;
     kevo_eval_options_default(&o);
@@ -87,6 +89,7 @@ static int verified(const kevo_task *t, const char *source, char *why, size_t ca
     kevo_eval_result r = {0};
     error = kevo_evaluator_eval(ev, source, &r);
     if (error == 0) {
+        *v = r.verdict;
         error = r.verdict == KEVO_VERDICT_CORRECT;
         snprintf(why, cap, "%s: %.200s", kevo_verdict_name(r.verdict),
                  r.feedback ? r.feedback : "");
@@ -136,15 +139,19 @@ int kevo_cli_link_draft(const char *task_dir, const char *c_root, char *line, si
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
-    int ok = verified(t, draft, why, sizeof(why));
+    kevo_verdict v = KEVO_VERDICT_CORRECT;
+    int ok = verified(t, draft, why, sizeof(why), &v);
     if (ok < 0) {
         snprintf(line, cap, "cannot check the draft: %s", kevo_error_last());
         error = ok;
         goto done;
     }
     if (!ok) {
-        snprintf(line, cap, "the C reference of %s is not this task's function (%s)", twin->dir,
-                 why);
+        /* what the verdict says about the pairing */
+        const char *what = v == KEVO_VERDICT_TIMEOUT ? "is too slow at this task's sizes"
+                           : v == KEVO_VERDICT_INCORRECT ? "is not this task's function"
+                                                         : "does not fit this task";
+        snprintf(line, cap, "the C reference of %s %s (%s)", twin->dir, what, why);
         goto done;
     }
     char *path = kevo_path_join(t->dir, "draft.c");

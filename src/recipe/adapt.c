@@ -95,6 +95,15 @@ static int size_expr(kevo_buf *b, const char *name, const kevo_task *from, const
             }
         }
     }
+    /* a size no shape shows as a dimension (a group count, a kernel size
+     * inside an output expression): from's own timed value, which the
+     * verifier then confirms or refutes */
+    for (size_t i = 0; i < from->sizes.n; i++)
+        if (!strcmp(from->sizes.names[i], name)) {
+            kevo_buf_printf(b, "%lld /* %s's own value */", (long long)from->sizes.values[i],
+                            from->name);
+            return 0;
+        }
     return kevo_error_set(KEVO_EINVAL, "cannot tell the size '%s' of %s from %s's shapes", name,
                           from->name, to->name);
 }
