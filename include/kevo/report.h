@@ -155,6 +155,32 @@ int kevo_report_render(kevo_buf *out, kevo_run_metrics *const *runs, size_t n,
  * error. */
 int kevo_report_html(kevo_buf *out, kevo_memory *mem, kevo_run_metrics *const *runs, size_t n);
 
+/* One task of a run and its best correct kernel (`kevo best`). */
+typedef struct kevo_best_kernel {
+    const char *task;            /* borrowed from the run's attempts */
+    const kevo_attempt *attempt; /* the best correct attempt; NULL = none correct */
+    const char *suite_path;      /* the task's folder from the tasks table; NULL = unknown */
+} kevo_best_kernel;
+
+typedef struct kevo_best_kernels {
+    int64_t run_id;
+    kevo_run *run;              /* the run's record (uid, config_json) */
+    kevo_best_kernel *per_task; /* in the order of kevo_run_metrics.per_task */
+    size_t ntasks;
+    kevo_attempt_list *list_;       /* owns the attempts; private */
+    kevo_memory_task_array *tasks_; /* owns the suite paths; private */
+} kevo_best_kernels;
+
+/* Per task of run `run_id` (0 = the latest), its best correct attempt,
+ * chosen as kevo_report_metrics() and the HTML page choose it: the first
+ * attempt (decision order) with the highest speedup, the first correct one
+ * when none has a speedup. Only reads the store. *out is the caller's,
+ * freed by kevo_best_kernels_free() (NULL is a no-op); everything it
+ * points to lives as long as it. Returns 0, KEVO_ENOTFOUND (no runs, or
+ * no run `run_id`), KEVO_ENOMEM or a store error. */
+int kevo_report_best_kernels(kevo_best_kernels **out, kevo_memory *mem, int64_t run_id);
+void kevo_best_kernels_free(kevo_best_kernels *b);
+
 #ifdef __cplusplus
 }
 #endif

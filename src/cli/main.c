@@ -14,12 +14,14 @@ int kevo_cmd_run(int argc, char **argv);
 int kevo_cmd_report(int argc, char **argv);
 int kevo_cmd_memory(int argc, char **argv);
 int kevo_cmd_calibrate(int argc, char **argv);
+int kevo_cmd_best(int argc, char **argv);
 
 static const kevo_command commands[] = {
     {"eval", "judge one candidate kernel against a task (four gates)", kevo_cmd_eval},
     {"tasks", "list and check the tasks of a suite", kevo_cmd_tasks},
     {"run", "optimise a suite: draft, refine, verify, remember", kevo_cmd_run},
     {"report", "what a run achieved (text, JSON, CSV)", kevo_cmd_report},
+    {"best", "write each task's best kernel of a run, ready to compile", kevo_cmd_best},
     {"memory", "inspect, export, import and filter the experience memory", kevo_cmd_memory},
     {"calibrate", "measure this machine's bandwidth and FMA peaks (roofline)", kevo_cmd_calibrate},
     {NULL, NULL, NULL},
