@@ -656,9 +656,9 @@ class Problem:
                 raise Skip("the model fails at every scaled size set")
             est = self.cost(cand)
             if est is not None and est[1] > REAL_BYTES_MAX:
-                raise Skip("runs only at sizes that need more than %.0f GB (%s): it fails at every "
+                raise Skip("runs only at sizes that need more than %.0f MB (%s): it fails at every "
                            "smaller scaled set (constants that must change together?)"
-                           % (REAL_BYTES_MAX / 1e9, ", ".join("%s=%d" % kv for kv in cand.items())))
+                           % (REAL_BYTES_MAX / 1e6, ", ".join("%s=%d" % kv for kv in cand.items())))
             ms = self.time_real(cand)
             tried.append((ms, cand, est))
             if LOW_MS <= ms <= HIGH_MS or (ms < LOW_MS and s >= 1.0):
