@@ -781,10 +781,11 @@ class Problem:
         if self.args.tolerance_given:
             return tol
         smallest = None
-        for sizes in [self.sizes] + self.check:
-            c = self.cost(sizes)
-            if c is None or c[1] > REAL_BYTES_MAX / 4:
-                continue
+        sets = [self.sizes] + self.check
+        small = [s for s in sets if (lambda c: c is not None and c[1] <= REAL_BYTES_MAX)(self.cost(s))]
+        # the output range is the input distribution's, not the sizes': when
+        # every set is too large to run here, measure it at smaller sizes
+        for sizes in small or [self.shrink_inputs(REAL_BYTES_MAX / 8)]:
             try:
                 _, _, _, out = run(self.path, sizes, "cpu", self.eval_mode)
             except Exception:
