@@ -631,10 +631,12 @@ class Problem:
         if not self.scalable:
             self.sizes = dict(self.orig())
             self.notes.append("no constant acts as a dimension: sizes as written")
+            c = self.cost(self.sizes)
+            if c is not None and c[1] > REAL_BYTES_MAX:
+                raise Skip("no constant can be scaled (sizes as written) and those take %.0f MB, "
+                           "over the %.0f MB a task may take" % (c[1] / 1e6, REAL_BYTES_MAX / 1e6))
             if self.args.scale == "auto":
-                c = self.cost(self.sizes)
-                if c is None or c[1] <= REAL_BYTES_MAX:
-                    self.timed_ms = self.time_real(self.sizes)
+                self.timed_ms = self.time_real(self.sizes)
             return
         if self.args.scale != "auto":
             s = float(self.args.scale)
