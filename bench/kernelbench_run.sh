@@ -3,7 +3,8 @@
 #   1. kevo tasks import kernelbench (--scale auto) of PROBLEMS, then
 #      kevo tasks link (each gets the C reference of the kevo C task
 #      translating it as draft.c, kept only when correct against PyTorch);
-#   2. kevo run with the built-in generator (ITER attempts per task);
+#   2. kevo run with the built-in generator (ITER attempts per task, --quick
+#      timing: this shows the pipeline; bench/torch_baseline.sh measures);
 #   3. kevo run against the fake OpenAI server (tests/helpers/fake_llm_server),
 #      scripted to answer each task's draft prompt with that task's linked
 #      draft.c: the prompts carry the PyTorch source (checked), the answers
@@ -38,7 +39,7 @@ echo "import + link: $((SECONDS - t0)) s" >&2
 
 t0=$SECONDS
 rm -f "$OUT/builtin.db"
-"$KEVO" run "$OUT/tasks" --iterations "$ITER" --db "$OUT/builtin.db" | tee "$OUT/builtin.txt" >&2
+"$KEVO" run "$OUT/tasks" --iterations "$ITER" --quick --db "$OUT/builtin.db" | tee "$OUT/builtin.txt" >&2
 echo "built-in run: $((SECONDS - t0)) s" >&2
 
 # the fake server answers task i's draft prompt (tasks run sorted by path)
@@ -61,7 +62,7 @@ for _ in $(seq 1 50); do [ -s "$OUT/port" ] && break; sleep 0.1; done
 t0=$SECONDS
 rm -f "$OUT/llm.db"
 KEVO_API_KEY=fake "$KEVO" run "$OUT/tasks" --generator openai --no-audit \
-  --api-base "http://127.0.0.1:$(head -1 "$OUT/port")/v1" --model fake --iterations 1 \
+  --api-base "http://127.0.0.1:$(head -1 "$OUT/port")/v1" --model fake --iterations 1 --quick \
   --db "$OUT/llm.db" | tee "$OUT/llm.txt" >&2
 echo "LLM (fake server) run: $((SECONDS - t0)) s" >&2
 python3 - "$OUT/requests.jsonl" <<'PY'

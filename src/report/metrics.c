@@ -103,7 +103,7 @@ static void tally_attempt(kevo_run_metrics *m, kevo_task_metrics *t, int *r1_ite
     }
     t->tokens_prompt += a->tokens_prompt;
     t->tokens_completion += a->tokens_completion;
-    if (a->candidate_us > 0 || !t->baseline[0])
+    if (a->candidate_us > 0) /* a timed attempt: its baseline (older stores: the C one) */
         snprintf(t->baseline, sizeof(t->baseline), "%s",
                  a->baseline && *a->baseline ? a->baseline : "c-reference");
     if (!corr)

@@ -104,7 +104,10 @@ static cJSON *run_json(const kevo_run_metrics *m)
         cJSON_AddNumberToObject(j, "first_correct_iteration", t->first_correct_iter);
         cJSON_AddNumberToObject(j, "first_speedup_iteration", t->first_speedup_iter);
         cJSON_AddNumberToObject(j, "best_speedup", t->best_speedup);
-        cJSON_AddStringToObject(j, "baseline", t->baseline[0] ? t->baseline : "c-reference");
+        if (t->baseline[0]) /* null: nothing of the task was timed */
+            cJSON_AddStringToObject(j, "baseline", t->baseline);
+        else
+            cJSON_AddNullToObject(j, "baseline");
         cJSON_AddNumberToObject(j, "speedup_vs_first_draft", t->speedup_vs_first);
         cJSON_AddItemToArray(tasks, j);
     }
@@ -149,7 +152,7 @@ static int render_csv(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
             kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f,%s\n",
                             (long long)runs[i]->run_id, t->task, t->attempts, t->compiled,
                             t->correct, t->first_correct_iter, t->best_speedup,
-                            t->speedup_vs_first, t->baseline[0] ? t->baseline : "c-reference");
+                            t->speedup_vs_first, t->baseline[0] ? t->baseline : "");
         }
     return kevo_buf_error(out);
 }
@@ -163,11 +166,11 @@ static void render_task_table(kevo_buf *out, const kevo_run_metrics *m)
         const kevo_task_metrics *t = &m->per_task[k];
         kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx  %s\n", t->task, t->attempts,
                         t->correct ? "yes" : "no", t->first_correct_iter, t->best_speedup,
-                        t->speedup_vs_first, t->baseline[0] ? t->baseline : "c-reference");
+                        t->speedup_vs_first, t->baseline[0] ? t->baseline : "-");
     }
     kevo_buf_puts(out, "\nover: what each speedup is measured against (c-reference: the "
                        "task's single-threaded C reference; torch-eager-cpu: its PyTorch "
-                       "module, eager, same cores)\n\n");
+                       "module, eager, same cores; -: nothing timed)\n\n");
 }
 
 /* pass@k rows, for the k some run has. */
