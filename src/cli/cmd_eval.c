@@ -92,8 +92,10 @@ int kevo_cmd_eval(int argc, char **argv)
         } else if (!strcmp(a, "--backend") && i + 1 < argc) {
             o.backend = argv[++i];
         } else if (!strcmp(a, "--min-time") && i + 1 < argc) {
-            o.min_time_s = atof(argv[++i]);
-            if (o.min_time_s <= 0) {
+            char *end;
+            const char *v = argv[++i];
+            o.min_time_s = strtod(v, &end);
+            if (end == v || *end || !(o.min_time_s > 0)) {
                 fprintf(stderr, "kevo eval: --min-time must be a positive number of seconds\n");
                 return KEVO_EXIT_USAGE;
             }

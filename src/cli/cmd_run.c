@@ -145,9 +145,14 @@ static int parse_choice(kevo_run_config *cfg, const char *a, const char *v)
         /* builtin[:SHARE] */
         if (strncmp(v, "builtin", 7) || (v[7] && v[7] != ':'))
             error = kevo_error_set(KEVO_EINVAL, "--refine-with takes builtin or builtin:SHARE");
-        else if (!((cfg->refine_with_builtin = v[7] ? atof(v + 8) : 0.3) > 0) ||
-                 cfg->refine_with_builtin > 1)
-            error = kevo_error_set(KEVO_EINVAL, "the share of --refine-with must be in (0, 1]");
+        else {
+            char *end = NULL;
+            cfg->refine_with_builtin = v[7] ? strtod(v + 8, &end) : 0.3;
+            if ((end && (end == v + 8 || *end)) || !(cfg->refine_with_builtin > 0) ||
+                cfg->refine_with_builtin > 1)
+                error = kevo_error_set(KEVO_EINVAL, "the share of --refine-with must be a number "
+                                       "in (0, 1], not '%s'", v[7] ? v + 8 : v);
+        }
     } else
         return 0;
     if (error < 0) {

@@ -181,7 +181,10 @@ static int check(int argc, char **argv)
         if (!strcmp(argv[i], "--timing")) {
             timing = true;
         } else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
-            jobs = atoi(argv[++i]);
+            char *end;
+            const char *v = argv[++i];
+            long j = strtol(v, &end, 10);
+            jobs = (end == v || *end) ? 0 : (int)(j > 64 || j < 1 ? 0 : j);
             if (jobs < 1 || jobs > 64) {
                 fprintf(stderr, "kevo tasks check: --jobs takes 1..64\n");
                 return KEVO_EXIT_USAGE;

@@ -652,7 +652,10 @@ int kevo_cmd_tasks_import(int argc, char **argv)
         } else if (!strcmp(a, "--link-from") && has_value) {
             st.link_from = argv[++i];
         } else if (!strcmp(a, "--level") && has_value) {
-            st.level = atoi(argv[++i]);
+            char *end;
+            const char *v = argv[++i];
+            long lv = strtol(v, &end, 10);
+            st.level = (end == v || *end) ? 0 : (int)(lv < 1 || lv > 3 ? 0 : lv);
             if (st.level < 1 || st.level > 3) {
                 usage_hint("--level takes 1, 2 or 3");
                 goto done;

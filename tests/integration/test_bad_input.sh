@@ -37,6 +37,11 @@ expect "unknown field" "field 'tolerence': unknown field" "$KEVO" eval "$tmp/unk
 expect "bad expression" "params[0].shape" "$KEVO" eval "$tmp/bad_expr" "$tmp/ok.c"
 expect "candidate missing" "$tmp/nope.c: cannot open" "$KEVO" eval "$relu" "$tmp/nope.c"
 expect "empty candidate" "the candidate file is empty" "$KEVO" eval "$relu" "$tmp/empty.c"
+# numbers with trailing junk are refused, not read up to the junk
+expect "--min-time 1x" "--min-time must be a positive number" "$KEVO" eval "$relu" "$tmp/ok.c" --min-time 1x
+expect "--jobs 2x" "--jobs takes 1..64" "$KEVO" tasks check "$relu" --jobs 2x
+expect "--level 2x" "--level takes 1, 2 or 3" "$KEVO" tasks import torch "$tmp/ok.c" --out "$tmp/imp" --level 2x
+expect "--refine-with builtin:0.5x" "not '0.5x'" "$KEVO" run "$relu" --generator openai --refine-with builtin:0.5x --db "$tmp/rw.db"
 if [ "$(id -u)" = 0 ]; then # as root, sandboxed runners run as other uids
   mkdir -p "$tmp/private/tmp"; chmod 700 "$tmp/private"
   expect "TMPDIR others cannot reach" "is not searchable by other users" env TMPDIR="$tmp/private/tmp" "$KEVO" eval "$relu" "$tmp/ok.c"
