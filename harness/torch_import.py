@@ -32,24 +32,9 @@ from fractions import Fraction
 
 
 def _sandbox_friendly():
-    """The sandbox kills a process that forks or opens a socket. `import
-    torch` runs `ldconfig -p` through ctypes.util.find_library (vfork), and
-    torch._dynamo asks getpass.getuser() (a passwd lookup through the nscd
-    socket): find libraries by globbing, and name the user and the cache."""
-    import ctypes.util
-    import glob
-
-    def find_library(name):
-        for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-                  "/lib", "/usr/lib", "/usr/local/lib", "/lib/aarch64-linux-gnu",
-                  "/usr/lib/aarch64-linux-gnu"):
-            hits = sorted(glob.glob("%s/lib%s.so*" % (d, name)))
-            if hits:
-                return os.path.basename(hits[0])
-        return None
-    ctypes.util.find_library = find_library
-    os.environ.setdefault("USER", "kevo-import")
-    os.environ.setdefault("LOGNAME", "kevo-import")
+    """torch_problem.sandbox_friendly, and the inductor cache named."""
+    import torch_problem
+    torch_problem.sandbox_friendly("kevo-import")
     # kevo gives the sandboxed importer a writable cache/ next to out/
     cache = "cache" if os.access("cache", os.W_OK) else "."
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.abspath(os.path.join(cache, "inductor")))

@@ -9,7 +9,30 @@ constants derived from it (`bias_shape = (out_channels, 1, 1)`) follow.
 Runs the problem's own code: only ever inside kevo's sandbox.
 """
 import ast
+import os
 import types
+
+
+def sandbox_friendly(user):
+    """Before `import torch` in kevo's sandbox, which kills a process that
+    forks or opens a socket: `import torch` runs `ldconfig -p` through
+    ctypes.util.find_library (vfork), and torch._dynamo asks
+    getpass.getuser() (a passwd lookup through nscd's socket). Find
+    libraries by globbing, and name the user."""
+    import ctypes.util
+    import glob
+
+    def find_library(name):
+        for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+                  "/lib", "/usr/lib", "/usr/local/lib", "/lib/aarch64-linux-gnu",
+                  "/usr/lib/aarch64-linux-gnu"):
+            hits = sorted(glob.glob("%s/lib%s.so*" % (d, name)))
+            if hits:
+                return os.path.basename(hits[0])
+        return None
+    ctypes.util.find_library = find_library
+    os.environ.setdefault("USER", user)
+    os.environ.setdefault("LOGNAME", user)
 
 
 def _read(path):

@@ -209,28 +209,12 @@ class Runner:
         # kept until the next forward returns, as in a user's loop `y = model(x)`
 
 
-def no_spawn_find_library():
-    """ctypes.util.find_library runs `ldconfig -p` in a child process, which
-    the sandbox forbids (and kills us for); torch's CUDA loader asks it for
-    libdl while importing. Look in the library folders instead."""
-    import ctypes.util
-    import glob
-
-    def find_library(name):
-        for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-                  "/lib", "/usr/lib", "/usr/local/lib"):
-            hits = sorted(glob.glob("%s/lib%s.so*" % (d, name)))
-            if hits:
-                return os.path.basename(hits[0])
-        return None
-    ctypes.util.find_library = find_library
-    # torch._dynamo (imported by some ops) asks getpass.getuser(), which
-    # without these falls back to a passwd lookup through nscd's socket:
-    # another call the sandbox kills for
-    os.environ.setdefault("USER", "kevo-runner")
-    os.environ.setdefault("LOGNAME", "kevo-runner")
-    # ... and wants a writable temporary folder: kevo makes tmp/ (mode 1777)
-    # in the reference's folder, which the runner's own uid cannot write
+def sandbox_friendly():
+    """torch_problem.sandbox_friendly, and a writable temporary folder."""
+    import torch_problem
+    torch_problem.sandbox_friendly("kevo-runner")
+    # torch._dynamo also wants a writable temporary folder: kevo makes tmp/
+    # (mode 1777) in the reference's folder, which the runner's own uid cannot write
     if os.path.isdir("tmp"):
         import tempfile
         tempfile.tempdir = os.path.abspath("tmp")
@@ -241,7 +225,7 @@ def main():
     with open("task.json", "r", encoding="utf-8") as f:
         task = json.load(f)
     threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0)
-    no_spawn_find_library()
+    sandbox_friendly()
     try:
         import torch
     except Exception as e:  # noqa: BLE001
