@@ -184,10 +184,18 @@ typedef struct kevo_attempt {
     int64_t tokens_completion;
     int tokens_estimated; /* 1 when the token counts are estimates, not server counts */
     int64_t created;      /* Unix ms; 0 = now */
-    /* Set by the memory, ignored on input: */
+    /* Stable identity. NULL or "" on input: the memory makes a fresh one.
+     * Given: attempt_record stores the attempt under it, or, when an
+     * attempt with that uid already exists, records nothing and returns
+     * KEVO_MEMORY_RECORDED_BEFORE (idempotent retries). */
     const char *uid;
+    /* Set by the memory, ignored on input: */
     double reward_raw; /* the stage's reward before normalisation */
     double reward;     /* the reward the Q-values were updated with */
+    /* The kevo_memory_machine.id of the machine that measured it; NULL =
+     * unknown (stores before machines were kept). Appended last so that
+     * designated initialisers elsewhere keep working. */
+    const char *machine;
 } kevo_attempt;
 
 typedef struct kevo_attempt_list {
@@ -238,14 +246,28 @@ double kevo_memory_q_step(double q, double r, double alpha);
 double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2, double var_floor,
                                     double clip);
 
+/* What kevo_memory_attempt_record returns (> 0, not an error) when a->uid
+ * was given and an attempt with that uid is already stored: nothing was
+ * recorded (no Q update, no edge, no item) and *out_id is that attempt's
+ * id. A worker retrying after a lost connection, or two workers racing on
+ * one iteration, thus record it once. */
+#define KEVO_MEMORY_RECORDED_BEFORE 1
+
 /* Record one evaluated attempt, all in one transaction:
  *   - the attempt node and its refines edge (a->parent_id, which must exist
- *     and belong to the same task);
+ *     and belong to the same task); with a->uid given and already stored,
+ *     nothing at all (KEVO_MEMORY_RECORDED_BEFORE, see above); two attempts
+ *     of one run (run_id != 0) with the same task, backend and iteration
+ *     are refused (KEVO_EEXISTS);
  *   - one `used` edge per entry of used[0..n_used) (item ids must exist and
  *     be distinct);
  *   - the reward (draft or refine, see above; a refine attempt's start
  *     latency is its parent's candidate_us, or its own reference_us when it
- *     has no parent), normalised when cfg->normalize;
+ *     has no parent; when parent and attempt were measured on different
+ *     known machines, a->reference_us / parent->speedup, the parent's
+ *     latency re-expressed through the reference timed beside each, and a
+ *     reward of 0 when that is not available), normalised when
+ *     cfg->normalize;
  *   - Q <- Q + alpha (R - Q) for every used item at a->stage, and for the
  *     start point's Q2 when a refine attempt has a parent;
  *     infra_error attempts are kevo's fault: recorded, never rewarded;
@@ -253,7 +275,8 @@ double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2,
  *     why from the feedback) with a distilled_from edge; and a `trace`
  *     item holding the source when a correct attempt beats every earlier
  *     correct attempt of the task on that backend.
- * `cfg` NULL means defaults. KEVO_EINVAL for missing/invalid fields. */
+ * `cfg` NULL means defaults. KEVO_EINVAL for missing/invalid fields.
+ * Returns 0 (recorded), KEVO_MEMORY_RECORDED_BEFORE or a negative code. */
 int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const kevo_used_item *used,
                                size_t n_used, const kevo_learn_config *cfg, int64_t *out_id);
 
@@ -376,6 +399,119 @@ int kevo_memory_q_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t i
 /* Q2 of an attempt as a start point for refining. */
 int kevo_memory_q_start_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t attempt_id);
 
+/* ---- machines --------------------------------------------------------- */
+
+/* A machine that measured attempts (kevo_attempt.machine is its id). */
+typedef struct kevo_memory_machine {
+    const char *id;       /* required; stable (kevo_machine_get in kevo/util.h) */
+    const char *hostname; /* NULL = keep / unknown */
+    const char *cpu;      /* CPU model */
+    const char *gpu;      /* GPU model; NULL or "" = none known */
+    int cores;            /* logical cores; 0 = keep / unknown */
+    int64_t first_seen;   /* Unix ms; set by the memory on first upsert */
+    int64_t last_seen;    /* Unix ms; upsert sets it (0 = now) */
+} kevo_memory_machine;
+
+typedef struct kevo_memory_machine_array {
+    kevo_memory_machine *machines;
+    size_t n;
+} kevo_memory_machine_array;
+
+/* Insert or update the machine m->id: on update the non-NULL fields
+ * (cores != 0) replace the stored ones and last_seen moves forward (never
+ * back); first_seen is kept. KEVO_EINVAL without an id. */
+int kevo_memory_machine_upsert(kevo_memory *mem, const kevo_memory_machine *m);
+/* All machines ordered by id. */
+int kevo_memory_machine_list(kevo_memory_machine_array **out, kevo_memory *mem);
+void kevo_memory_machine_array_free(kevo_memory_machine_array *list);
+
+/* ---- work queue -------------------------------------------------------- */
+
+/* Shared work for many workers (`kevo submit`, `kevo worker`): one row per
+ * (run, task). Operational state, not memory: work rows are left out of
+ * kevo_memory_export() (and so of import and filter's relearning); a
+ * run's deletion deletes its rows. The values are not stored (the names
+ * are); never renumber. */
+typedef enum kevo_work_state {
+    KEVO_WORK_QUEUED = 1,  /* waiting for a worker */
+    KEVO_WORK_RUNNING = 2, /* held by `worker` until lease_until */
+    KEVO_WORK_DONE = 3,    /* finished (whatever its attempts' verdicts) */
+    KEVO_WORK_FAILED = 4,  /* the worker gave up on it (error says why) */
+} kevo_work_state;
+
+/* "queued", "running", "done", "failed"; "?" when unknown. parse:
+ * KEVO_EINVAL for an unknown name. */
+const char *kevo_work_state_name(kevo_work_state state);
+int kevo_work_state_parse(kevo_work_state *out, const char *name);
+
+typedef struct kevo_work {
+    int64_t run_id;      /* required; the run must exist */
+    const char *task;    /* required; task name, unique within the run */
+    const char *backend; /* required; a worker claims only its backends */
+    /* The task folder as a JSON object {"task.json": "...", "reference.c":
+     * "...", ...}: file name -> contents, so that a worker needs no shared
+     * filesystem. Required on add; NULL in lists made without bundles. */
+    const char *bundle;
+    kevo_work_state state; /* add: ignored (always queued) */
+    const char *worker;    /* holder (last holder once finished); NULL when queued */
+    int64_t lease_until;   /* Unix ms; 0 when never claimed */
+    int64_t claims;        /* times claimed (> 1: an earlier holder lost it) */
+    const char *error;     /* failed: why; else NULL */
+    int64_t updated;       /* Unix ms of the last change */
+} kevo_work;
+
+typedef struct kevo_work_list {
+    kevo_work *work;
+    size_t n;
+} kevo_work_list;
+
+/* Queue w->task of run w->run_id. KEVO_EEXISTS (naming them) when the run
+ * already has that task: a task is submitted to a run once. KEVO_ENOTFOUND
+ * for an unknown run; KEVO_EINVAL for missing fields or a bundle that is not
+ * a JSON object of strings. */
+int kevo_memory_work_add(kevo_memory *mem, const kevo_work *w);
+
+/* Atomically take one row (oldest first: run id, then insertion) whose
+ * backend is one of backends[0..n_backends) and that is either queued or
+ * running with an expired lease (lease_until < now: its holder is presumed
+ * dead), of a run not finished: it becomes running under `worker` with
+ * lease_until = now + lease_ms and claims + 1, and comes back through *out
+ * (the caller's; kevo_work_free). now_ms 0 = the clock. Never gives one row
+ * to two holders, with any number of processes and machines claiming at
+ * once. KEVO_ENOTFOUND (*out NULL, no message needed) when nothing is
+ * claimable. `worker` must be unique per worker process (e.g. machine id,
+ * pid and a random part): fencing below trusts it. Leases compare
+ * wall-clock times of different machines: keep their clocks in sync well
+ * within lease_ms. */
+int kevo_memory_work_claim(kevo_work **out, kevo_memory *mem, const char *const *backends,
+                           size_t n_backends, const char *worker, int64_t now_ms,
+                           int64_t lease_ms);
+
+/* Extend the lease of a row `worker` holds to now + lease_ms (now_ms 0 =
+ * the clock). KEVO_ENOTFOUND when the row is not running under `worker`
+ * (the lease was lost to another worker, or the row finished): the worker
+ * must stop working on it. A lease that expired but was not yet claimed by
+ * anyone is still held and renews. */
+int kevo_memory_work_renew(kevo_memory *mem, int64_t run_id, const char *task, const char *worker,
+                           int64_t now_ms, int64_t lease_ms);
+
+/* Finish a row `worker` holds as KEVO_WORK_DONE or KEVO_WORK_FAILED
+ * (`error` says why; NULL allowed). KEVO_ENOTFOUND when the row is not
+ * running under `worker` (fenced: a worker that lost its lease cannot
+ * finish what another now holds); KEVO_EINVAL for another state. When it
+ * was the run's last queued or running row, the run is marked finished
+ * (status "finished", as kevo_memory_run_finish) in the same transaction
+ * and *out_run_finished (may be NULL) is set to 1, else 0. */
+int kevo_memory_work_finish(kevo_memory *mem, int64_t run_id, const char *task, const char *worker,
+                            kevo_work_state state, const char *error, int *out_run_finished);
+
+/* The rows of run_id (0 = all runs), by run id then insertion; bundles
+ * are left NULL unless with_bundle. */
+int kevo_memory_work_list(kevo_work_list **out, kevo_memory *mem, int64_t run_id,
+                          int with_bundle);
+void kevo_work_free(kevo_work *w);
+void kevo_work_list_free(kevo_work_list *list);
+
 /* ---- the store as an artifact ----------------------------------------- */
 
 typedef struct kevo_memory_stats {
@@ -389,12 +525,14 @@ typedef struct kevo_memory_stats {
 int kevo_memory_stats_get(kevo_memory_stats *out, kevo_memory *mem);
 
 /* Write the whole store as JSON lines to `path` ("-" = stdout): a header
- * line, then runs, tasks, items, attempts, edges and Q rows, each in id
- * order. The file is written atomically. */
+ * line, then runs, tasks, items, machines, attempts (with their machine),
+ * edges and Q rows, each in id order. Work-queue rows are operational
+ * state, not memory, and are not exported. The file is written
+ * atomically. */
 int kevo_memory_export(kevo_memory *mem, const char *path);
 
 typedef struct kevo_import_stats {
-    size_t runs, tasks, items, attempts, edges, q_rows;
+    size_t runs, tasks, items, attempts, edges, q_rows, machines;
     size_t skipped; /* records already present (same uid / task name) */
 } kevo_import_stats;
 

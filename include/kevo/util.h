@@ -116,6 +116,24 @@ int kevo_torch_python(char **python, char **tree);
 /* Number of online CPUs (>= 1). */
 int kevo_cpu_count(void);
 
+/* The machine this process runs on, as attempts record it. id: 32 hex
+ * digits, stable across reboots: a hash of /etc/machine-id together with
+ * the CPU model (a cloned image on other hardware gets another id), or,
+ * without a machine-id, of the hostname and CPU model. cpu: /proc/cpuinfo
+ * "model name" (ARM: "Hardware", else "CPU implementer"/"CPU part");
+ * "unknown" when none. gpu: the first NVIDIA GPU's model from
+ * /proc/driver/nvidia/gpus/<bus>/information, "" when none is known (no
+ * driver query is made). cores: logical CPUs online. Never fails for
+ * want of those files (returns 0 with what it found). */
+typedef struct kevo_machine {
+    char id[33];
+    char hostname[256];
+    char cpu[256];
+    char gpu[256];
+    int cores;
+} kevo_machine;
+int kevo_machine_get(kevo_machine *out);
+
 #ifdef __cplusplus
 }
 #endif

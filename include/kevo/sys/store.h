@@ -25,7 +25,8 @@
  *     > 0 to stop early (the method then returns 0) or < 0 to fail (the
  *     method returns that code). Callbacks never call back into the store;
  *   - deleting a task, attempt or item deletes its edges and Q rows; an
- *     attempt's deletion deletes the attempts that refine it.
+ *     attempt's deletion deletes the attempts that refine it; a run's
+ *     deletion deletes its work rows (version 2).
  *
  * Versioning: methods are only ever appended; each bump of
  * KEVO_STORE_VERSION says which fields exist; kevo reads a field only when
@@ -40,7 +41,10 @@
 extern "C" {
 #endif
 
-#define KEVO_STORE_VERSION 1
+/* 1: the experience graph. 2: the work queue (work_*), machines
+ * (machine_*) and kevo_attempt.machine, which attempt_insert/attempt_each
+ * of a version-1 store ignore. */
+#define KEVO_STORE_VERSION 2
 
 typedef struct kevo_store kevo_store;
 
@@ -93,6 +97,8 @@ typedef int (*kevo_store_used_cb)(void *arg, const kevo_used_edge *e);
 typedef int (*kevo_store_distilled_cb)(void *arg, const kevo_distilled_edge *e);
 typedef int (*kevo_store_q_cb)(void *arg, const kevo_q_row *row);
 typedef int (*kevo_store_start_cb)(void *arg, const kevo_start_point *sp);
+typedef int (*kevo_store_work_cb)(void *arg, const kevo_work *w);
+typedef int (*kevo_store_machine_cb)(void *arg, const kevo_memory_machine *m);
 
 struct kevo_store {
     /* KEVO_STORE_VERSION the store was written against (>= 1). */
@@ -192,6 +198,50 @@ struct kevo_store {
 
     /* Version 1 ends here. Append new methods below, bump
      * KEVO_STORE_VERSION, and guard their use on s->version. */
+
+    /* ---- version 2 ---- */
+
+    /* Work queue: rows keyed by (run_id, task), see kevo_memory_work_* in
+     * kevo/memory.h for their meaning. Times are Unix ms given by kevo
+     * (never the store's own clock). Each method runs inside a write
+     * transaction kevo_memory opened (tx_begin; work_each: any).
+     *
+     * work_add: insert w as queued (claims 0, worker/error NULL, lease 0,
+     * updated = w->updated); KEVO_EEXISTS when (run_id, task) exists,
+     * KEVO_ENOTFOUND when the run does not. */
+    int (*work_add)(kevo_store *s, const kevo_work *w);
+    /* Take ONE row whose backend is in backends[0..n_backends), whose run
+     * has finished == 0, and that is queued or running with lease_until <
+     * now_ms, first by run id then insertion order; set it running under
+     * `worker`, lease_until = now_ms + lease_ms, claims + 1, updated =
+     * now_ms; pass the row as it now is (bundle included) to cb once.
+     * KEVO_ENOTFOUND (no message needed) when none. Must never give one row
+     * to two callers of any two handles or machines (SQLite: the
+     * BEGIN IMMEDIATE of tx_begin serialises; PostgreSQL: e.g. UPDATE ...
+     * WHERE ctid = (SELECT ... FOR UPDATE SKIP LOCKED)). */
+    int (*work_claim)(kevo_store *s, const char *const *backends, size_t n_backends,
+                      const char *worker, int64_t now_ms, int64_t lease_ms, kevo_store_work_cb cb,
+                      void *arg);
+    /* When the row is running with worker == `worker`: lease_until =
+     * now_ms + lease_ms, updated = now_ms. Else KEVO_ENOTFOUND. */
+    int (*work_renew)(kevo_store *s, int64_t run_id, const char *task, const char *worker,
+                      int64_t now_ms, int64_t lease_ms);
+    /* When the row is running with worker == `worker`: state = `state`
+     * (done or failed), error = `error` (NULL allowed), lease_until = 0,
+     * updated = now_ms; worker is kept. Else KEVO_ENOTFOUND. */
+    int (*work_finish)(kevo_store *s, int64_t run_id, const char *task, const char *worker,
+                       kevo_work_state state, const char *error, int64_t now_ms);
+    /* Rows of run_id (0 = all), by run id then insertion order; bundle is
+     * NULL unless with_bundle. */
+    int (*work_each)(kevo_store *s, int64_t run_id, int with_bundle, kevo_store_work_cb cb,
+                     void *arg);
+
+    /* Machines keyed by id. machine_upsert: insert, or update the non-NULL
+     * fields (cores when != 0) and set last_seen = max(stored, given),
+     * keeping first_seen; a new row takes first_seen as given (0: its
+     * last_seen). machine_each: all, by id. */
+    int (*machine_upsert)(kevo_store *s, const kevo_memory_machine *m);
+    int (*machine_each)(kevo_store *s, kevo_store_machine_cb cb, void *arg);
 };
 
 /* The SQLite store (WAL, foreign keys, FTS5). flags: KEVO_MEMORY_*. */
