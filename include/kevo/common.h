@@ -27,7 +27,8 @@ enum {
     KEVO_ENOMEM = -6,    /* allocation failed */
     KEVO_EIO = -7,       /* I/O or system call failure */
     KEVO_EINFRA = -8,    /* kevo's own environment is broken (toolchain missing...) */
-    KEVO_EINTR = -9      /* the user asked to stop (SIGINT/SIGTERM) */
+    KEVO_EINTR = -9,     /* the user asked to stop (SIGINT/SIGTERM) */
+    KEVO_EEXISTS = -10   /* the record already exists (a key given twice) */
 };
 
 /* The last error message of this thread. Borrowed; valid until the next

@@ -43,6 +43,7 @@ const char *kevo_error_name(int code)
     case KEVO_EIO: return "EIO";
     case KEVO_EINFRA: return "EINFRA";
     case KEVO_EINTR: return "EINTR";
+    case KEVO_EEXISTS: return "EEXISTS";
     default: return "ERROR";
     }
 }
