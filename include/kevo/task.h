@@ -87,6 +87,10 @@ int kevo_task_load(kevo_task **out, const char *dir);
 void kevo_task_free(kevo_task *task);
 
 /* Find every task folder (holding task.json) under root, sorted by path.
+ * A relative root that is no folder from the cwd is looked up under the
+ * data directory's suites/ (kevo_data_dir; a leading "suites/" is that
+ * folder itself), so an installed kevo takes `kevo run c/level1`; the
+ * paths found are then absolute. KEVO_ENOTFOUND when neither exists.
  * *out is an array of malloc'd strings; free with kevo_task_dirs_free. */
 int kevo_task_find(char ***out, size_t *out_count, const char *root);
 void kevo_task_dirs_free(char **dirs, size_t count);

@@ -80,6 +80,19 @@ int kevo_mkdtemp(char **out, const char *prefix);
  * Base: $KEVO_CACHE_DIR, else $XDG_CACHE_HOME/kevo, else ~/.cache/kevo. */
 const char *kevo_cache_dir(const char *name);
 
+/* kevo's data directory, the folder holding harness/, prompts/ and suites/
+ * (docs/install.md): $KEVO_DATA_DIR when set (NULL when that is not a
+ * directory: never a quiet fallback), else <the executable's folder>/
+ * ../share/kevo when it holds harness/protocol.h (an install), else the
+ * source tree, only for an executable inside the build tree it was built
+ * in, else the configured prefix's share/kevo when it holds data (programs
+ * embedding libkevocore). NULL otherwise, kevo_error_last() saying where it looked and to set
+ * KEVO_DATA_DIR. Borrowed, canonical, valid for the life of the process.
+ * kevo_data_path: $env_name when set (env_name may be NULL), else
+ * "<data dir>/<sub>"; NULL as kevo_data_dir. Borrowed likewise. */
+const char *kevo_data_dir(void);
+const char *kevo_data_path(const char *env_name, const char *sub);
+
 /* Monotonic time in seconds / nanoseconds. */
 double kevo_now_s(void);
 int64_t kevo_now_ns(void);

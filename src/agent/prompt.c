@@ -1,7 +1,8 @@
 /*
  * agent/prompt.c - prompt templates live in files (prompts/BACKEND/NAME.md),
  * not in C string literals: {{key}} placeholders are replaced by values.
- * The directory is $KEVO_PROMPTS_DIR, else the source tree's prompts/.
+ * The directory is $KEVO_PROMPTS_DIR, else the data directory's prompts/
+ * (kevo_data_dir: an install's share/kevo, or the source tree of a build).
  */
 #include "internal.h"
 
@@ -12,13 +13,16 @@ int kevo_prompt_render(char **out, const char *backend, const char *name,
                        const char *const *keys, const char *const *values, size_t n)
 {
     *out = NULL;
-    const char *dir = getenv("KEVO_PROMPTS_DIR");
+    const char *dir = kevo_data_path("KEVO_PROMPTS_DIR", "prompts");
     kevo_buf path = {0}, res = {0};
-    kevo_buf_printf(&path, "%s/%s/%s.md", dir && *dir ? dir : KEVO_SOURCE_DIR "/prompts", backend,
-                    name);
     char *text = NULL;
-    int error = kevo_file_read(&text, NULL, path.ptr);
-    if (error < 0) {
+    int error = 0;
+    if (!dir) {
+        error = kevo_error_set(KEVO_EINFRA, "prompt templates: %s", kevo_error_last());
+        goto done;
+    }
+    kevo_buf_printf(&path, "%s/%s/%s.md", dir, backend, name);
+    if ((error = kevo_file_read(&text, NULL, path.ptr)) < 0) {
         error = kevo_error_set(KEVO_EINFRA, "prompt template missing: %s", kevo_error_last());
         goto done;
     }

@@ -140,8 +140,11 @@ done:
 
 const char *kevo_harness_dir(void)
 {
-    const char *env = getenv("KEVO_HARNESS_DIR");
-    return env && *env ? env : KEVO_SOURCE_DIR "/harness";
+    const char *dir = kevo_data_path("KEVO_HARNESS_DIR", "harness");
+    /* never NULL (callers join paths onto it): a path that names the problem
+     * in every message that quotes it; `kevo` itself stops earlier with
+     * kevo_data_dir()'s full sentence */
+    return dir ? dir : "/(kevo's data directory not found: set KEVO_DATA_DIR)/harness";
 }
 
 int kevo_backend_call_stub(char **out, const kevo_task *t)

@@ -219,8 +219,8 @@ int kevo_cmd_tasks_adapt(int argc, char **argv)
 
 const char *kevo_cli_default_suites(void)
 {
-    const char *env = getenv("KEVO_SUITES_DIR");
-    return env && *env ? env : KEVO_SOURCE_DIR "/suites/c";
+    const char *dir = kevo_data_path("KEVO_SUITES_DIR", "suites/c");
+    return dir ? dir : "/(kevo's data directory not found: set KEVO_DATA_DIR)/suites/c";
 }
 
 int kevo_cmd_tasks_link(int argc, char **argv)

@@ -4,6 +4,7 @@
  * char **)`, declare it below and add one line to `commands`.
  */
 #include "commands.h"
+#include "kevo/util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,29 @@ static void usage(FILE *f)
     for (const kevo_command *c = commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "\n`kevo <command> --help` explains each command.\n");
+    fprintf(f, "\noptions:\n"
+               "  --version          print kevo's version\n"
+               "  --data-dir         print the data directory in use (harness/, prompts/,\n"
+               "                     suites/): $KEVO_DATA_DIR, else PREFIX/share/kevo next to\n"
+               "                     the installed kevo (docs/install.md)\n");
+}
+
+/* The commands that build or read tasks need the data directory: they stop
+ * at once, with the sentence saying where kevo looked, when there is none
+ * (their --help still works). */
+static int data_dir_check(int argc, char **argv)
+{
+    static const char *const needs[] = {"eval", "tasks", "run", "calibrate", NULL};
+    bool needed = false;
+    for (size_t i = 0; needs[i]; i++)
+        needed = needed || !strcmp(argv[1], needs[i]);
+    for (int i = 2; needed && i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            needed = false;
+    if (!needed || kevo_data_dir())
+        return KEVO_EXIT_OK;
+    fprintf(stderr, "kevo %s: %s\n", argv[1], kevo_error_last());
+    return KEVO_EXIT_INFRA;
 }
 
 int main(int argc, char **argv)
@@ -46,9 +70,20 @@ int main(int argc, char **argv)
         printf("kevo %s\n", KEVO_VERSION);
         return 0;
     }
+    if (!strcmp(argv[1], "--data-dir")) {
+        const char *dir = kevo_data_dir();
+        if (!dir) {
+            fprintf(stderr, "kevo: %s\n", kevo_error_last());
+            return KEVO_EXIT_INFRA;
+        }
+        printf("%s\n", dir);
+        return KEVO_EXIT_OK;
+    }
     for (const kevo_command *c = commands; c->name; c++)
-        if (!strcmp(c->name, argv[1]))
-            return c->run(argc - 1, argv + 1);
+        if (!strcmp(c->name, argv[1])) {
+            int status = data_dir_check(argc, argv);
+            return status ? status : c->run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "kevo: unknown command '%s' (see `kevo --help`)\n", argv[1]);
     return KEVO_EXIT_USAGE;
 }

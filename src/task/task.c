@@ -946,14 +946,35 @@ static int find_rec(char ***list, size_t *n, size_t *cap, const char *dir, int d
     return error;
 }
 
+/* A relative suite path that is not a folder here but is one under the data
+ * directory's suites/ (`c/level1`, or `suites/c/level1` outside the source
+ * tree): that folder, malloc'd; else NULL. The cwd always wins; paths
+ * starting with '/' or '.' are taken as they are. */
+static char *data_suite_path(const char *root)
+{
+    const char *data = root[0] && root[0] != '/' && root[0] != '.' ? kevo_data_dir() : NULL;
+    if (!data)
+        return NULL;
+    bool prefixed = !strncmp(root, "suites/", 7);
+    char *suites = kevo_path_join(data, "suites");
+    char *path = suites ? kevo_path_join(prefixed ? data : suites, root) : NULL;
+    free(suites);
+    if (path && !kevo_dir_exists(path)) {
+        free(path);
+        path = NULL;
+    }
+    return path;
+}
+
 int kevo_task_find(char ***out, size_t *out_count, const char *root)
 {
     *out = NULL;
     *out_count = 0;
-    if (!kevo_dir_exists(root))
+    char *in_data = NULL;
+    if (!kevo_dir_exists(root) && !(in_data = data_suite_path(root)))
         return kevo_error_set(KEVO_ENOTFOUND, "%s: no such directory", root);
     size_t cap = 0;
-    char *clean = strdup(root);
+    char *clean = in_data ? in_data : strdup(root);
     size_t len = strlen(clean);
     while (len > 1 && clean[len - 1] == '/')
         clean[--len] = '\0';

@@ -153,7 +153,9 @@ void kevo_backend_names_text(struct kevo_buf *out);
 int kevo_cflags_parse(char ***out, const char *source);
 bool kevo_cflag_allowed(const char *flag);
 void kevo_strv_free(char **v);
-/* Directory holding harness/runner.c and protocol.h. */
+/* Directory holding harness/runner.c and protocol.h: $KEVO_HARNESS_DIR, else
+ * kevo_data_dir()'s harness/. Borrowed, never NULL: when there is no data
+ * directory, a path that cannot exist and says so. */
 const char *kevo_harness_dir(void);
 /* The C backend's kernel compile, shared by its compile gate and the static
  * gate's preprocessor pass (verify/antihack_c.c) so the two see the same
