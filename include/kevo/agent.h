@@ -11,6 +11,8 @@
 
 #include "kevo/common.h"
 #include "kevo/llm.h" /* the LLM settings' enums */
+#include "kevo/memory.h" /* kevo_stage */
+#include "kevo/verdict.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -58,6 +60,88 @@ const char *kevo_start_score_name(kevo_start_score s);
 int kevo_start_score_parse(kevo_start_score *out, const char *name);
 int kevo_run_context_parse(kevo_run_context *out, const char *name);
 
+/* ---- what a run reports while it works ---------------------------------
+ *
+ * The agent tells an observer what happens as events; it knows nothing of
+ * terminals. Without an observer (library users, tests) it prints each
+ * event's plain line (kevo_run_event_line) on stdout (failures on stderr),
+ * as `kevo run` piped does. The observer is called from the task workers'
+ * threads, never two calls at once (the agent serialises them); a call
+ * should return quickly (the worker waits), must not call back into the
+ * run, and owns nothing it is handed: the event and its strings live for
+ * the call only. */
+typedef enum {
+    KEVO_RUN_EVENT_RUN_STARTED,      /* run_id, total, iterations, generator, db_path */
+    KEVO_RUN_EVENT_TASK_STARTED,     /* index, task, first_iteration: attempts begin */
+    KEVO_RUN_EVENT_ATTEMPT_PHASE,    /* index, task, iteration, stage, phase */
+    KEVO_RUN_EVENT_ATTEMPT_FINISHED, /* + summary, verdict, speedup, best */
+    KEVO_RUN_EVENT_TASK_SKIPPED,     /* index, task, message: why it cannot run */
+    KEVO_RUN_EVENT_TASK_COMPLETE,    /* index, task, attempts: already complete (resume) */
+    KEVO_RUN_EVENT_TASK_FAILED,      /* index, task_dir, message: the run goes on or stops */
+    KEVO_RUN_EVENT_TASK_FINISHED,    /* index, task_dir: done with it, whatever the end */
+    KEVO_RUN_EVENT_PROGRESS,         /* done, worked, total, elapsed_s, left_s */
+    KEVO_RUN_EVENT_COUNT
+} kevo_run_event_kind;
+
+typedef enum {
+    KEVO_ATTEMPT_PROPOSING, /* the generator (recipes, or the LLM) is at work */
+    KEVO_ATTEMPT_VERIFYING, /* the verifier's gates: compile, correctness, timing */
+    KEVO_ATTEMPT_PHASE_COUNT
+} kevo_attempt_phase;
+
+/* "proposing", "verifying". Static. */
+const char *kevo_attempt_phase_name(kevo_attempt_phase p);
+
+/* One event. Fields not listed for its kind are zero / NULL. */
+typedef struct kevo_run_event {
+    kevo_run_event_kind kind;
+    int64_t run_id;
+    size_t index;          /* the task's position in the run, from 0 */
+    size_t total;          /* the run's tasks */
+    const char *task;      /* the task's name */
+    const char *task_dir;  /* the task's folder */
+    /* RUN_STARTED */
+    int iterations;        /* per task */
+    const char *generator, *db_path;
+    /* TASK_STARTED, ATTEMPT_*: iteration from 0 (first_iteration > 0 on resume) */
+    int first_iteration, iteration;
+    kevo_stage stage;      /* draft or refine */
+    kevo_attempt_phase phase;
+    /* ATTEMPT_FINISHED */
+    const char *summary;   /* what the generator did ("" when nothing) */
+    kevo_verdict verdict;
+    double speedup;        /* 0 when not timed */
+    double best;           /* the task's best speedup so far in this run */
+    /* TASK_COMPLETE */
+    int attempts;
+    /* TASK_SKIPPED, TASK_FAILED */
+    const char *message;
+    /* PROGRESS (after every task, run-wide) */
+    size_t done;           /* tasks finished, skipped or already complete */
+    size_t worked;         /* of which ran attempts */
+    double elapsed_s;      /* since the run (or its resumption) started */
+    double left_s;         /* estimate from the mean task time; < 0 when unknown */
+} kevo_run_event;
+
+#define KEVO_RUN_OBSERVER_VERSION 1
+typedef struct kevo_run_observer {
+    unsigned version; /* KEVO_RUN_OBSERVER_VERSION */
+    void *ctx;
+    void (*on_event)(void *ctx, const kevo_run_event *ev);
+} kevo_run_observer;
+
+/* An event's plain line, the one printed without an observer. text is ""
+ * when the event prints nothing (phases, task starts; with quiet all but
+ * the skip and failure lines); to_stderr for failures. verdict_at and
+ * verdict_len mark the verdict's name in an attempt's line (len 0 when
+ * none), for a renderer that colours it. text has no newline. */
+typedef struct kevo_run_line {
+    char text[512];
+    bool to_stderr;
+    size_t verdict_at, verdict_len;
+} kevo_run_line;
+void kevo_run_event_line(kevo_run_line *out, const kevo_run_event *ev, bool quiet);
+
 typedef struct kevo_run_config {
     const char **paths;      /* suites or task folders */
     size_t npaths;
@@ -101,7 +185,9 @@ typedef struct kevo_run_config {
     bool quick_timing;       /* shorter latency gate (demo, tests) */
     int64_t resume_run;      /* continue this run id */
     const char *memory_from; /* import an exported memory before starting */
-    bool quiet;
+    bool quiet;              /* the default printer prints only skip and failure lines;
+                                an observer gets every event regardless */
+    const kevo_run_observer *observer; /* NULL: the default printer (borrowed) */
     volatile sig_atomic_t *stop; /* set by a signal handler: finish the attempt in flight, stop */
 } kevo_run_config;
 
@@ -112,8 +198,8 @@ void kevo_run_config_init(kevo_run_config *cfg);
  * configuration both pass through it. */
 int kevo_run_config_check(const kevo_run_config *cfg);
 
-/* Run (or resume) a whole run; prints progress on stdout. *out_run_id gets
- * the run id. Returns 0 when every task ran its budget, KEVO_EINTR when
+/* Run (or resume) a whole run; progress goes to cfg->observer, else is
+ * printed on stdout. *out_run_id gets the run id. Returns 0 when every task ran its budget, KEVO_EINTR when
  * stopped by the user (the run can be resumed), negative on errors. */
 int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg);
 

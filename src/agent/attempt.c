@@ -3,7 +3,8 @@
  * (the verifier's gates; on LLM runs the model-based auditor is one of
  * them, between the static gate and the compile: task_loop.c) ->
  * record (the attempt, its edges, reward and Q updates in one transaction,
- * plus a reflection item when asked for) -> the state moves on. Must not:
+ * plus a reflection item when asked for) -> the state moves on; the run's
+ * observer hears of each phase and of the outcome (events.c). Must not:
  * choose a start point (kevo_context_start_point) or read back from the
  * store what it has just written.
  */
@@ -99,19 +100,28 @@ int kevo_agent__advance(kevo_attempt_state *st, const kevo_attempt *a)
     return kevo_agent__turn_add(st, a);
 }
 
-static void print_line(const kevo_attempt_state *st, const judged *j, const kevo_proposal *p,
-                       size_t index, size_t total)
+/* The attempt's event: a phase (finished false) or its outcome. */
+static void emit_attempt(const kevo_attempt_state *st, size_t index, size_t total,
+                         kevo_attempt_phase phase, const judged *j, const kevo_proposal *p)
 {
-    if (st->cfg->quiet)
-        return;
-    char sp[32] = "";
-    if (j->a.speedup > 0)
-        snprintf(sp, sizeof(sp), "%.2fx", j->a.speedup);
-    printf("[%zu/%zu] %-24s iter %2d/%d %-6s %-24.24s %-13s %7s  best %.2fx\n", index + 1, total,
-           st->at->task->name, st->iteration + 1, st->cfg->iterations,
-           j->a.stage == KEVO_STAGE_DRAFT ? "draft" : "refine", p->summary,
-           kevo_verdict_name(j->a.verdict), sp, st->best);
-    fflush(stdout);
+    kevo_run_event ev = {.kind = j ? KEVO_RUN_EVENT_ATTEMPT_FINISHED : KEVO_RUN_EVENT_ATTEMPT_PHASE,
+                         .run_id = st->run_id,
+                         .index = index,
+                         .total = total,
+                         .task = st->at->task->name,
+                         .task_dir = st->at->task->dir,
+                         .iterations = st->cfg->iterations,
+                         .iteration = st->iteration,
+                         .stage = st->start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT,
+                         .phase = phase,
+                         .best = st->best};
+    if (j) {
+        ev.stage = j->a.stage;
+        ev.summary = p->summary;
+        ev.verdict = j->a.verdict;
+        ev.speedup = j->a.speedup;
+    }
+    kevo_agent__emit(st->cfg, &ev);
 }
 
 int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index, size_t total)
@@ -119,6 +129,7 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     kevo_proposal p = {0};
     judged j = {0};
     const kevo_generator *gen = kevo_agent__choose(st);
+    emit_attempt(st, index, total, KEVO_ATTEMPT_PROPOSING, NULL, NULL);
     int error = gen->propose(gen, st, &p);
     if (error < 0)
         goto done;
@@ -132,6 +143,7 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     a->parent_id = st->start ? st->start->id : 0;
     a->recipes_json = p.recipes_json;
     st->audit_tokens[0] = st->audit_tokens[1] = 0;
+    emit_attempt(st, index, total, KEVO_ATTEMPT_VERIFYING, NULL, NULL);
     if ((error = judge_gates(&j, st, ev, &p)) < 0)
         goto done;
     if (st->prov && st->cfg->reflect && p.source &&
@@ -144,7 +156,7 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     a->tokens_estimated = p.tokens_estimated;
     if ((error = record(&j, st, &p)) < 0 || (error = kevo_agent__advance(st, a)) < 0)
         goto done;
-    print_line(st, &j, &p, index, total);
+    emit_attempt(st, index, total, KEVO_ATTEMPT_VERIFYING, &j, &p);
 done:
     judged_clear(&j);
     kevo_proposal_clear(&p);

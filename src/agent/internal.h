@@ -72,6 +72,12 @@ struct cJSON;
 int kevo_agent__config_from_json(kevo_run_config *cfg, char ***dirs, size_t *ndirs,
                                  struct cJSON *root);
 
+/* ---- events (events.c) ----------------------------------------------- */
+
+/* Hand an event to cfg->observer, else print its plain line; one event at
+ * a time across every worker. */
+void kevo_agent__emit(const kevo_run_config *cfg, const kevo_run_event *ev);
+
 /* ---- one attempt: propose -> judge -> record (attempt.c) -------------- */
 
 /* What travels from one iteration of a task to the next, in memory: the
@@ -130,7 +136,7 @@ const char *kevo_agent__last_feedback(const kevo_attempt_state *st);
 int kevo_agent__advance(kevo_attempt_state *st, const kevo_attempt *a);
 
 /* One attempt of the state's iteration: propose, judge with `ev`, record
- * in one transaction, print its line; the state moves on (feedback, best,
+ * in one transaction, report it (kevo_agent__emit); the state moves on (feedback, best,
  * seen sources). Negative only for kevo's own failures. */
 int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index, size_t total);
 

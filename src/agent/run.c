@@ -3,7 +3,8 @@
  * backend), or those of a run to resume, worked through by --jobs workers,
  * each task by kevo_agent__run_task (task_loop.c). A killed run resumes
  * from the store: each task continues at the iteration after its last
- * recorded attempt, so at most the attempt in flight is lost. Must not:
+ * recorded attempt, so at most the attempt in flight is lost. What happens
+ * goes to the run's observer as events (events.c). Must not:
  * judge a kernel or format a report.
  */
 #include "internal.h"
@@ -34,20 +35,25 @@ typedef struct {
 } worker_shared;
 
 /* Run-level progress after a task: how far, how long, about how much is
- * left (from the mean wall time of the tasks that ran attempts). */
-static void progress(worker_shared *ws, bool worked)
+ * left (from the mean wall time of the tasks that ran attempts). Emitted
+ * under the lock so that the counts arrive in order. */
+static void progress(worker_shared *ws, size_t i, bool worked)
 {
     pthread_mutex_lock(&ws->lock);
     ws->finished++;
     ws->worked += worked;
     double elapsed = kevo_now_s() - ws->t0;
     size_t left = ws->ndirs - ws->finished;
-    if (!ws->cfg->quiet && ws->worked > 0 && left > 0) {
-        long e = (long)elapsed, r = (long)(elapsed / (double)ws->worked * (double)left);
-        printf("-- %zu of %zu tasks done, %ldm%02lds elapsed, about %ldm%02lds left\n",
-               ws->finished, ws->ndirs, e / 60, e % 60, r / 60, r % 60);
-        fflush(stdout);
-    }
+    kevo_run_event ev = {.kind = KEVO_RUN_EVENT_TASK_FINISHED, .run_id = ws->run_id,
+                         .index = i, .total = ws->ndirs, .task_dir = ws->dirs[i],
+                         .iterations = ws->cfg->iterations};
+    kevo_agent__emit(ws->cfg, &ev);
+    ev.kind = KEVO_RUN_EVENT_PROGRESS;
+    ev.done = ws->finished;
+    ev.worked = ws->worked;
+    ev.elapsed_s = elapsed;
+    ev.left_s = ws->worked > 0 ? elapsed / (double)ws->worked * (double)left : -1;
+    kevo_agent__emit(ws->cfg, &ev);
     pthread_mutex_unlock(&ws->lock);
 }
 
@@ -79,13 +85,17 @@ static void *worker(void *arg)
         bool worked = false;
         int error =
             kevo_agent__run_task(&worked, mem, ws->prov, ws->run_id, ws->dirs[i], i, ws->ndirs, ws->cfg);
-        progress(ws, worked);
-        if (error < 0) {
+        if (error < 0 && error != KEVO_EINTR) {
             /* a task that cannot be evaluated (broken reference) is reported and the
              * run goes on; running out of memory or disk, a dead provider, or the
              * user's stop end it */
-            if (error != KEVO_EINTR)
-                fprintf(stderr, "kevo run: %s: %s\n", ws->dirs[i], kevo_error_last());
+            kevo_run_event ev = {.kind = KEVO_RUN_EVENT_TASK_FAILED, .run_id = ws->run_id,
+                                 .index = i, .total = ws->ndirs, .task_dir = ws->dirs[i],
+                                 .message = kevo_error_last()};
+            kevo_agent__emit(ws->cfg, &ev);
+        }
+        progress(ws, i, worked);
+        if (error < 0) {
             if (error == KEVO_EINTR || error == KEVO_ENOMEM || error == KEVO_EIO ||
                 error == KEVO_ETIMEOUT || error == KEVO_EINFRA) {
                 pthread_mutex_lock(&ws->lock);
@@ -273,9 +283,10 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
     *out_run_id = run_id;
     if ((error = open_provider(&prov, &cfg)) < 0)
         goto done;
-    if (!cfg.quiet)
-        printf("run %lld: %zu tasks, %d iterations each, generator %s, store %s\n",
-               (long long)run_id, ndirs, cfg.iterations, cfg.generator, cfg.db_path);
+    kevo_run_event ev = {.kind = KEVO_RUN_EVENT_RUN_STARTED, .run_id = run_id, .total = ndirs,
+                         .iterations = cfg.iterations, .generator = cfg.generator,
+                         .db_path = cfg.db_path};
+    kevo_agent__emit(&cfg, &ev);
     error = run_workers(&cfg, prov, mem, run_id, dirs, ndirs);
     kevo_memory_run_finish(mem, run_id, error == KEVO_EINTR ? "interrupted" : "finished");
 done:

@@ -3,12 +3,12 @@
  * reference, build the evaluator once, restore the state from the task's
  * recorded attempts (a resumed run continues at the iteration after the
  * last one), then one attempt per iteration, each from the start point the
- * one policy (kevo_context_start_point) picks. Must not: judge, or pass the
- * state along through the store.
+ * one policy (kevo_context_start_point) picks; the observer hears when
+ * the task starts, is skipped or is already complete. Must not: judge, or
+ * pass the state along through the store.
  */
 #include "internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +83,8 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
     kevo_agent__derive(&derived, cfg);
     kevo_attempt_state st = {.mem = mem, .at = &at, .cfg = cfg, .derived = &derived,
                              .prov = prov, .run_id = run};
+    kevo_run_event event = {.run_id = run, .index = index, .total = total, .task_dir = dir,
+                         .iterations = cfg->iterations};
     int error = 0;
     if ((error = kevo_task_load(&at.task, dir)) < 0 ||
         (error = kevo_file_read(&at.reference, NULL, at.task->reference_path)) < 0 ||
@@ -90,11 +92,13 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
                                                         at.task->draft_path)) < 0))
         goto done;
     at.c_start = at.task->torch ? at.draft : at.reference;
+    event.task = at.task->name;
     if (!prov && !at.c_start) {
         /* the built-in generator transforms C; a PyTorch module is none */
-        printf("[%zu/%zu] %-28s skipped: a PyTorch-defined task without a C draft (task.json "
-               "\"draft\"); the built-in generator needs one (an LLM generator does not)\n",
-               index + 1, total, at.task->name);
+        event.kind = KEVO_RUN_EVENT_TASK_SKIPPED;
+        event.message = "a PyTorch-defined task without a C draft (task.json \"draft\"); the "
+                     "built-in generator needs one (an LLM generator does not)";
+        kevo_agent__emit(cfg, &event);
         goto done;
     }
     if ((error = upsert_task(mem, &at, dir)) < 0 ||
@@ -102,9 +106,9 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
         goto done;
     int first = (int)done_list->n;
     if (first >= cfg->iterations) {
-        if (!cfg->quiet)
-            printf("[%zu/%zu] %-28s already complete (%d attempts)\n", index + 1, total,
-                   at.task->name, first);
+        event.kind = KEVO_RUN_EVENT_TASK_COMPLETE;
+        event.attempts = first;
+        kevo_agent__emit(cfg, &event);
         goto done;
     }
     *worked = true;
@@ -115,6 +119,9 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
     if ((error = kevo_evaluator_new(&ev, at.task, &derived.eval)) < 0 ||
         (error = restore(&st, done_list)) < 0)
         goto done;
+    event.kind = KEVO_RUN_EVENT_TASK_STARTED;
+    event.first_iteration = first;
+    kevo_agent__emit(cfg, &event);
     for (int it = first; it < cfg->iterations && error == 0; it++) {
         if (cfg->stop && *cfg->stop)
             error = KEVO_EINTR;
