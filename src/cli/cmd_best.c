@@ -13,6 +13,7 @@
  * writes the store.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/report.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"
@@ -66,35 +67,42 @@ static int usage_error(const char *fmt, ...)
 static int options_parse(best_options *o, int argc, char **argv)
 {
     *o = (best_options){.db = "kevo.db"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    enum { OPT_DB = 256, OPT_OUT, OPT_RUN, OPT_MIN_SPEEDUP };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"db", required_argument, NULL, OPT_DB},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"run", required_argument, NULL, OPT_RUN},
+        {"min-speedup", required_argument, NULL, OPT_MIN_SPEEDUP},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts op;
+    kevo_opts_init(&op, "kevo best", argc, argv, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&op)) != -1) {
+        if (c == '?')
+            return KEVO_EXIT_USAGE;
+        if (c == 'h') {
             usage(stdout);
             return KEVO_EXIT_OK;
         }
-        if (strcmp(a, "--db") && strcmp(a, "--out") && strcmp(a, "--run") &&
-            strcmp(a, "--min-speedup"))
-            return usage_error("unknown option '%s'", a);
-        if (!v || !*v)
-            return usage_error("%s needs a value", a);
-        i++;
-        errno = 0;
-        if (!strcmp(a, "--db")) {
-            o->db = v;
-        } else if (!strcmp(a, "--out")) {
-            o->out = v;
-        } else if (!strcmp(a, "--run")) {
-            long long id = strtoll(v, &end, 10);
-            if (errno || *end || id <= 0)
-                return usage_error("--run needs a positive run id, not '%s'", v);
-            o->run_id = id;
-        } else {
-            o->min_speedup = strtod(v, &end);
-            if (errno || *end || !isfinite(o->min_speedup) || o->min_speedup < 0)
-                return usage_error("--min-speedup needs a number >= 0, not '%s'", v);
+        if (!*op.arg)
+            return usage_error("%s needs a value", op.flag);
+        if (c == OPT_DB) {
+            o->db = op.arg;
+        } else if (c == OPT_OUT) {
+            o->out = op.arg;
+        } else if (c == OPT_RUN) {
+            if (kevo_opts_int64(&op, &o->run_id, 1, INT64_MAX) < 0)
+                return KEVO_EXIT_USAGE;
+        } else if (kevo_opts_double(&op, &o->min_speedup, 0, HUGE_VAL) < 0) {
+            return KEVO_EXIT_USAGE;
         }
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&op, &nops);
+    if (nops > 0)
+        return usage_error("unexpected argument '%s'", ops[0]);
     if (!o->out)
         return usage_error("--out DIR is required");
     return -1;

@@ -4,20 +4,43 @@
  * diagnosis shown when refining.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/roofline.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 int kevo_cmd_calibrate(int argc, char **argv)
 {
     kevo_peaks p;
-    if (argc > 1 && !strcmp(argv[1], "--help")) {
-        printf("usage: kevo calibrate [--show]\nmeasures memory bandwidth and fp32 FMA peaks "
-               "(all cores) and caches them in %s\n", kevo_peaks_path());
-        return KEVO_EXIT_OK;
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"show", no_argument, NULL, 's'},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts o;
+    kevo_opts_init(&o, "kevo calibrate", argc, argv, table, "h");
+    int c;
+    bool show = false;
+    while ((c = kevo_opts_next(&o)) != -1) {
+        if (c == '?')
+            return KEVO_EXIT_USAGE;
+        if (c == 'h') {
+            printf("usage: kevo calibrate [--show]\n"
+                   "measures memory bandwidth and fp32 FMA peaks (all cores) and caches them in\n"
+                   "%s\n"
+                   "  --show             print the cached peaks without measuring\n",
+                   kevo_peaks_path());
+            return KEVO_EXIT_OK;
+        }
+        show = true;
     }
-    if (argc > 1 && !strcmp(argv[1], "--show")) {
+    int nops = 0;
+    char **ops = kevo_opts_operands(&o, &nops);
+    if (nops)
+        return kevo_opts_usage(&o, "unexpected argument '%s'", ops[0]);
+    if (show) {
         if (kevo_peaks_load(&p) < 0) {
             fprintf(stderr, "kevo calibrate: %s\n", kevo_error_last());
             return KEVO_EXIT_NEGATIVE;

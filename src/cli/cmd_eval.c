@@ -4,6 +4,7 @@
  * Parses flags and prints; the gates live in src/verify.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"
@@ -71,46 +72,53 @@ int kevo_cmd_eval(int argc, char **argv)
     bool json = false;
     kevo_eval_options o;
     kevo_eval_options_default(&o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return KEVO_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--quick")) {
+    enum { OPT_JSON = 256, OPT_QUICK, OPT_NO_LATENCY, OPT_NO_CACHE, OPT_KEEP, OPT_SKIP_ANTIHACK,
+           OPT_BACKEND, OPT_MIN_TIME };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"quick", no_argument, NULL, OPT_QUICK},
+        {"no-latency", no_argument, NULL, OPT_NO_LATENCY},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+        {"keep", no_argument, NULL, OPT_KEEP},
+        {"unsafe-skip-antihack", no_argument, NULL, OPT_SKIP_ANTIHACK},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"min-time", required_argument, NULL, OPT_MIN_TIME},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts op;
+    kevo_opts_init(&op, "kevo eval", argc, argv, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&op)) != -1) {
+        switch (c) {
+        case '?': return KEVO_EXIT_USAGE;
+        case 'h': usage(stdout); return KEVO_EXIT_OK;
+        case OPT_JSON: json = true; break;
+        case OPT_QUICK:
             o.min_time_s = 0.3;
             o.min_samples = 5;
-        } else if (!strcmp(a, "--no-latency")) {
-            o.skip_latency = true;
-        } else if (!strcmp(a, "--no-cache")) {
-            o.no_reference_cache = true;
-        } else if (!strcmp(a, "--keep")) {
-            o.keep_workdir = true;
-        } else if (!strcmp(a, "--unsafe-skip-antihack")) {
-            o.skip_antihack = true;
-        } else if (!strcmp(a, "--backend") && i + 1 < argc) {
-            o.backend = argv[++i];
-        } else if (!strcmp(a, "--min-time") && i + 1 < argc) {
+            break;
+        case OPT_NO_LATENCY: o.skip_latency = true; break;
+        case OPT_NO_CACHE: o.no_reference_cache = true; break;
+        case OPT_KEEP: o.keep_workdir = true; break;
+        case OPT_SKIP_ANTIHACK: o.skip_antihack = true; break;
+        case OPT_BACKEND: o.backend = op.arg; break;
+        case OPT_MIN_TIME: {
             char *end;
-            const char *v = argv[++i];
-            o.min_time_s = strtod(v, &end);
-            if (end == v || *end || !(o.min_time_s > 0)) {
-                fprintf(stderr, "kevo eval: --min-time must be a positive number of seconds\n");
-                return KEVO_EXIT_USAGE;
-            }
-        } else if (a[0] == '-') {
-            fprintf(stderr, "kevo eval: unknown option '%s' (see kevo eval --help)\n", a);
-            return KEVO_EXIT_USAGE;
-        } else if (!task_dir) {
-            task_dir = a;
-        } else if (!cand_path) {
-            cand_path = a;
-        } else {
-            fprintf(stderr, "kevo eval: unexpected argument '%s'\n", a);
-            return KEVO_EXIT_USAGE;
+            o.min_time_s = strtod(op.arg, &end);
+            if (end == op.arg || *end || !(o.min_time_s > 0) || o.min_time_s > 3600)
+                return kevo_opts_usage(&op, "--min-time must be a positive number of seconds "
+                                            "(at most 3600), got '%s'", op.arg);
+            break;
+        }
         }
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&op, &nops);
+    if (nops > 2)
+        return kevo_opts_usage(&op, "unexpected argument '%s'", ops[2]);
+    task_dir = nops > 0 ? ops[0] : NULL;
+    cand_path = nops > 1 ? ops[1] : NULL;
     if (!task_dir || !cand_path) {
         usage(stderr);
         return KEVO_EXIT_USAGE;

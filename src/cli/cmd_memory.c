@@ -4,6 +4,7 @@
  * prints; everything else is kevo/memory.h.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/memory.h"
 #include "kevo/util.h"
 
@@ -75,59 +76,63 @@ static int parse_int(const char *s, long *out)
     return 0;
 }
 
-/* Flags may come before or after the command. Returns 0 or an exit status. */
+/* Flags may come before or after the command. Returns 0, -1 after --help,
+ * or an exit status. */
 static int parse(opts *o, int argc, char **argv)
 {
     memset(o, 0, sizeof(*o));
     o->db = DEFAULT_DB;
     o->limit = 50;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    enum { OPT_JSON = 256, OPT_DOT, OPT_DB, OPT_KIND, OPT_TASK, OPT_EXCLUDE, OPT_RUN, OPT_LIMIT };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"dot", no_argument, NULL, OPT_DOT},
+        {"db", required_argument, NULL, OPT_DB},
+        {"kind", required_argument, NULL, OPT_KIND},
+        {"task", required_argument, NULL, OPT_TASK},
+        {"exclude-tasks", required_argument, NULL, OPT_EXCLUDE},
+        {"run", required_argument, NULL, OPT_RUN},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts op;
+    kevo_opts_init(&op, "kevo memory", argc, argv, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&op)) != -1) {
         const char **dst = NULL;
-        long num = 0;
-        if (!strcmp(a, "--json")) {
-            o->json = 1;
+        switch (c) {
+        case '?': return KEVO_EXIT_USAGE;
+        case 'h': usage(stdout); return -1;
+        case OPT_JSON: o->json = 1; continue;
+        case OPT_DOT: o->dot = 1; continue;
+        case OPT_RUN:
+            if (kevo_opts_int64(&op, &o->run, 0, INT64_MAX) < 0)
+                return KEVO_EXIT_USAGE;
+            continue;
+        case OPT_LIMIT: {
+            int64_t v = 0;
+            if (kevo_opts_int64(&op, &v, 0, 1000000000) < 0)
+                return KEVO_EXIT_USAGE;
+            o->limit = (long)v;
+            o->has_limit = 1;
             continue;
         }
-        if (!strcmp(a, "--dot")) {
-            o->dot = 1;
-            continue;
+        case OPT_DB: dst = &o->db; break;
+        case OPT_KIND: dst = &o->kind; break;
+        case OPT_TASK: dst = &o->task; break;
+        default: dst = &o->exclude; break;
         }
-        if (!strcmp(a, "--db"))
-            dst = &o->db;
-        else if (!strcmp(a, "--kind"))
-            dst = &o->kind;
-        else if (!strcmp(a, "--task"))
-            dst = &o->task;
-        else if (!strcmp(a, "--exclude-tasks"))
-            dst = &o->exclude;
-        else if (!strcmp(a, "--run") || !strcmp(a, "--limit")) {
-            if (i + 1 >= argc)
-                return bad_usage("%s needs a value", a);
-            if (parse_int(argv[i + 1], &num) < 0)
-                return bad_usage("%s needs a non-negative integer", a);
-            if (!strcmp(a, "--run"))
-                o->run = num;
-            else {
-                o->limit = num;
-                o->has_limit = 1;
-            }
-            i++;
-            continue;
-        } else if (a[0] == '-' && a[1] == '-') {
-            return bad_usage("unknown option '%s'", a);
-        } else {
-            if (o->n_pos >= 4)
-                return bad_usage("too many arguments at '%s'", a);
-            o->pos[o->n_pos++] = a;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return bad_usage("%s needs a value", a);
-        *dst = argv[++i];
+        *dst = op.arg;
         if (!**dst)
-            return bad_usage("%s needs a non-empty value", a);
+            return bad_usage("%s needs a non-empty value", op.flag);
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&op, &nops);
+    if (nops > 4)
+        return bad_usage("too many arguments at '%s'", ops[4]);
+    for (int k = 0; k < nops; k++)
+        o->pos[o->n_pos++] = ops[k];
     return 0;
 }
 
@@ -674,15 +679,9 @@ static int cmd_seed(kevo_memory *mem)
 int kevo_cmd_memory(int argc, char **argv)
 {
     opts o;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return KEVO_EXIT_OK;
-        }
-    }
     int rc = parse(&o, argc, argv);
     if (rc)
-        return rc;
+        return rc < 0 ? KEVO_EXIT_OK : rc;
     if (o.n_pos == 0) {
         usage(stderr);
         return KEVO_EXIT_USAGE;
@@ -693,8 +692,14 @@ int kevo_cmd_memory(int argc, char **argv)
     int ok = 0;
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         ok |= !strcmp(cmd, known[i]);
-    if (!ok)
+    if (!ok) {
+        static const char *const names[] = {"stats",  "list",   "show",  "export", "import",
+                                            "filter", "graph", "seed",  NULL};
+        const char *near = kevo_opts_closest(cmd, names);
+        if (near)
+            return bad_usage("unknown command '%s'; did you mean %s?", cmd, near);
         return bad_usage("unknown command '%s'", cmd);
+    }
     if (strcmp(cmd, "list") && o.has_limit)
         return bad_usage("--limit applies to list, not %s", cmd);
     kevo_memory *mem = NULL;

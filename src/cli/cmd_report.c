@@ -5,8 +5,10 @@
  * src/report.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/report.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,29 +31,46 @@ int kevo_cmd_report(int argc, char **argv)
     const char *db = "kevo.db", *format = "text", *output = NULL;
     int64_t ids[2] = {0, 0};
     size_t nids = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return KEVO_EXIT_OK;
-        } else if (!strcmp(a, "--db") && i + 1 < argc) {
-            db = argv[++i];
-        } else if (!strcmp(a, "--format") && i + 1 < argc) {
-            format = argv[++i];
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-            output = argv[++i];
-        } else if (!strcmp(a, "--run") && i + 1 < argc) {
-            ids[0] = atoll(argv[++i]);
+    enum { OPT_DB = 256, OPT_FORMAT, OPT_RUN, OPT_COMPARE };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},         {"db", required_argument, NULL, OPT_DB},
+        {"format", required_argument, NULL, OPT_FORMAT}, {"output", required_argument, NULL, 'o'},
+        {"run", required_argument, NULL, OPT_RUN}, {"compare", required_argument, NULL, OPT_COMPARE},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts o;
+    kevo_opts_init(&o, "kevo report", argc, argv, table, "ho:");
+    int c;
+    bool compare = false;
+    while ((c = kevo_opts_next(&o)) != -1) {
+        switch (c) {
+        case '?': return KEVO_EXIT_USAGE;
+        case 'h': usage(stdout); return KEVO_EXIT_OK;
+        case OPT_DB: db = o.arg; break;
+        case OPT_FORMAT: format = o.arg; break;
+        case 'o': output = o.arg; break;
+        case OPT_RUN:
+        case OPT_COMPARE:
+            if (kevo_opts_int64(&o, &ids[0], 1, INT64_MAX) < 0)
+                return KEVO_EXIT_USAGE;
             nids = 1;
-        } else if (!strcmp(a, "--compare") && i + 2 < argc) {
-            ids[0] = atoll(argv[++i]);
-            ids[1] = atoll(argv[++i]);
-            nids = 2;
-        } else {
-            fprintf(stderr, "kevo report: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return KEVO_EXIT_USAGE;
+            compare = c == OPT_COMPARE;
+            break;
         }
+    }
+    /* --compare A B: B is the one operand */
+    int nops = 0;
+    char **ops = kevo_opts_operands(&o, &nops);
+    if (compare) {
+        if (nops != 1)
+            return kevo_opts_usage(&o, "--compare takes two run ids: --compare RUN_A RUN_B");
+        o.arg = ops[0];
+        o.flag = "--compare";
+        if (kevo_opts_int64(&o, &ids[1], 1, INT64_MAX) < 0)
+            return KEVO_EXIT_USAGE;
+        nids = 2;
+    } else if (nops > 0) {
+        return kevo_opts_usage(&o, "unexpected argument '%s'", ops[0]);
     }
     kevo_report_format fmt;
     if (!strcmp(format, "text"))
@@ -63,8 +82,7 @@ int kevo_cmd_report(int argc, char **argv)
     else if (!strcmp(format, "html"))
         fmt = KEVO_REPORT_HTML;
     else {
-        fprintf(stderr, "kevo report: --format must be text, json, csv or html\n");
-        return KEVO_EXIT_USAGE;
+        return kevo_opts_usage(&o, "--format must be text, json, csv or html, not '%s'", format);
     }
     if (output && !*output) {
         fprintf(stderr, "kevo report: -o needs a file name\n");

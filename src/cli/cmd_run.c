@@ -4,10 +4,12 @@
  * calls the agent, prints where the results are.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/sandbox.h"
 #include "kevo/agent.h"
 #include "kevo/util.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,117 +83,141 @@ static void usage(FILE *f)
             "Ctrl-C stops after the attempt in flight; `kevo run --resume` continues.\n");
 }
 
-static int parse_int(int *out, const char *flag, const char *v)
-{
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < 0 || x > 1000000) {
-        fprintf(stderr, "kevo run: %s needs a non-negative integer, got '%s'\n", flag, v);
-        return -1;
-    }
-    *out = (int)x;
-    return 0;
-}
+enum {
+    OPT_GENERATOR = 256, OPT_BACKEND, OPT_DB, OPT_MODEL, OPT_API_BASE, OPT_REPLAY, OPT_RECORD,
+    OPT_MEMORY_FROM, OPT_TEMPERATURE, OPT_STRATEGY, OPT_RETRIEVAL, OPT_CONTEXT, OPT_START_SCORE,
+    OPT_MAX_TOKENS_PARAM, OPT_REASONING_EFFORT, OPT_MEMORY, OPT_REFINE_WITH, OPT_ITERATIONS,
+    OPT_MAX_TASKS, OPT_JOBS, OPT_TOKEN_BUDGET, OPT_MAX_TOKENS, OPT_LAMBDA, OPT_POOL_N,
+    OPT_EPSILON, OPT_ALPHA, OPT_Q_INIT, OPT_SEED, OPT_RESUME, OPT_QUICK, OPT_QUIET, OPT_REFLECT,
+    OPT_NORMALIZE, OPT_AUDIT, OPT_NO_AUDIT,
+};
 
-static int parse_number(double *out, const char *flag, const char *v)
-{
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end) {
-        fprintf(stderr, "kevo run: %s needs a number, got '%s'\n", flag, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
+static const struct option run_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"generator", required_argument, NULL, OPT_GENERATOR},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"db", required_argument, NULL, OPT_DB},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"api-base", required_argument, NULL, OPT_API_BASE},
+    {"replay", required_argument, NULL, OPT_REPLAY},
+    {"record", required_argument, NULL, OPT_RECORD},
+    {"memory-from", required_argument, NULL, OPT_MEMORY_FROM},
+    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"retrieval", required_argument, NULL, OPT_RETRIEVAL},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"start-score", required_argument, NULL, OPT_START_SCORE},
+    {"max-tokens-param", required_argument, NULL, OPT_MAX_TOKENS_PARAM},
+    {"reasoning-effort", required_argument, NULL, OPT_REASONING_EFFORT},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"refine-with", required_argument, NULL, OPT_REFINE_WITH},
+    {"iterations", required_argument, NULL, OPT_ITERATIONS},
+    {"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"token-budget", required_argument, NULL, OPT_TOKEN_BUDGET},
+    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+    {"lambda", required_argument, NULL, OPT_LAMBDA},
+    {"pool-n", required_argument, NULL, OPT_POOL_N},
+    {"epsilon", required_argument, NULL, OPT_EPSILON},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"q-init", required_argument, NULL, OPT_Q_INIT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"reflect", no_argument, NULL, OPT_REFLECT},
+    {"normalize", no_argument, NULL, OPT_NORMALIZE},
+    {"audit", no_argument, NULL, OPT_AUDIT},
+    {"no-audit", no_argument, NULL, OPT_NO_AUDIT},
+    {NULL, 0, NULL, 0},
+};
 
-/* Options without a value. 1: taken, 0: not one of them. */
-static int parse_switch(kevo_run_config *cfg, const char *a)
+/* --refine-with builtin[:SHARE] */
+static int parse_refine_with(kevo_run_config *cfg, const char *v)
 {
-    bool *b = !strcmp(a, "--quick")       ? &cfg->quick_timing
-              : !strcmp(a, "--quiet")     ? &cfg->quiet
-              : !strcmp(a, "--reflect")   ? &cfg->reflect
-              : !strcmp(a, "--normalize") ? &cfg->normalize
-                                          : NULL;
-    if (b)
-        *b = true;
-    if (!strcmp(a, "--audit") || !strcmp(a, "--no-audit"))
-        cfg->audit = !strcmp(a, "--audit");
-    return b != NULL || !strcmp(a, "--audit") || !strcmp(a, "--no-audit");
+    if (strncmp(v, "builtin", 7) || (v[7] && v[7] != ':'))
+        return kevo_error_set(KEVO_EINVAL, "takes builtin or builtin:SHARE, not '%s'", v);
+    char *end = NULL;
+    cfg->refine_with_builtin = v[7] ? strtod(v + 8, &end) : 0.3;
+    if ((end && (end == v + 8 || *end)) || !(cfg->refine_with_builtin > 0) ||
+        cfg->refine_with_builtin > 1)
+        return kevo_error_set(KEVO_EINVAL, "the share must be a number in (0, 1], not '%s'",
+                              v[7] ? v + 8 : v);
+    return 0;
 }
 
 /* The named choices become enums here, with the agent's parsers (the same
- * a resumed run's stored names go through). 1 taken, 0 not one, -1 bad. */
-static int parse_choice(kevo_run_config *cfg, const char *a, const char *v)
+ * a resumed run's stored names go through). */
+static int parse_choice(kevo_run_config *cfg, int c, const char *v)
 {
-    int error = 0;
-    if (!strcmp(a, "--strategy"))
-        error = kevo_strategy_parse(&cfg->strategy, v);
-    else if (!strcmp(a, "--retrieval"))
-        error = kevo_retrieval_parse(&cfg->retrieval, v);
-    else if (!strcmp(a, "--context"))
-        error = kevo_run_context_parse(&cfg->context, v);
-    else if (!strcmp(a, "--start-score"))
-        error = kevo_start_score_parse(&cfg->start_score, v);
-    else if (!strcmp(a, "--max-tokens-param"))
-        error = kevo_llm_tokens_param_parse(&cfg->max_tokens_param, v);
-    else if (!strcmp(a, "--reasoning-effort"))
-        error = kevo_llm_reasoning_effort_parse(&cfg->reasoning_effort, v);
-    else if (!strcmp(a, "--memory") && (!strcmp(v, "on") || !strcmp(v, "off")))
+    switch (c) {
+    case OPT_STRATEGY: return kevo_strategy_parse(&cfg->strategy, v);
+    case OPT_RETRIEVAL: return kevo_retrieval_parse(&cfg->retrieval, v);
+    case OPT_CONTEXT: return kevo_run_context_parse(&cfg->context, v);
+    case OPT_START_SCORE: return kevo_start_score_parse(&cfg->start_score, v);
+    case OPT_MAX_TOKENS_PARAM: return kevo_llm_tokens_param_parse(&cfg->max_tokens_param, v);
+    case OPT_REASONING_EFFORT:
+        return kevo_llm_reasoning_effort_parse(&cfg->reasoning_effort, v);
+    case OPT_MEMORY:
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return kevo_error_set(KEVO_EINVAL, "must be on or off, not '%s'", v);
         cfg->memory = !strcmp(v, "on");
-    else if (!strcmp(a, "--memory"))
-        error = kevo_error_set(KEVO_EINVAL, "memory must be on or off, not '%s'", v);
-    else if (!strcmp(a, "--refine-with")) {
-        /* builtin[:SHARE] */
-        if (strncmp(v, "builtin", 7) || (v[7] && v[7] != ':'))
-            error = kevo_error_set(KEVO_EINVAL, "--refine-with takes builtin or builtin:SHARE");
-        else {
-            char *end = NULL;
-            cfg->refine_with_builtin = v[7] ? strtod(v + 8, &end) : 0.3;
-            if ((end && (end == v + 8 || *end)) || !(cfg->refine_with_builtin > 0) ||
-                cfg->refine_with_builtin > 1)
-                error = kevo_error_set(KEVO_EINVAL, "the share of --refine-with must be a number "
-                                       "in (0, 1], not '%s'", v[7] ? v + 8 : v);
-        }
-    } else
         return 0;
-    if (error < 0) {
-        fprintf(stderr, "kevo run: %s: %s\n", a, kevo_error_last());
-        return -1;
+    case OPT_REFINE_WITH: return parse_refine_with(cfg, v);
+    default: return 1;
     }
-    return 1;
 }
 
-/* Options with a number. 1 taken, 0 not one, -1 bad. */
-static int parse_numeric(kevo_run_config *cfg, const char *a, const char *v)
+/* One option into cfg: 0 taken, -1 bad (the problem printed). */
+static int parse_option(kevo_run_config *cfg, kevo_opts *o, int c)
 {
-    struct {
-        const char *flag;
-        int *i;
-        double *d;
-    } const table[] = {
-        {"--iterations", &cfg->iterations, NULL}, {"--max-tasks", &cfg->max_tasks, NULL},
-        {"--jobs", &cfg->jobs, NULL},             {"--token-budget", &cfg->token_budget, NULL},
-        {"--max-tokens", &cfg->max_tokens, NULL}, {"--lambda", &cfg->lambda, NULL},
-        {"--pool-n", &cfg->pool_n, NULL},         {"--epsilon", NULL, &cfg->epsilon},
-        {"--alpha", NULL, &cfg->alpha},           {"--q-init", NULL, &cfg->q_init},
-    };
+    const char *v = o->arg;
     int n = 0;
-    if (!strcmp(a, "--seed") || !strcmp(a, "--resume")) {
-        if (parse_int(&n, a, v) < 0)
+    switch (c) {
+    case OPT_GENERATOR: cfg->generator = v; return 0;
+    case OPT_BACKEND: cfg->backend = v; return 0;
+    case OPT_DB: cfg->db_path = v; return 0;
+    case OPT_MODEL: cfg->model = v; return 0;
+    case OPT_API_BASE: cfg->api_base = v; return 0;
+    case OPT_REPLAY: cfg->replay_path = v; return 0;
+    case OPT_RECORD: cfg->record_path = v; return 0;
+    case OPT_MEMORY_FROM: cfg->memory_from = v; return 0;
+    case OPT_QUICK: cfg->quick_timing = true; return 0;
+    case OPT_QUIET: cfg->quiet = true; return 0;
+    case OPT_REFLECT: cfg->reflect = true; return 0;
+    case OPT_NORMALIZE: cfg->normalize = true; return 0;
+    case OPT_AUDIT: cfg->audit = true; return 0;
+    case OPT_NO_AUDIT: cfg->audit = false; return 0;
+    case OPT_TEMPERATURE: return kevo_opts_double(o, &cfg->temperature, 0, 100);
+    case OPT_ITERATIONS: return kevo_opts_int(o, &cfg->iterations, 0, 1000000);
+    case OPT_MAX_TASKS: return kevo_opts_int(o, &cfg->max_tasks, 0, 1000000);
+    case OPT_JOBS: return kevo_opts_int(o, &cfg->jobs, 0, 1024);
+    case OPT_TOKEN_BUDGET: return kevo_opts_int(o, &cfg->token_budget, 0, 100000000);
+    case OPT_MAX_TOKENS: return kevo_opts_int(o, &cfg->max_tokens, 0, 100000000);
+    case OPT_LAMBDA: return kevo_opts_int(o, &cfg->lambda, 0, 1000000);
+    case OPT_POOL_N: return kevo_opts_int(o, &cfg->pool_n, 0, 1000000);
+    case OPT_EPSILON: return kevo_opts_double(o, &cfg->epsilon, -HUGE_VAL, HUGE_VAL);
+    case OPT_ALPHA: return kevo_opts_double(o, &cfg->alpha, -HUGE_VAL, HUGE_VAL);
+    case OPT_Q_INIT: return kevo_opts_double(o, &cfg->q_init, -HUGE_VAL, HUGE_VAL);
+    case OPT_SEED:
+        if (kevo_opts_int(o, &n, 0, 2147483647) < 0)
             return -1;
-        if (!strcmp(a, "--seed"))
-            cfg->seed = (uint64_t)n;
-        else
-            cfg->resume_run = n;
-        return 1;
+        cfg->seed = (uint64_t)n;
+        return 0;
+    case OPT_RESUME: {
+        int64_t id = 0;
+        if (kevo_opts_int64(o, &id, 1, INT64_MAX) < 0)
+            return -1;
+        cfg->resume_run = id;
+        return 0;
     }
-    for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
-        if (strcmp(a, table[k].flag))
-            continue;
-        if (table[k].i)
-            return parse_int(table[k].i, a, v) < 0 ? -1 : 1;
-        return parse_number(table[k].d, a, v) < 0 ? -1 : 1;
+    default:
+        break;
+    }
+    int error = parse_choice(cfg, c, v);
+    if (error < 0) {
+        kevo_opts_usage(o, "%s: %s", o->flag, kevo_error_last());
+        return -1;
     }
     return 0;
 }
@@ -200,47 +226,23 @@ static int parse_numeric(kevo_run_config *cfg, const char *a, const char *v)
  * printed, else the exit status. */
 static int parse_args(kevo_run_config *cfg, const char **paths, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int taken;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    kevo_opts o;
+    kevo_opts_init(&o, "kevo run", argc, argv, run_options, "h");
+    int c;
+    while ((c = kevo_opts_next(&o)) != -1) {
+        if (c == '?')
+            return KEVO_EXIT_USAGE;
+        if (c == 'h') {
             usage(stdout);
             return -1;
         }
-        if (parse_switch(cfg, a))
-            continue;
-        if (a[0] != '-') {
-            paths[cfg->npaths++] = a;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "kevo run: %s needs a value (see kevo run --help)\n", a);
+        if (parse_option(cfg, &o, c) < 0)
             return KEVO_EXIT_USAGE;
-        }
-        const char **str = !strcmp(a, "--generator")     ? &cfg->generator
-                           : !strcmp(a, "--backend")     ? &cfg->backend
-                           : !strcmp(a, "--db")          ? &cfg->db_path
-                           : !strcmp(a, "--model")       ? &cfg->model
-                           : !strcmp(a, "--api-base")    ? &cfg->api_base
-                           : !strcmp(a, "--replay")      ? &cfg->replay_path
-                           : !strcmp(a, "--record")      ? &cfg->record_path
-                           : !strcmp(a, "--memory-from") ? &cfg->memory_from
-                                                         : NULL;
-        if (str) {
-            *str = v;
-        } else if (!strcmp(a, "--temperature")) {
-            if (parse_number(&cfg->temperature, a, v) < 0)
-                return KEVO_EXIT_USAGE;
-        } else if ((taken = parse_choice(cfg, a, v)) == 0 &&
-                   (taken = parse_numeric(cfg, a, v)) == 0) {
-            fprintf(stderr, "kevo run: unknown option '%s' (see kevo run --help)\n", a);
-            return KEVO_EXIT_USAGE;
-        }
-        if (taken < 0)
-            return KEVO_EXIT_USAGE;
-        i++;
     }
+    int n = 0;
+    char **rest = kevo_opts_operands(&o, &n);
+    for (int k = 0; k < n; k++)
+        paths[cfg->npaths++] = rest[k];
     return KEVO_EXIT_OK;
 }
 

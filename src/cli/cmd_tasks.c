@@ -6,6 +6,7 @@
  * cmd_tasks_import.c.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"
@@ -18,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
+void kevo_cli_tasks_usage(FILE *f)
 {
     fprintf(f, "usage: kevo tasks list DIR...\n"
                "       kevo tasks check DIR... [--timing] [--jobs N]\n"
@@ -51,26 +52,20 @@ static void usage(FILE *f)
                "torch Python)\n");
 }
 
-static int collect(char ***dirs, size_t *n, int argc, char **argv, int first)
+static int collect(char ***dirs, size_t *n, char **paths, int npaths)
 {
     *dirs = NULL;
     *n = 0;
-    for (int i = first; i < argc; i++) {
-        if (!strcmp(argv[i], "--jobs")) {
-            i++; /* its value is not a directory */
-            continue;
-        }
-        if (argv[i][0] == '-')
-            continue;
+    for (int i = 0; i < npaths; i++) {
         char **found = NULL;
         size_t k = 0;
-        if (kevo_task_find(&found, &k, argv[i]) < 0) {
+        if (kevo_task_find(&found, &k, paths[i]) < 0) {
             fprintf(stderr, "kevo tasks: %s\n", kevo_error_last());
             kevo_task_dirs_free(*dirs, *n);
             return -1;
         }
         if (k == 0)
-            fprintf(stderr, "kevo tasks: %s: no task.json found under it\n", argv[i]);
+            fprintf(stderr, "kevo tasks: %s: no task.json found under it\n", paths[i]);
         char **merged = realloc(*dirs, (*n + k + 1) * sizeof(char *));
         if (!merged)
             return -1;
@@ -84,9 +79,23 @@ static int collect(char ***dirs, size_t *n, int argc, char **argv, int first)
 
 static int list(int argc, char **argv)
 {
+    static const struct option table[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    kevo_opts o;
+    kevo_opts_init(&o, "kevo tasks list", argc - 1, argv + 1, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&o)) != -1) {
+        if (c == '?')
+            return KEVO_EXIT_USAGE;
+        kevo_cli_tasks_usage(stdout);
+        return KEVO_EXIT_OK;
+    }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&o, &nops);
+    if (nops == 0)
+        return kevo_opts_usage(&o, "which suites or task folders? e.g. suites/c/level1");
     char **dirs;
     size_t n;
-    if (collect(&dirs, &n, argc, argv, 2) < 0)
+    if (collect(&dirs, &n, ops, nops) < 0)
         return KEVO_EXIT_USAGE;
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -177,25 +186,39 @@ static int check(int argc, char **argv)
 {
     bool timing = false;
     int jobs = 1;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--timing")) {
-            timing = true;
-        } else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
-            char *end;
-            const char *v = argv[++i];
-            long j = strtol(v, &end, 10);
-            jobs = (end == v || *end) ? 0 : (int)(j > 64 || j < 1 ? 0 : j);
-            if (jobs < 1 || jobs > 64) {
-                fprintf(stderr, "kevo tasks check: --jobs takes 1..64\n");
-                return KEVO_EXIT_USAGE;
-            }
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "kevo tasks check: unknown option '%s'\n", argv[i]);
+    enum { OPT_TIMING = 256, OPT_JOBS };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"timing", no_argument, NULL, OPT_TIMING},
+        {"jobs", required_argument, NULL, OPT_JOBS},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts o;
+    kevo_opts_init(&o, "kevo tasks check", argc - 1, argv + 1, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&o)) != -1) {
+        if (c == '?')
             return KEVO_EXIT_USAGE;
+        if (c == 'h') {
+            kevo_cli_tasks_usage(stdout);
+            return KEVO_EXIT_OK;
+        }
+        if (c == OPT_TIMING)
+            timing = true;
+        else if (c == OPT_JOBS) {
+            char *end;
+            long j = strtol(o.arg, &end, 10);
+            if (end == o.arg || *end || j < 1 || j > 64)
+                return kevo_opts_usage(&o, "--jobs takes 1..64, got '%s'", o.arg);
+            jobs = (int)j;
         }
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&o, &nops);
+    if (nops == 0)
+        return kevo_opts_usage(&o, "which suites or task folders? e.g. suites/c/level1");
     check_shared cs = {.timing = timing};
-    if (collect(&cs.dirs, &cs.n, argc, argv, 2) < 0)
+    if (collect(&cs.dirs, &cs.n, ops, nops) < 0)
         return KEVO_EXIT_USAGE;
     if (cs.n == 0) {
         kevo_task_dirs_free(cs.dirs, cs.n);
@@ -225,7 +248,7 @@ static int check(int argc, char **argv)
 int kevo_cmd_tasks(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
+        kevo_cli_tasks_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? KEVO_EXIT_USAGE : KEVO_EXIT_OK;
     }
     if (!strcmp(argv[1], "list"))
@@ -238,7 +261,13 @@ int kevo_cmd_tasks(int argc, char **argv)
         return kevo_cmd_tasks_link(argc, argv);
     if (!strcmp(argv[1], "adapt"))
         return kevo_cmd_tasks_adapt(argc, argv);
-    fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link, adapt)\n",
-            argv[1]);
+    static const char *const subs[] = {"list", "check", "import", "link", "adapt", NULL};
+    const char *near = kevo_opts_closest(argv[1], subs);
+    if (near)
+        fprintf(stderr, "kevo tasks: unknown subcommand '%s'; did you mean %s? (see `kevo tasks "
+                        "--help`)\n", argv[1], near);
+    else
+        fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link, adapt; "
+                        "see `kevo tasks --help`)\n", argv[1]);
     return KEVO_EXIT_USAGE;
 }

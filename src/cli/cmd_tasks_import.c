@@ -18,6 +18,7 @@
  * task.json per problem, or interpret torch itself.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/sandbox.h"
 #include "kevo/sys/backend.h"
 #include "kevo/task.h"
@@ -626,49 +627,61 @@ int kevo_cmd_tasks_import(int argc, char **argv)
     char *python = NULL, *tree = NULL, *work = NULL;
     if (!paths)
         return KEVO_EXIT_INFRA;
-    for (int i = 3; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--out") && has_value) {
-            st.out_dir = argv[++i];
-        } else if (!strcmp(a, "--scale") && has_value) {
-            st.scale = argv[++i];
-            char *end;
+    enum { OPT_OUT = 256, OPT_SCALE, OPT_TOLERANCE, OPT_NO_LINK, OPT_LINK_FROM, OPT_LEVEL };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"scale", required_argument, NULL, OPT_SCALE},
+        {"tolerance", required_argument, NULL, OPT_TOLERANCE},
+        {"no-link", no_argument, NULL, OPT_NO_LINK},
+        {"link-from", required_argument, NULL, OPT_LINK_FROM},
+        {"level", required_argument, NULL, OPT_LEVEL},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts o;
+    /* argv + 2: the mode is the options' argv[0] */
+    kevo_opts_init(&o, "kevo tasks import", argc - 2, argv + 2, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&o)) != -1) {
+        char *end;
+        switch (c) {
+        case '?': goto done;
+        case 'h': rc = KEVO_EXIT_OK; kevo_cli_tasks_usage(stdout); goto done;
+        case OPT_OUT: st.out_dir = o.arg; break;
+        case OPT_SCALE: {
+            st.scale = o.arg;
             double s = strtod(st.scale, &end);
-            if (strcmp(st.scale, "auto") && (*end || !(s > 0 && s <= 1))) {
+            if (strcmp(st.scale, "auto") && (end == st.scale || *end || !(s > 0 && s <= 1))) {
                 usage_hint("--scale takes a number in (0, 1] or auto");
                 goto done;
             }
-        } else if (!strcmp(a, "--tolerance") && has_value) {
-            char *end;
-            st.tolerance = strtod(argv[++i], &end);
+            break;
+        }
+        case OPT_TOLERANCE:
+            st.tolerance = strtod(o.arg, &end);
             st.tolerance_given = true;
-            if (*end || !(st.tolerance > 0 && st.tolerance < 1)) {
+            if (end == o.arg || *end || !(st.tolerance > 0 && st.tolerance < 1)) {
                 usage_hint("--tolerance takes a number in (0, 1)");
                 goto done;
             }
-        } else if (!strcmp(a, "--no-link")) {
-            st.no_link = true;
-        } else if (!strcmp(a, "--link-from") && has_value) {
-            st.link_from = argv[++i];
-        } else if (!strcmp(a, "--level") && has_value) {
-            char *end;
-            const char *v = argv[++i];
-            long lv = strtol(v, &end, 10);
-            st.level = (end == v || *end) ? 0 : (int)(lv < 1 || lv > 3 ? 0 : lv);
+            break;
+        case OPT_NO_LINK: st.no_link = true; break;
+        case OPT_LINK_FROM: st.link_from = o.arg; break;
+        case OPT_LEVEL: {
+            long lv = strtol(o.arg, &end, 10);
+            st.level = (end == o.arg || *end) ? 0 : (int)(lv < 1 || lv > 3 ? 0 : lv);
             if (st.level < 1 || st.level > 3) {
                 usage_hint("--level takes 1, 2 or 3");
                 goto done;
             }
-        } else if (a[0] == '-') {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "unknown option or missing value '%.60s'", a);
-            usage_hint(msg);
-            goto done;
-        } else {
-            paths[npaths++] = a;
+            break;
+        }
         }
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&o, &nops);
+    for (int k = 0; k < nops; k++)
+        paths[npaths++] = ops[k];
     if (!st.out_dir) {
         usage_hint("missing --out DIR");
         goto done;

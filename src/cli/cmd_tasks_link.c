@@ -8,6 +8,7 @@
  * `kevo tasks import` calls the same per-task step on what it imported.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/recipe.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
@@ -177,20 +178,30 @@ done:
 int kevo_cmd_tasks_adapt(int argc, char **argv)
 {
     const char *kernel = NULL, *from_dir = NULL, *to_dir = NULL, *out_path = NULL;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--from") && i + 1 < argc)
-            from_dir = argv[++i];
-        else if (!strcmp(argv[i], "--to") && i + 1 < argc)
-            to_dir = argv[++i];
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-            out_path = argv[++i];
-        else if (argv[i][0] != '-' && !kernel)
-            kernel = argv[i];
-        else {
-            fprintf(stderr, "kevo tasks adapt: unexpected '%s'\n", argv[i]);
-            kernel = NULL, i = argc;
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts op;
+    kevo_opts_init(&op, "kevo tasks adapt", argc - 1, argv + 1, table, "ho:");
+    int c;
+    while ((c = kevo_opts_next(&op)) != -1) {
+        switch (c) {
+        case '?': return KEVO_EXIT_USAGE;
+        case 'h': kevo_cli_tasks_usage(stdout); return KEVO_EXIT_OK;
+        case 'f': from_dir = op.arg; break;
+        case 't': to_dir = op.arg; break;
+        case 'o': out_path = op.arg; break;
         }
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&op, &nops);
+    if (nops > 1)
+        return kevo_opts_usage(&op, "unexpected argument '%s'", ops[1]);
+    kernel = nops ? ops[0] : NULL;
     if (!kernel || !from_dir || !to_dir) {
         fprintf(stderr, "usage: kevo tasks adapt KERNEL.c --from TASK_DIR --to TASK_DIR [-o OUT]\n");
         return KEVO_EXIT_USAGE;
@@ -228,26 +239,33 @@ int kevo_cmd_tasks_link(int argc, char **argv)
     const char *from = kevo_cli_default_suites();
     char **dirs = NULL;
     size_t n = 0;
-    int first = 2, status = KEVO_EXIT_OK;
-    for (int i = 2; i < argc; i++)
-        if (!strcmp(argv[i], "--from") && i + 1 < argc)
-            from = argv[++i];
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "kevo tasks link: unknown option '%s' (see kevo tasks --help)\n",
-                    argv[i]);
+    int status = KEVO_EXIT_OK;
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"from", required_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts op;
+    kevo_opts_init(&op, "kevo tasks link", argc - 1, argv + 1, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&op)) != -1) {
+        if (c == '?')
             return KEVO_EXIT_USAGE;
+        if (c == 'h') {
+            kevo_cli_tasks_usage(stdout);
+            return KEVO_EXIT_OK;
         }
-    if (argc <= first) {
+        from = op.arg;
+    }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&op, &nops);
+    if (nops == 0) {
         fprintf(stderr, "usage: kevo tasks link DIR... [--from SUITE]\n");
         return KEVO_EXIT_USAGE;
     }
     size_t linked = 0, total = 0;
-    for (int i = first; i < argc; i++) {
-        if (!strcmp(argv[i], "--from")) {
-            i++;
-            continue;
-        }
-        if (kevo_task_find(&dirs, &n, argv[i]) < 0) {
+    for (int i = 0; i < nops; i++) {
+        if (kevo_task_find(&dirs, &n, ops[i]) < 0) {
             fprintf(stderr, "kevo tasks link: %s\n", kevo_error_last());
             return KEVO_EXIT_USAGE;
         }

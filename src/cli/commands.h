@@ -9,6 +9,7 @@
 #define KEVO_CLI_COMMANDS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct kevo_command {
     const char *name;
@@ -21,6 +22,9 @@ typedef struct kevo_command {
 #define KEVO_EXIT_NEGATIVE 1
 #define KEVO_EXIT_USAGE 2
 #define KEVO_EXIT_INFRA 3
+
+/* The help of `kevo tasks` and its subcommands (cmd_tasks.c). */
+void kevo_cli_tasks_usage(FILE *f);
 
 /* `kevo tasks import ...` (cmd_tasks_import.c), dispatched by `kevo tasks`;
  * argv[0] is "tasks", argv[1] "import". */

@@ -4,6 +4,7 @@
  * char **)`, declare it below and add one line to `commands`.
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/util.h"
 
 #include <stdio.h>
@@ -84,6 +85,16 @@ int main(int argc, char **argv)
             int status = data_dir_check(argc, argv);
             return status ? status : c->run(argc - 1, argv + 1);
         }
-    fprintf(stderr, "kevo: unknown command '%s' (see `kevo --help`)\n", argv[1]);
+    const char *names[16];
+    size_t n = 0;
+    for (const kevo_command *c = commands; c->name && n + 1 < 16; c++)
+        names[n++] = c->name;
+    names[n] = NULL;
+    const char *near = kevo_opts_closest(argv[1], names);
+    if (near)
+        fprintf(stderr, "kevo: unknown command '%s'; did you mean %s? (see `kevo --help`)\n",
+                argv[1], near);
+    else
+        fprintf(stderr, "kevo: unknown command '%s' (see `kevo --help`)\n", argv[1]);
     return KEVO_EXIT_USAGE;
 }

@@ -49,7 +49,7 @@ fi
 expect "no task folder" "no such task folder" "$KEVO" eval "$tmp/none" "$tmp/ok.c"
 expect "unknown option" "unknown option '--fast'" "$KEVO" eval "$relu" "$tmp/ok.c" --fast
 expect "run: bad task in the list" "task.json: field 'flops': missing" "$KEVO" run "$tmp/missing_field" --db "$tmp/r.db"
-expect "run: bad --iterations" "--iterations needs a non-negative integer" "$KEVO" run "$relu" --iterations x
+expect "run: bad --iterations" "--iterations needs an integer from 0 to 1000000, got 'x'" "$KEVO" run "$relu" --iterations x
 expect "run: --q-init out of range" "q_init (--q-init) must be in [-1, 1]" "$KEVO" run "$relu" --q-init 2 --db "$tmp/h.db"
 expect "run: --alpha not a number" "--alpha needs a number, got 'fast'" "$KEVO" run "$relu" --alpha fast --db "$tmp/h.db"
 expect "run: --alpha 0" "alpha (--alpha) must be in (0, 1]" "$KEVO" run "$relu" --alpha 0 --db "$tmp/h.db"
