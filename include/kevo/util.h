@@ -146,6 +146,21 @@ typedef struct kevo_machine {
     int cores;
 } kevo_machine;
 int kevo_machine_get(kevo_machine *out);
+/* The same reading /etc and /proc under `root` (tests; NULL = "/"); the
+ * hostname and cores are always this process's. */
+int kevo_machine_get_from(kevo_machine *out, const char *root);
+
+/* PostgreSQL connection strings (the memory's --db). A store locator is
+ * PostgreSQL when it starts with "postgresql://", "postgres://" (libpq
+ * URIs) or "pg:" (followed by a libpq key=value string); anything else is
+ * a file path. */
+bool kevo_conninfo_is_pg(const char *locator);
+/* A copy of `locator` fit to print or store: a URI keeps its scheme,
+ * user, host, port, database and parameters but loses the password (the
+ * ":secret" of user:secret@ and any password= parameter); a key=value
+ * string loses its password entry; a file path is copied unchanged. NULL
+ * gives "". *out is the caller's (free()); KEVO_ENOMEM. */
+int kevo_conninfo_redact(char **out, const char *locator);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,9 @@
  * The write path with learning lives in record.c; export/import in
  * transfer.c; filtering in filter.c; the enum name tables in names.c.
  * Nothing here builds prompts, and nothing here reaches a store other than
- * through its vtable: the one direct call is the SQLite constructor
- * (kevo_store_sqlite_open) when opening by path.
+ * through its vtable: the direct calls are the constructors when opening
+ * by path (kevo_store_pg_open for a PostgreSQL locator, see
+ * kevo_conninfo_is_pg, kevo_store_sqlite_open otherwise).
  */
 #include "internal.h"
 
@@ -285,6 +286,22 @@ int kevo_memory_open_ex(kevo_memory **out, const char *path, unsigned flags)
     kevo_store *store = NULL;
     int error;
     *out = NULL;
+    /* postgresql:// and postgres:// are libpq URIs; "pg:" prefixes a libpq
+     * key=value string. The handle keeps the redacted locator as its path
+     * (kevo_memory_path): never a password. */
+    if (kevo_conninfo_is_pg(path)) {
+        char *shown = NULL;
+        const char *conninfo = strncmp(path, "pg:", 3) ? path : path + 3;
+        if ((error = kevo_store_pg_open(&store, conninfo, flags)) < 0)
+            return error;
+        if ((error = kevo_conninfo_redact(&shown, path)) < 0) {
+            kevo_store_free(store);
+            return error;
+        }
+        error = kevo_memory_open_store(out, store, shown);
+        free(shown);
+        return error;
+    }
     if ((error = kevo_store_sqlite_open(&store, path, flags)) < 0)
         return error;
     return kevo_memory_open_store(out, store, path);

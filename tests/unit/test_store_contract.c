@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "contract_helpers.h"
+#include "pg_helpers.h"
 #include "kevo/sys/store.h"
 #include "kevo/util.h"
 
@@ -42,6 +43,9 @@ typedef struct store_impl {
      * process would see the same). NULL: the storage is private to one
      * handle (":memory:"); the tests that need two handles skip. */
     int (*open_again)(kevo_store **out, const char *dir);
+    /* Optional: release what open_fresh made outside `dir` (after the
+     * store is freed). */
+    void (*cleanup)(const char *dir);
 } store_impl;
 
 static int sqlite_file_open(kevo_store **out, const char **why, const char *dir)
@@ -68,27 +72,60 @@ static int sqlite_memory_open(kevo_store **out, const char **why, const char *di
     return kevo_store_sqlite_open(out, ":memory:", 0);
 }
 
-/* A PostgreSQL store, once src/memory/store_pg.c exists, would come in
- * with these two and one line in `impls`:
- *
- * static int pg_open(kevo_store **out, const char **why, const char *dir)
- * {
- *     (void)dir;
- *     const char *url = getenv("KEVO_TEST_PG_URL");
- *     *out = NULL;
- *     if (!url || !*url) {
- *         *why = "KEVO_TEST_PG_URL is not set (no PostgreSQL server to test against)";
- *         return 0;
- *     }
- *     // a fresh schema per test, dropped by the store's free in test mode
- *     return kevo_store_pg_open(out, url);
- * }
- */
+/* The PostgreSQL store (tests/unit/pg_helpers.h finds the server): each
+ * fresh store is a schema of its own, whose URL is kept in the fixture's
+ * folder for open_again and whose schema pg_cleanup drops. */
+static int pg_open_url(kevo_store **out, const char *dir, unsigned flags)
+{
+    char *file = kevo_path_join(dir, "pg-url");
+    char *url = NULL;
+    int error = kevo_file_read(&url, NULL, file);
+    if (error == 0)
+        error = kevo_store_pg_open(out, url, flags);
+    free(url);
+    free(file);
+    return error;
+}
+
+static int pg_open(kevo_store **out, const char **why, const char *dir)
+{
+    const char *server = pg_test_url(why);
+    char schema[128], url[1400];
+    *out = NULL;
+    if (!server)
+        return 0;
+    if (pg_test_schema_new(schema, url, sizeof(url), server) < 0)
+        return kevo_error_set(KEVO_EIO, "cannot make a test schema on %s", server);
+    char *file = kevo_path_join(dir, "pg-url");
+    char *sfile = kevo_path_join(dir, "pg-schema");
+    int error = kevo_file_write(file, url, strlen(url));
+    if (error == 0)
+        error = kevo_file_write(sfile, schema, strlen(schema));
+    free(file);
+    free(sfile);
+    return error < 0 ? error : pg_open_url(out, dir, 0);
+}
+
+static int pg_again(kevo_store **out, const char *dir)
+{
+    return pg_open_url(out, dir, KEVO_MEMORY_MUST_EXIST);
+}
+
+static void pg_cleanup(const char *dir)
+{
+    const char *why = NULL, *server = pg_test_url(&why);
+    char *sfile = kevo_path_join(dir, "pg-schema");
+    char *schema = NULL;
+    if (server && kevo_file_read(&schema, NULL, sfile) == 0)
+        pg_test_schema_drop(server, schema);
+    free(schema);
+    free(sfile);
+}
 
 static const store_impl impls[] = {
-    {"sqlite-file", sqlite_file_open, sqlite_file_again},
-    {"sqlite-memory", sqlite_memory_open, NULL},
-    /* {"postgresql", pg_open, NULL}, */
+    {"sqlite-file", sqlite_file_open, sqlite_file_again, NULL},
+    {"sqlite-memory", sqlite_memory_open, NULL, NULL},
+    {"postgresql", pg_open, pg_again, pg_cleanup},
 };
 
 /* ---- fixture ----------------------------------------------------------- */
@@ -126,6 +163,8 @@ static int teardown(void **state)
     if (!f)
         return 0;
     kevo_store_free(f->s);
+    if (f->impl->cleanup)
+        f->impl->cleanup(f->dir);
     kevo_rmtree(f->dir);
     free(f->dir);
     free(f);

@@ -247,6 +247,16 @@ struct kevo_store {
 /* The SQLite store (WAL, foreign keys, FTS5). flags: KEVO_MEMORY_*. */
 int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags);
 
+/* The PostgreSQL store (libpq; docs/memory.md "PostgreSQL"). `conninfo`
+ * is anything libpq accepts: a URI (postgresql://user@host:port/db?...) or
+ * key=value pairs, with PG* environment variables and ~/.pgpass applying.
+ * Its tables live in the first schema of the connection's search_path.
+ * flags: KEVO_MEMORY_MUST_EXIST (KEVO_ENOTFOUND when that schema has no
+ * kevo tables). KEVO_EIO naming user@host:port/db and libpq's reason when
+ * the server cannot be reached or refuses the login; messages never hold
+ * the password. */
+int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags);
+
 /* Wrap a store in a kevo_memory; takes ownership of `store` (also on
  * failure). */
 int kevo_memory_open_store(kevo_memory **out, kevo_store *store, const char *path);
