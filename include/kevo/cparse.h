@@ -4,12 +4,14 @@
  * with clang's opencl-c.h built-ins, the host side of a CUDA file), the
  * clang resource directory and system include paths (fixed by CMake at
  * configure time, never spelled in code), in-memory ("unsaved") parsing,
- * the first error of a parse in words, the tokens of a source range with
- * byte offsets, and an edit list of byte-offset replacements.
+ * the first error of a parse in words, a function's prototype, the tokens
+ * of a source range with byte offsets, and an edit list of byte-offset
+ * replacements.
  *
  * Who uses it: the recipe model (src/recipe/model.c), the OpenCL draft
  * (backend/opencl_draft.c) and the anti-hacking gates, which walk the translation
- * unit with the libclang C API themselves (kevo_cparse_cx()).
+ * unit with the libclang C API themselves (kevo_cparse_cx()); `kevo tasks
+ * new` reads a user's function's prototype (kevo_cparse_prototype_read()).
  *
  * Offsets are byte offsets into the parsed source; a range is half-open
  * [start, end).
@@ -156,6 +158,61 @@ typedef struct kevo_cparse_token {
  * returns them. *out is malloc'd (free()); *out_n may be 0. */
 int kevo_cparse_tokens(kevo_cparse_token **out, size_t *out_n, const kevo_cparse_tu *tu,
                        CXCursor c);
+
+/* --- a function's prototype (cparse/prototype.c) --------------------------- */
+
+/* What a type is, as far as a caller that maps C arguments needs to know. */
+typedef enum kevo_ctype_kind {
+    KEVO_CTYPE_VOID = 0,
+    KEVO_CTYPE_INTEGER,  /* char, short, int, long, long long, _Bool, signed or not */
+    KEVO_CTYPE_FLOATING, /* float, double, long double */
+    KEVO_CTYPE_POINTER,  /* also an array parameter (C adjusts it to a pointer) */
+    KEVO_CTYPE_RECORD,   /* struct or union */
+    KEVO_CTYPE_FUNCTION, /* the pointee of a function pointer */
+    KEVO_CTYPE_ARRAY,    /* the pointee of a pointer to an array (float (*x)[4]) */
+    KEVO_CTYPE_OTHER     /* enum, complex, vector, ... */
+} kevo_ctype_kind;
+
+/* One type. */
+typedef struct kevo_cparse_ctype {
+    kevo_ctype_kind kind;
+    char *spelling;  /* as written, qualifiers included ("const float *restrict") */
+    char *canonical; /* the canonical type without its own qualifiers: typedefs
+                        resolved ("int64_t" reads "long" on LP64, "size_t" "unsigned long") */
+    bool is_const;   /* the type itself is const-qualified */
+} kevo_cparse_ctype;
+
+/* One parameter: its name (NULL when unnamed), its type and, for a pointer,
+ * what it points to (pointee.kind KEVO_CTYPE_POINTER: a pointer to a
+ * pointer; pointee.is_const: `const T *`). pointee is zeroed otherwise. */
+typedef struct kevo_cparse_param {
+    char *name;
+    kevo_cparse_ctype type;
+    kevo_cparse_ctype pointee;
+} kevo_cparse_param;
+
+/* A function's prototype as its definition in the main file gives it. */
+typedef struct kevo_cparse_prototype {
+    char *name;
+    kevo_cparse_ctype result;
+    bool variadic; /* `...` */
+    kevo_cparse_param *params;
+    size_t nparams;
+    /* the byte offset of every token of the main file that names this
+     * function (its declarations, its definition, calls, address taken), in
+     * source order: what a rename edits */
+    unsigned *name_offsets;
+    size_t n_name_offsets;
+} kevo_cparse_prototype;
+
+/* The prototype of the function `name` defined in tu's main file. *out is
+ * the caller's (kevo_cparse_prototype_free). KEVO_EINVAL as
+ * kevo_cparse_function() when it is not defined there; KEVO_ENOMEM. */
+int kevo_cparse_prototype_read(kevo_cparse_prototype **out, const kevo_cparse_tu *tu,
+                               const char *name);
+
+/* Free a prototype. Accepts NULL. */
+void kevo_cparse_prototype_free(kevo_cparse_prototype *p);
 
 /* --- an edit list ---------------------------------------------------------- */
 

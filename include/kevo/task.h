@@ -142,6 +142,39 @@ int kevo_task_work(double *out_flops, double *out_bytes, const kevo_task *task);
 
 bool kevo_task_supports(const kevo_task *task, const char *backend);
 
+/* --- writing a task (task/author.c; `kevo tasks new`) ---------------------- */
+
+typedef struct kevo_buf kevo_buf; /* kevo/util.h */
+
+/* The task type whose C type is exactly the C type with this canonical
+ * spelling (typedefs resolved, LP64): "float" f32, "double" f64, "int" i32,
+ * "long" i64, "unsigned char" u8. KEVO_ENOTFOUND (no message) for any
+ * other: a caller may still pass such an integer scalar through a cast. */
+int kevo_dtype_from_c(kevo_dtype *out, const char *canonical);
+
+/* The shape rule: when the task has exactly one size param (a scalar
+ * without a value), every buffer param without a shape gets [that name].
+ * Otherwise the names of the buffers without a shape are appended to
+ * *missing, space-separated, and their shapes are left empty. */
+int kevo_task_infer_shapes(kevo_task *task, kevo_buf *missing);
+
+/* The check-size rule, for a task without check_sizes: three sets giving
+ * every size 1, 7, and the prime nearest 1000^(1/k) (k the number of
+ * sizes: 997, 31, 11, 5, ...), each left out when it equals the timed set
+ * or an earlier one, when a buffer would be empty, or when the buffers
+ * would hold more than 4 Mi elements (why is appended to *note). */
+int kevo_task_derive_check_sizes(kevo_task *task, kevo_buf *note);
+
+/* The default `bytes`: every buffer's size once, one term per distinct
+ * shape ("4*M*K + 4*K*N + 4*M*N"). *out is the caller's. */
+int kevo_task_bytes_expr(char **out, const kevo_task *task);
+
+/* task.json text for task (name, level, category, description, params
+ * with shape, init and value, sizes, check_sizes, tolerance, flops, bytes,
+ * backends unless just "c"), as kevo_task_load() reads it back. *out is
+ * the caller's. */
+int kevo_task_json(char **out, const kevo_task *task);
+
 #ifdef __cplusplus
 }
 #endif

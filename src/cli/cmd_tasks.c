@@ -27,6 +27,7 @@ void kevo_cli_tasks_usage(FILE *f)
                "                         [--tolerance T] [--level L] [--no-link] [--link-from SUITE]\n"
                "       kevo tasks link DIR... [--from SUITE]\n"
                "       kevo tasks adapt KERNEL.c --from TASK_DIR --to TASK_DIR [-o OUT]\n"
+               "       kevo tasks new NAME --from FILE.c --function F [--size N=V ...] [--shape P=D,...]\n"
                "\n"
                "list   one line per task: name, level, category, description\n"
                "check  validate each task: task.json, reference builds and runs on every size\n"
@@ -47,6 +48,8 @@ void kevo_cli_tasks_usage(FILE *f)
                "       prototype, kept only when kevo finds it correct against PyTorch\n"
                "adapt  rewrite a kernel of one task for another task of the same function\n"
                "       (the pairing link uses; not checked: kevo eval the result)\n"
+               "new    a task of your own C function F: task.json + reference.c from its\n"
+               "       prototype (kevo tasks new --help)\n"
                "exit status: 0 all good (import: every problem imported), 1 a task failed\n"
                "(import: some problem skipped), 2 bad usage, 3 infrastructure (import: no\n"
                "torch Python)\n");
@@ -261,6 +264,8 @@ int kevo_cmd_tasks(int argc, char **argv)
         return kevo_cmd_tasks_link(argc, argv);
     if (!strcmp(argv[1], "adapt"))
         return kevo_cmd_tasks_adapt(argc, argv);
+    if (!strcmp(argv[1], "new"))
+        return kevo_cmd_tasks_new(argc, argv);
     static const char *const subs[] = {"list", "check", "import", "link", "adapt", NULL};
     const char *near = kevo_opts_closest(argv[1], subs);
     if (near)

@@ -32,6 +32,8 @@ int kevo_cmd_tasks_import(int argc, char **argv);
 /* `kevo tasks link ...` (cmd_tasks_link.c), dispatched the same way. */
 int kevo_cmd_tasks_link(int argc, char **argv);
 int kevo_cmd_tasks_adapt(int argc, char **argv);
+/* `kevo tasks new NAME --from FILE.c --function F ...` (cmd_tasks_new.c). */
+int kevo_cmd_tasks_new(int argc, char **argv);
 /* One torch task's C draft from the C task under c_root that translates
  * the same KernelBench problem, kept only when verified correct. 1 linked,
  * 0 not (line says why), negative when kevo could not tell (line says why). */
