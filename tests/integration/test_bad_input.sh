@@ -58,5 +58,22 @@ expect "run: --epsilon out of range" "epsilon (--epsilon) must be in [0, 1]" "$K
 expect "run: passk with the built-in generator" "--strategy passk needs an LLM generator" "$KEVO" run "$relu" --strategy passk --db "$tmp/h.db"
 expect "run: no task lists the backend" "lists backend 'opencl' in its task.json field 'backends'" "$KEVO" run "$SRC/suites/c/level1/030_frobenius_norm" --backend opencl --db "$tmp/b.db"
 expect "run: built-in generator on cuda" "the built-in generator writes c and opencl candidates, not cuda" "$KEVO" run "$SRC/suites/c/level1/001_relu" --backend cuda --db "$tmp/c.db"
+# flags the way C tools read them: a typo names the closest flag, a switch
+# refuses a value, a missing value is named; --flag=value works like --flag value
+expect "typo suggests the flag" "unknown option '--iteratons'; did you mean --iterations?" "$KEVO" run "$relu" --iteratons 3
+expect "typo in eval" "did you mean --min-time?" "$KEVO" eval "$relu" "$tmp/ok.c" --min-tme 1
+expect "switch with a value" "--quick takes no value (got '1')" "$KEVO" run "$relu" --quick=1
+expect "value missing at the end" "--db needs a value" "$KEVO" report --db
+expect "ambiguous prefix" "option '--max' is ambiguous" "$KEVO" run "$relu" --max 3
+expect "command typo" "unknown command 'rnu'; did you mean run?" "$KEVO" rnu
+expect "subcommand typo" "unknown subcommand 'chek'; did you mean check?" "$KEVO" tasks chek "$relu"
+expect "memory subcommand typo" "unknown command 'stast'; did you mean stats?" "$KEVO" memory stast
+expect "report --run junk" "--run needs an integer from 1 to" "$KEVO" report --run 3x --db "$tmp/none.db"
+expect "--temperature abc" "--temperature needs a number from 0 to 100, got 'abc'" "$KEVO" run "$relu" --temperature abc
+if "$KEVO" tasks check --jobs=1 "$relu" >/dev/null 2>&1 && "$KEVO" eval "$relu" "$tmp/ok.c" --no-latency --backend=c >/dev/null 2>&1; then
+  echo "ok   --flag=value and options before operands"; pass=$((pass+1))
+else
+  echo "FAIL --flag=value"; fail=$((fail+1))
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
