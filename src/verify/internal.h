@@ -91,6 +91,9 @@ static inline bool kevo_verify__is_output(const kevo_task *t, size_t p)
 void kevo_verify__slot_shared(void);
 void kevo_verify__slot_exclusive(void); /* from shared to exclusive */
 void kevo_verify__slot_release(void);
+/* The machine-wide lock file behind the slot ($KEVO_TIMING_LOCK or
+ * /tmp/kevo-timing-slot.lock). */
+const char *kevo_verify__slot_path(void);
 /* Set the verdict and hand c->fb to the result as its feedback. */
 void kevo_verify__decide(kevo_verify__cand *c, kevo_verdict v);
 /* root/name, created with mode 0755; *out is the caller's (also on error). */
