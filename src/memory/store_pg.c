@@ -48,10 +48,16 @@
 #define SEARCH_TERMS_MAX 12
 #define SEARCH_POSTINGS_MAX 3000
 
+/* Statements are prepared once per connection and named by their place
+ * in this cache (keyed by SQL text, as the SQLite store's cache is). */
+#define STMT_CACHE 128
+
 typedef struct pg_store {
     PGconn *conn;
     char *label; /* user@host:port/db: what messages name */
     int depth;   /* transaction nesting */
+    char *stmt_sql[STMT_CACHE];
+    size_t n_stmt;
 } pg_store;
 
 /* Query parameters, all in text form; numbers are formatted into num[]. */
@@ -157,6 +163,32 @@ static int result_error(pg_store *ps, const PGresult *r, const char *what)
     return kevo_error_set(code, "%s: %s: %s", ps->label, what, msg[0] ? msg : "unknown error");
 }
 
+static void stmt_cache_clear(pg_store *ps)
+{
+    for (size_t i = 0; i < ps->n_stmt; i++)
+        free(ps->stmt_sql[i]);
+    ps->n_stmt = 0;
+}
+
+/* A connection lost between transactions comes back once (prepared
+ * statements went with it). */
+static void reconnect_if_lost(pg_store *ps)
+{
+    if (PQstatus(ps->conn) == CONNECTION_BAD && ps->depth == 0) {
+        stmt_cache_clear(ps);
+        PQreset(ps->conn);
+        if (PQstatus(ps->conn) == CONNECTION_OK) {
+            PGresult *r = PQexec(ps->conn, "SET extra_float_digits = 3; SET lock_timeout = '60s'");
+            PQclear(r);
+        }
+    }
+}
+
+/* The name of `sql`'s prepared statement (into name[32]), preparing it
+ * on first use; 0 with name "" when the cache is full (run unprepared). */
+static int stmt_name(pg_store *ps, const char *sql, int n_params, char name[32],
+                     const char *what);
+
 /* Run one statement; *out (may be NULL) gets the result on success. */
 static int pg_run(pg_store *ps, const char *sql, const params *p, PGresult **out,
                   const char *what)
@@ -166,13 +198,18 @@ static int pg_run(pg_store *ps, const char *sql, const params *p, PGresult **out
     if (p && p->overflow)
         return kevo_error_set(KEVO_EINVAL, "%s: %s: too many query parameters", ps->label,
                               what);
-    /* a connection lost between transactions comes back once */
-    if (PQstatus(ps->conn) == CONNECTION_BAD && ps->depth == 0)
-        PQreset(ps->conn);
-    PGresult *r = PQexecParams(ps->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, 0);
+    reconnect_if_lost(ps);
+    char name[32];
+    int error = stmt_name(ps, sql, p ? p->n : 0, name, what);
+    if (error < 0)
+        return error;
+    PGresult *r = name[0] ? PQexecPrepared(ps->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL,
+                                           NULL, 0)
+                          : PQexecParams(ps->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL,
+                                         NULL, NULL, 0);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        int error = result_error(ps, r, what);
+        error = result_error(ps, r, what);
         PQclear(r);
         return error;
     }
@@ -199,6 +236,35 @@ static int pg_exec(pg_store *ps, const char *sql, PGresult **out, const char *wh
         *out = r;
     else
         PQclear(r);
+    return 0;
+}
+
+static int stmt_name(pg_store *ps, const char *sql, int n_params, char name[32],
+                     const char *what)
+{
+    name[0] = '\0';
+    for (size_t i = 0; i < ps->n_stmt; i++) {
+        if (!strcmp(ps->stmt_sql[i], sql)) {
+            snprintf(name, 32, "kevo_s%zu", i);
+            return 0;
+        }
+    }
+    if (ps->n_stmt >= STMT_CACHE)
+        return 0;
+    char *copy = strdup(sql);
+    if (!copy)
+        return 0;
+    snprintf(name, 32, "kevo_s%zu", ps->n_stmt);
+    PGresult *r = PQprepare(ps->conn, name, sql, n_params, NULL);
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+        int error = result_error(ps, r, what);
+        PQclear(r);
+        free(copy);
+        name[0] = '\0';
+        return error;
+    }
+    PQclear(r);
+    ps->stmt_sql[ps->n_stmt++] = copy;
     return 0;
 }
 
@@ -242,12 +308,18 @@ static int pg_each(pg_store *ps, const char *sql, const params *p, row_fn fn, vo
     if (p && p->overflow)
         return kevo_error_set(KEVO_EINVAL, "%s: %s: too many query parameters", ps->label,
                               what);
-    if (PQstatus(ps->conn) == CONNECTION_BAD && ps->depth == 0)
-        PQreset(ps->conn);
-    if (!PQsendQueryParams(ps->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, 0))
+    reconnect_if_lost(ps);
+    char name[32];
+    int error = stmt_name(ps, sql, p ? p->n : 0, name, what);
+    if (error < 0)
+        return error;
+    if (!(name[0] ? PQsendQueryPrepared(ps->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL, NULL,
+                                        0)
+                  : PQsendQueryParams(ps->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL,
+                                      NULL, 0)))
         return result_error(ps, NULL, what);
     PQsetSingleRowMode(ps->conn);
-    int error = 0, stopped = 0;
+    int stopped = 0;
     PGresult *r;
     while ((r = PQgetResult(ps->conn)) != NULL) {
         ExecStatusType st = PQresultStatus(r);
@@ -295,8 +367,7 @@ static int tx_begin(kevo_store *s, int write)
     char sql[96];
     int error;
     if (ps->depth == 0) {
-        if (PQstatus(ps->conn) == CONNECTION_BAD)
-            PQreset(ps->conn);
+        reconnect_if_lost(ps);
         error = pg_exec(ps,
                         write ? "BEGIN; SELECT pg_advisory_xact_lock(" KEVO_PG_LOCK ")"
                               : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
@@ -1506,6 +1577,7 @@ static void pg_free(kevo_store *s)
         return;
     if (ps->conn)
         PQfinish(ps->conn); /* the server rolls back what was open */
+    stmt_cache_clear(ps);
     free(ps->label);
     free(ps);
     s->ctx = NULL;

@@ -15,6 +15,7 @@
 #include "kevo/context.h"
 #include "kevo/memory.h"
 #include "kevo/util.h"
+#include "store_select.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,6 +87,7 @@ typedef struct fixture {
     char *dir;
     kevo_memory *mem;
     int64_t items[10];
+    const char *why; /* the store is not available here (store_select.h) */
 } fixture;
 
 static int setup(void **state)
@@ -93,7 +95,10 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     if (!f || kevo_mkdtemp(&f->dir, "kevo-test-") < 0)
         return -1;
-    char *path = kevo_path_join(f->dir, "kevo.db");
+    *state = f;
+    char *path = store_select_locator(f->dir, "kevo.db", &f->why);
+    if (!path)
+        return f->why ? 0 : -1;
     int error = kevo_memory_open(&f->mem, path);
     free(path);
     if (error < 0)
@@ -112,10 +117,18 @@ static int setup(void **state)
     return 0;
 }
 
+static fixture *ready(void **state)
+{
+    fixture *f = *state;
+    STORE_SELECT_READY(f->why);
+    return f;
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
     kevo_memory_free(f->mem);
+    store_select_release(f->dir);
     kevo_rmtree(f->dir);
     free(f->dir);
     free(f);
@@ -149,7 +162,7 @@ static void teach(kevo_memory *mem, int64_t item, const char *verdict, int n)
 
 static void test_context__build_picks_best_at_rate(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     int64_t best = f->items[7], bad = f->items[2];
     teach(f->mem, best, "correct", 20);
     teach(f->mem, bad, "incorrect", 5);
@@ -226,7 +239,7 @@ static void test_context__build_picks_best_at_rate(void **state)
 
 static void test_context__passive_recent_history(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     teach(f->mem, f->items[1], "correct", 3);
     kevo_item_list *hist = NULL;
     kevo_item_filter hf = {.task = "other", .newest_first = 1};
@@ -302,7 +315,7 @@ static int pick_start(int64_t *out, kevo_memory *mem, const char *task, const ch
 
 static void test_context__start_point(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     kevo_context_config cfg;
     kevo_context_config_init(&cfg);
     int64_t sp = 0;

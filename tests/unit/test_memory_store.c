@@ -12,6 +12,7 @@
 
 #include "kevo/memory.h"
 #include "kevo/util.h"
+#include "store_select.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -21,8 +22,9 @@
 
 typedef struct fixture {
     char *dir;
-    char *path;
+    char *path; /* a file, or a PostgreSQL URL (KEVO_TEST_STORE, store_select.h) */
     kevo_memory *mem;
+    const char *why; /* the store is not available here */
 } fixture;
 
 static int setup(void **state)
@@ -30,17 +32,29 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     if (!f || kevo_mkdtemp(&f->dir, "kevo-test-") < 0)
         return -1;
-    f->path = kevo_path_join(f->dir, "kevo.db");
-    if (kevo_memory_open(&f->mem, f->path) < 0)
-        return -1;
     *state = f;
+    f->path = store_select_locator(f->dir, "kevo.db", &f->why);
+    if (!f->path)
+        return f->why ? 0 : -1;
+    if (kevo_memory_open(&f->mem, f->path) < 0) {
+        print_error("cannot open %s: %s\n", f->path, kevo_error_last());
+        return -1;
+    }
     return 0;
+}
+
+static fixture *ready(void **state)
+{
+    fixture *f = *state;
+    STORE_SELECT_READY(f->why);
+    return f;
 }
 
 static int teardown(void **state)
 {
     fixture *f = *state;
     kevo_memory_free(f->mem);
+    store_select_release(f->dir);
     kevo_rmtree(f->dir);
     free(f->path);
     free(f->dir);
@@ -63,17 +77,55 @@ static int64_t add_item(kevo_memory *mem, kevo_item_kind kind, const char *title
     return id;
 }
 
+/* What the SQLite half below does with files, on a PostgreSQL schema:
+ * MUST_EXIST on a schema without kevo's tables, a schema holding someone
+ * else's tables, and a store whose schema version a newer kevo wrote. */
+static void open_reject_pg(fixture *f)
+{
+    const char *why = NULL, *server = pg_test_url(&why);
+    char schema[128], url[1400];
+    kevo_memory *m = NULL;
+    assert_non_null(server);
+    assert_int_equal(pg_test_schema_new(schema, url, sizeof(url), server), 0);
+    assert_int_equal(kevo_memory_open_ex(&m, url, KEVO_MEMORY_MUST_EXIST), KEVO_ENOTFOUND);
+    assert_null(m);
+    assert_non_null(strstr(kevo_error_last(), "no such memory store"));
+    char sql[512];
+    snprintf(sql, sizeof(sql), "CREATE TABLE %s.attempts(x int)", schema);
+    assert_int_equal(pg_test_admin(server, sql), 0);
+    assert_int_equal(kevo_memory_open(&m, url), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "not a kevo memory store"));
+    pg_test_schema_drop(server, schema);
+
+    assert_int_equal(
+        store_select_sql(f->dir, "UPDATE kevo_meta SET value = '99' WHERE key = 'schema_version'"),
+        0);
+    assert_int_equal(kevo_memory_open(&m, f->path), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "newer kevo"));
+    assert_non_null(strstr(kevo_error_last(), "schema version 99"));
+    assert_non_null(strstr(kevo_error_last(), "knows up to 1"));
+    assert_int_equal(
+        store_select_sql(f->dir, "UPDATE kevo_meta SET value = '1' WHERE key = 'schema_version'"),
+        0);
+    assert_int_equal(kevo_memory_open(&m, f->path), 0);
+    kevo_memory_free(m);
+}
+
 static void test_memory__open_reopen_and_reject(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     kevo_memory_stats st;
     assert_int_equal(kevo_memory_stats_get(&st, f->mem), 0);
-    assert_int_equal(st.schema_version, 2);
+    assert_int_equal(st.schema_version, store_select_is_pg() ? 1 : 2);
     assert_int_equal(st.attempts, 0);
     assert_true(st.bytes > 0);
     kevo_memory_free(f->mem);
     f->mem = NULL;
     assert_int_equal(kevo_memory_open(&f->mem, f->path), 0);
+    if (store_select_is_pg()) {
+        open_reject_pg(f);
+        return;
+    }
 
     /* missing file with MUST_EXIST */
     char *missing = kevo_path_join(f->dir, "nope.db");
@@ -114,7 +166,7 @@ static void test_memory__open_reopen_and_reject(void **state)
 
 static void test_memory__runs(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     int64_t r1 = 0, r2 = 0;
     assert_int_equal(kevo_memory_run_begin(f->mem, "{\"generator\":\"builtin\"}", &r1), 0);
     assert_int_equal(kevo_memory_run_begin(f->mem, NULL, &r2), 0);
@@ -140,7 +192,7 @@ static void test_memory__runs(void **state)
 
 static void test_memory__tasks(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     kevo_memory_task t = {.name = "softmax_rows",
                           .level = 1,
                           .category = "activation",
@@ -178,7 +230,7 @@ static void test_memory__tasks(void **state)
 
 static void test_memory__items_search_lookup(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     int64_t a = add_item(f->mem, KEVO_ITEM_EXPERIENCE, "relu vectorised",
                          "AVX-512 max with zero made relu memory bound", "activation", "c", NULL);
     int64_t b = add_item(f->mem, KEVO_ITEM_BEST_PRACTICE, "Reductions",
@@ -250,7 +302,7 @@ static void test_memory__items_search_lookup(void **state)
 
 static void test_memory__seed_idempotent(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     kevo_memory_stats s1, s2;
     assert_int_equal(kevo_memory_seed_builtin(f->mem), 0);
     assert_int_equal(kevo_memory_stats_get(&s1, f->mem), 0);
@@ -291,7 +343,7 @@ static kevo_attempt draft(const char *task, const char *verdict, double us, doub
 
 static void test_memory__record_draft_and_refine(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     kevo_memory_task t = {.name = "relu", .category = "activation", .level = 1};
     assert_int_equal(kevo_memory_task_upsert(f->mem, &t, NULL), 0);
     int64_t run = 0;
@@ -447,7 +499,7 @@ static void test_memory__record_draft_and_refine(void **state)
 
 static void test_memory__record_rejects_and_rolls_back(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     int64_t i1 = add_item(f->mem, KEVO_ITEM_RECIPE, "r", "b", NULL, NULL, NULL);
     kevo_memory_stats before, after;
     assert_int_equal(kevo_memory_stats_get(&before, f->mem), 0);
@@ -508,7 +560,7 @@ static void test_memory__record_rejects_and_rolls_back(void **state)
 
 static void test_memory__normalized_refine_rewards(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     kevo_learn_config cfg;
     kevo_learn_config_init(&cfg);
     cfg.normalize = 1;
@@ -543,7 +595,7 @@ static void test_memory__normalized_refine_rewards(void **state)
  * attempt, never a guess. */
 static void test_memory__verdict_typed_at_the_store(void **state)
 {
-    fixture *f = *state;
+    fixture *f = ready(state);
     for (int v = 0; v < KEVO_VERDICT_COUNT; v++) {
         kevo_verdict back = KEVO_VERDICT_COUNT;
         assert_int_equal(kevo_verdict_parse(&back, kevo_verdict_name((kevo_verdict)v)), 0);
@@ -566,6 +618,15 @@ static void test_memory__verdict_typed_at_the_store(void **state)
     assert_int_equal(kevo_memory_attempt_get(&got, f->mem, id), 0);
     assert_int_equal(got->verdict, KEVO_VERDICT_TIMEOUT);
     kevo_attempt_free(got);
+    if (store_select_is_pg()) {
+        /* stored as its name there too; a hand edit is an error naming it */
+        assert_int_equal(store_select_sql(f->dir, "UPDATE attempts SET verdict = 'great'"), 0);
+        got = NULL;
+        assert_int_equal(kevo_memory_attempt_get(&got, f->mem, id), KEVO_EINVAL);
+        assert_null(got);
+        assert_non_null(strstr(kevo_error_last(), "great"));
+        return;
+    }
     /* stored as its name: the file stays readable by sqlite3 and scripts */
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
