@@ -3,7 +3,7 @@
  * list a suite and validate every task in it (task.json valid, reference
  * builds and runs within its limits on every size set and seed, outputs
  * not near-constant, no NaN/Inf in true outputs). `kevo tasks import` is
- * cmd_tasks_import.c.
+ * cmd_tasks_import.c, `kevo tasks new` cmd_tasks_new.c.
  */
 #include "commands.h"
 #include "opts.h"
@@ -266,13 +266,14 @@ int kevo_cmd_tasks(int argc, char **argv)
         return kevo_cmd_tasks_adapt(argc, argv);
     if (!strcmp(argv[1], "new"))
         return kevo_cmd_tasks_new(argc, argv);
-    static const char *const subs[] = {"list", "check", "import", "link", "adapt", NULL};
+    static const char *const subs[] = {"list", "check", "import", "link", "adapt", "new",
+                                       NULL};
     const char *near = kevo_opts_closest(argv[1], subs);
     if (near)
         fprintf(stderr, "kevo tasks: unknown subcommand '%s'; did you mean %s? (see `kevo tasks "
                         "--help`)\n", argv[1], near);
     else
-        fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link, adapt; "
-                        "see `kevo tasks --help`)\n", argv[1]);
+        fprintf(stderr, "kevo tasks: unknown subcommand '%s' (list, check, import, link, adapt, "
+                        "new; see `kevo tasks --help`)\n", argv[1]);
     return KEVO_EXIT_USAGE;
 }
