@@ -1,7 +1,9 @@
 /*
  * tests/unit/test_cparse.c - the shared libclang front end (kevo/cparse.h):
  * parsing in each language with the paths CMake found, the first error in
- * words, finding a function, tokens with offsets, and the edit list.
+ * words, finding a function, tokens with offsets, the edit list, and a
+ * function's prototype (parameter kinds, pointees, constness, where it is
+ * named).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -244,6 +246,119 @@ static void test_cparse__edits_back_to_front(void **state)
     kevo_cparse_edits_free(NULL);
 }
 
+/* --- kevo_cparse_prototype_read ------------------------------------------- */
+
+static const char PROTO[] =
+    "#include <stddef.h>\n"
+    "#include <stdint.h>\n"
+    "struct cfg { int n; };\n"
+    "void axpy(const float *restrict x, float *const y, double y2[], int64_t n, size_t m,\n"
+    "          float alpha, const int k);\n"
+    "static void helper(void) { }\n"
+    "void axpy(const float *restrict x, float *const y, double y2[], int64_t n, size_t m,\n"
+    "          float alpha, const int k)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < n; i++)\n"
+    "        y[i] += alpha * x[i] + (float)y2[i % (int64_t)m] * k;\n"
+    "    helper();\n"
+    "}\n"
+    "void twice(const float *x, float *y, int n) { axpy(x, y, 0, n, 1, 2.0f, 0); }\n"
+    "int other(int axpy) { return axpy; }\n"
+    "void bad(struct cfg c, float **pp, void (*fn)(int), float (*rows)[4], ...) { }\n"
+    "float value(const unsigned char *u) { return u[0]; }\n";
+
+static void test_cparse__prototype_params(void **state)
+{
+    (void)state;
+    kevo_cparse_tu *tu = parse(PROTO, KEVO_CPARSE_C11, 0);
+    assert_int_equal(kevo_cparse_errors(tu), 0);
+    kevo_cparse_prototype *p = NULL;
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu, "axpy"), 0);
+    assert_string_equal(p->name, "axpy");
+    assert_int_equal(p->result.kind, KEVO_CTYPE_VOID);
+    assert_false(p->variadic);
+    assert_int_equal(p->nparams, 7);
+    /* const T *restrict: a pointer to const float, restrict dropped from canonical */
+    assert_string_equal(p->params[0].name, "x");
+    assert_int_equal(p->params[0].type.kind, KEVO_CTYPE_POINTER);
+    assert_string_equal(p->params[0].type.canonical, "const float *");
+    assert_int_equal(p->params[0].pointee.kind, KEVO_CTYPE_FLOATING);
+    assert_true(p->params[0].pointee.is_const);
+    assert_string_equal(p->params[0].pointee.canonical, "float");
+    /* T *const: the pointer is const, the data is not */
+    assert_true(p->params[1].type.is_const);
+    assert_false(p->params[1].pointee.is_const);
+    assert_string_equal(p->params[1].pointee.canonical, "float");
+    /* an array parameter reads as a pointer to its element */
+    assert_int_equal(p->params[2].type.kind, KEVO_CTYPE_POINTER);
+    assert_string_equal(p->params[2].pointee.canonical, "double");
+    /* typedefs resolved in canonical, kept as written in spelling */
+    assert_int_equal(p->params[3].type.kind, KEVO_CTYPE_INTEGER);
+    assert_string_equal(p->params[3].type.spelling, "int64_t");
+    assert_string_equal(p->params[3].type.canonical, "long");
+    assert_string_equal(p->params[4].type.canonical, "unsigned long");
+    assert_int_equal(p->params[5].type.kind, KEVO_CTYPE_FLOATING);
+    assert_string_equal(p->params[5].type.canonical, "float");
+    /* a const scalar: const, canonical without the qualifier */
+    assert_true(p->params[6].type.is_const);
+    assert_string_equal(p->params[6].type.canonical, "int");
+    assert_int_equal(p->params[6].pointee.kind, KEVO_CTYPE_VOID); /* zeroed: not a pointer */
+    assert_null(p->params[6].pointee.canonical);
+
+    /* every token naming axpy: the declaration, the definition, the call in
+     * twice; not the parameter of other() that shadows it */
+    size_t len = strlen(PROTO);
+    assert_int_equal(p->n_name_offsets, 3);
+    const char *decl = strstr(PROTO, "void axpy(") + 5;
+    const char *def = strstr(decl + 1, "void axpy(") + 5;
+    const char *call = strstr(PROTO, "{ axpy(") + 2;
+    assert_int_equal(p->name_offsets[0], (unsigned)(decl - PROTO));
+    assert_int_equal(p->name_offsets[1], (unsigned)(def - PROTO));
+    assert_int_equal(p->name_offsets[2], (unsigned)(call - PROTO));
+    for (size_t k = 0; k < p->n_name_offsets; k++)
+        assert_true(p->name_offsets[k] + 4 <= len && !strncmp(PROTO + p->name_offsets[k],
+                                                               "axpy", 4));
+    kevo_cparse_prototype_free(p);
+    kevo_cparse_prototype_free(NULL);
+    kevo_cparse_free(tu);
+}
+
+static void test_cparse__prototype_unsupported_shapes(void **state)
+{
+    (void)state;
+    kevo_cparse_tu *tu = parse(PROTO, KEVO_CPARSE_C11, 0);
+    kevo_cparse_prototype *p = NULL;
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu, "bad"), 0);
+    assert_true(p->variadic);
+    assert_int_equal(p->nparams, 4); /* the named ones; `...` is the flag */
+    assert_int_equal(p->params[0].type.kind, KEVO_CTYPE_RECORD);
+    assert_string_equal(p->params[0].type.spelling, "struct cfg");
+    assert_int_equal(p->params[1].type.kind, KEVO_CTYPE_POINTER);
+    assert_int_equal(p->params[1].pointee.kind, KEVO_CTYPE_POINTER);
+    assert_int_equal(p->params[2].type.kind, KEVO_CTYPE_POINTER);
+    assert_int_equal(p->params[2].pointee.kind, KEVO_CTYPE_FUNCTION);
+    assert_int_equal(p->params[3].pointee.kind, KEVO_CTYPE_ARRAY);
+    kevo_cparse_prototype_free(p);
+
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu, "value"), 0);
+    assert_int_equal(p->result.kind, KEVO_CTYPE_FLOATING);
+    assert_string_equal(p->result.spelling, "float");
+    assert_string_equal(p->params[0].pointee.canonical, "unsigned char");
+    kevo_cparse_prototype_free(p);
+
+    /* declared only, or not there at all: KEVO_EINVAL with the reason, no prototype */
+    static const char decl_only[] = "void f(float *y, int n);\n";
+    kevo_cparse_tu *tu2 = parse(decl_only, KEVO_CPARSE_C11, 0);
+    p = (kevo_cparse_prototype *)1;
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu2, "f"), KEVO_EINVAL);
+    assert_null(p);
+    assert_non_null(strstr(kevo_error_last(), "declared but not defined"));
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu, "nope"), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "'nope' is not defined"));
+    kevo_cparse_free(tu2);
+    kevo_cparse_free(tu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +368,8 @@ int main(void)
         cmocka_unit_test(test_cparse__languages_and_system_headers),
         cmocka_unit_test(test_cparse__tokens_with_offsets),
         cmocka_unit_test(test_cparse__edits_back_to_front),
+        cmocka_unit_test(test_cparse__prototype_params),
+        cmocka_unit_test(test_cparse__prototype_unsupported_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
