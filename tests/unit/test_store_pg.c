@@ -1,0 +1,271 @@
+/*
+ * test_store_pg.c - what the PostgreSQL store promises beyond the store
+ * contract: many writers on one database never lose a Q update (the
+ * advisory lock of tx_begin), the connection errors name host and database
+ * but never the password, and the conninfo helpers of kevo/util.h.
+ *
+ * The lost-update test forks two processes, each with its own connection,
+ * that record K attempts using the same item at the same time through
+ * kevo_memory_attempt_record (q_get then q_set inside one transaction);
+ * the final Q must equal the Q recomputed sequentially from the stored
+ * rewards in attempt-id order, with n = 2K. Without the lock the two
+ * read-modify-writes interleave and updates are lost. Skips, printing why,
+ * when there is no PostgreSQL test server (pg_helpers.h).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "contract_helpers.h"
+#include "kevo/memory.h"
+#include "kevo/sys/store.h"
+#include "kevo/util.h"
+#include "pg_helpers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define K 40
+
+typedef struct fx {
+    const char *server;
+    char schema[128];
+    char url[1400];
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    const char *why = NULL;
+    if (!f)
+        return -1;
+    *state = f;
+    f->server = pg_test_url(&why);
+    if (f->server && pg_test_schema_new(f->schema, f->url, sizeof(f->url), f->server) < 0)
+        return -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    if (f->server)
+        pg_test_schema_drop(f->server, f->schema);
+    free(f);
+    return 0;
+}
+
+static fx *ready(void **state)
+{
+    fx *f = *state;
+    const char *why = NULL;
+    if (!f->server) {
+        pg_test_url(&why);
+        CONTRACT_SKIP("%s", why);
+    }
+    return f;
+}
+
+/* One writer: its own connection, K attempts each using `item`, correct
+ * and not by turns (rewards +1 / -1), started when `go` is readable. */
+static int writer(const char *url, int64_t item, int who, int go)
+{
+    char c;
+    if (read(go, &c, 1) != 1)
+        return 10;
+    kevo_memory *mem = NULL;
+    if (kevo_memory_open(&mem, url) < 0) {
+        fprintf(stderr, "writer %d: %s\n", who, kevo_error_last());
+        return 11;
+    }
+    for (int i = 0; i < K; i++) {
+        kevo_attempt a = {.task = "shared_task",
+                          .backend = "c",
+                          .generator = "builtin",
+                          .stage = KEVO_STAGE_DRAFT,
+                          .iteration = who * 1000 + i,
+                          .verdict = (i + who) % 3 ? KEVO_VERDICT_CORRECT
+                                                   : KEVO_VERDICT_INCORRECT,
+                          .source = "void k(void) {}",
+                          .candidate_us = 10,
+                          .reference_us = 20,
+                          .speedup = (i + who) % 3 ? 2.0 : 0.0};
+        kevo_used_item u = {.item_id = item, .stage = KEVO_STAGE_DRAFT, .rank = 1, .tokens = 5};
+        if (kevo_memory_attempt_record(mem, &a, &u, 1, NULL, NULL) < 0) {
+            fprintf(stderr, "writer %d: attempt %d: %s\n", who, i, kevo_error_last());
+            kevo_memory_free(mem);
+            return 12;
+        }
+    }
+    kevo_memory_free(mem);
+    return 0;
+}
+
+static void test_store_pg__no_lost_q_update(void **state)
+{
+    fx *f = ready(state);
+    kevo_memory *mem = NULL;
+    assert_int_equal(kevo_memory_open(&mem, f->url), 0);
+    kevo_item it = {.kind = KEVO_ITEM_EXPERIENCE, .title = "shared lesson", .body = "used by all"};
+    int64_t item = 0;
+    assert_int_equal(kevo_memory_item_add(mem, &it, &item), 0);
+
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pids[2];
+    for (int w = 0; w < 2; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) {
+            close(go[1]);
+            _exit(writer(f->url, item, w, go[0]));
+        }
+    }
+    close(go[0]);
+    /* both start at once */
+    assert_int_equal(write(go[1], "gg", 2), 2);
+    close(go[1]);
+    for (int w = 0; w < 2; w++) {
+        int status = 0;
+        assert_int_equal(waitpid(pids[w], &status, 0), pids[w]);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("writer %d failed (status %d)", w, status);
+    }
+
+    double q = 0;
+    int64_t n = 0;
+    assert_int_equal(kevo_memory_q_get(&q, &n, mem, item, KEVO_STAGE_DRAFT), 0);
+    assert_int_equal(n, 2 * K);
+
+    /* the same updates, one after the other, in the order the store kept */
+    kevo_attempt_filter flt = {.used_item = item, .no_source = 1};
+    kevo_attempt_list *l = NULL;
+    assert_int_equal(kevo_memory_attempt_list(&l, mem, &flt), 0);
+    assert_int_equal(l->n, 2 * K);
+    kevo_learn_config cfg;
+    kevo_learn_config_init(&cfg);
+    double want = cfg.q_init;
+    int from_both = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        want = kevo_memory_q_step(want, l->attempts[i].reward, cfg.alpha);
+        if (i && (l->attempts[i].iteration < 1000) != (l->attempts[i - 1].iteration < 1000))
+            from_both++;
+    }
+    kevo_attempt_list_free(l);
+    if (fabs(q - want) > 1e-12)
+        fail_msg("final Q %.17g, sequential replay of the stored rewards gives %.17g: an "
+                 "update was lost",
+                 q, want);
+    print_message("[ INFO     ] writers took turns %d times over %d attempts\n", from_both,
+                  2 * K);
+    kevo_memory_free(mem);
+}
+
+/* A wrong password: KEVO_EIO, one line naming the user, host and
+ * database and libpq's reason; never the password itself. */
+static void test_store_pg__bad_login_names_no_password(void **state)
+{
+    fx *f = ready(state);
+    /* the test server's role kevo_pw must give a password (pg_server.sh) */
+    char url[2048];
+    const char *host = strstr(f->server, "host=");
+    assert_non_null(host);
+    char hostdir[1024];
+    snprintf(hostdir, sizeof(hostdir), "%s", host + 5);
+    hostdir[strcspn(hostdir, "&")] = '\0';
+    snprintf(url, sizeof(url), "postgresql://kevo_pw:WrongSecret123@/kevo?host=%s", hostdir);
+    kevo_memory *mem = NULL;
+    assert_int_equal(kevo_memory_open(&mem, url), KEVO_EIO);
+    assert_null(mem);
+    const char *msg = kevo_error_last();
+    print_message("[ INFO     ] %s\n", msg);
+    assert_null(strstr(msg, "WrongSecret123"));
+    assert_null(strchr(msg, '\n'));
+    assert_non_null(strstr(msg, "kevo_pw@"));
+    assert_non_null(strstr(msg, "/kevo"));
+    assert_non_null(strstr(msg, "password authentication failed"));
+
+    /* nor in a key=value string, nor in the PGPASSWORD it may come from */
+    snprintf(url, sizeof(url), "pg:host=%s dbname=kevo user=kevo_pw password='Wrong Secret456'",
+             hostdir);
+    assert_int_equal(kevo_memory_open(&mem, url), KEVO_EIO);
+    assert_null(strstr(kevo_error_last(), "Secret456"));
+    setenv("PGPASSWORD", "EnvSecret789", 1);
+    snprintf(url, sizeof(url), "postgresql://kevo_pw@/kevo?host=%s", hostdir);
+    assert_int_equal(kevo_memory_open(&mem, url), KEVO_EIO);
+    assert_null(strstr(kevo_error_last(), "EnvSecret789"));
+    unsetenv("PGPASSWORD");
+
+    /* a malformed string is refused without being quoted */
+    assert_int_equal(kevo_memory_open(&mem, "pg:host=x password=Hidden999 =broken"), KEVO_EINVAL);
+    assert_null(strstr(kevo_error_last(), "Hidden999"));
+}
+
+/* An unreachable server: KEVO_EIO naming the host and port. */
+static void test_store_pg__unreachable_server(void **state)
+{
+    (void)state;
+    kevo_memory *mem = NULL;
+    /* port 1 on the loopback: nothing listens there */
+    assert_int_equal(
+        kevo_memory_open(&mem, "postgresql://someone:pw1@127.0.0.1:1/kevo?connect_timeout=5"),
+        KEVO_EIO);
+    const char *msg = kevo_error_last();
+    assert_non_null(strstr(msg, "127.0.0.1:1/kevo"));
+    assert_non_null(strstr(msg, "someone@"));
+    assert_null(strstr(msg, "pw1"));
+    assert_null(strchr(msg, '\n'));
+}
+
+static void test_store_pg__conninfo_redact(void **state)
+{
+    (void)state;
+    struct {
+        const char *in, *out;
+    } cases[] = {
+        {"postgresql://u:secret@db.example:5433/kevo?sslmode=require",
+         "postgresql://u@db.example:5433/kevo?sslmode=require"},
+        {"postgres://u:secret@h/db", "postgres://u@h/db"},
+        {"postgresql://u@h/db?password=secret&sslmode=require&password=again",
+         "postgresql://u@h/db?sslmode=require"},
+        {"postgresql:///kevo?host=/tmp/x&user=postgres", "postgresql:///kevo?host=/tmp/x&user=postgres"},
+        {"postgresql://h", "postgresql://h"},
+        {"pg:host=h password=secret dbname=kevo", "pg:host=h dbname=kevo"},
+        {"pg:password = 'se cr\\'et' host=h", "pg:host=h"},
+        {"pg:host=h passfile=/x", "pg:host=h passfile=/x"},
+        {"kevo.db", "kevo.db"},
+        {"/some/dir/kevo.db", "/some/dir/kevo.db"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = NULL;
+        assert_int_equal(kevo_conninfo_redact(&out, cases[i].in), 0);
+        if (strcmp(out, cases[i].out))
+            fail_msg("redact(%s) = %s, want %s", cases[i].in, out, cases[i].out);
+        free(out);
+    }
+    assert_true(kevo_conninfo_is_pg("postgresql://h/db"));
+    assert_true(kevo_conninfo_is_pg("postgres://h/db"));
+    assert_true(kevo_conninfo_is_pg("pg:host=h"));
+    assert_false(kevo_conninfo_is_pg("kevo.db"));
+    assert_false(kevo_conninfo_is_pg("./postgresql://"));
+    assert_false(kevo_conninfo_is_pg(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_store_pg__no_lost_q_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_pg__bad_login_names_no_password, setup,
+                                        teardown),
+        cmocka_unit_test(test_store_pg__unreachable_server),
+        cmocka_unit_test(test_store_pg__conninfo_redact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
