@@ -256,9 +256,7 @@ double kevo_memory_reward_normalize(double r, int64_t n, double mean, double m2,
 /* Record one evaluated attempt, all in one transaction:
  *   - the attempt node and its refines edge (a->parent_id, which must exist
  *     and belong to the same task); with a->uid given and already stored,
- *     nothing at all (KEVO_MEMORY_RECORDED_BEFORE, see above); two attempts
- *     of one run (run_id != 0) with the same task, backend and iteration
- *     are refused (KEVO_EEXISTS);
+ *     nothing at all (KEVO_MEMORY_RECORDED_BEFORE, see above);
  *   - one `used` edge per entry of used[0..n_used) (item ids must exist and
  *     be distinct);
  *   - the reward (draft or refine, see above; a refine attempt's start

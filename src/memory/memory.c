@@ -70,6 +70,7 @@ int kevo_attempt_copy(kevo_attempt *dst, const kevo_attempt *src)
     *dst = *src;
     dst->task = dst->backend = dst->generator = dst->gates_json = NULL;
     dst->feedback = dst->source = dst->recipes_json = dst->uid = dst->baseline = NULL;
+    dst->machine = NULL;
     int error = 0;
     if ((error = dup_field(&dst->task, src->task)) < 0 ||
         (error = dup_field(&dst->backend, src->backend)) < 0 ||
@@ -79,7 +80,8 @@ int kevo_attempt_copy(kevo_attempt *dst, const kevo_attempt *src)
         (error = dup_field(&dst->source, src->source)) < 0 ||
         (error = dup_field(&dst->recipes_json, src->recipes_json)) < 0 ||
         (error = dup_field(&dst->uid, src->uid)) < 0 ||
-        (error = dup_field(&dst->baseline, src->baseline)) < 0)
+        (error = dup_field(&dst->baseline, src->baseline)) < 0 ||
+        (error = dup_field(&dst->machine, src->machine)) < 0)
         kevo_attempt_clear(dst);
     return error;
 }
@@ -97,6 +99,7 @@ void kevo_attempt_clear(kevo_attempt *a)
     FREE_FIELD(a->recipes_json);
     FREE_FIELD(a->uid);
     FREE_FIELD(a->baseline);
+    FREE_FIELD(a->machine);
     memset(a, 0, sizeof(*a));
 }
 

@@ -262,6 +262,31 @@ done:
     return error;
 }
 
+static int known_machine(const char *m)
+{
+    return m && *m;
+}
+
+/* The latency a refine attempt improves on: its start point's, or its own
+ * reference's without one. Latencies of two machines do not compare: when
+ * the start point was measured on another (both known), its latency here
+ * is estimated as this attempt's reference latency over the start point's
+ * speedup (the reference was timed beside each candidate, on its own
+ * machine). Without those figures, 0: kevo_memory_reward_refine then gives
+ * a correct attempt reward 0 (no evidence) rather than a reward for, or
+ * against, the other machine's speed. */
+static double start_latency(const kevo_attempt *a, const kevo_attempt *parent)
+{
+    if (!parent)
+        return a->reference_us;
+    if (!known_machine(a->machine) || !known_machine(parent->machine) ||
+        !strcmp(a->machine, parent->machine))
+        return parent->candidate_us;
+    if (parent->speedup > 0 && a->reference_us > 0 && isfinite(parent->speedup))
+        return a->reference_us / parent->speedup;
+    return 0.0;
+}
+
 /* The raw reward and the one the Q updates use (z-scored refine rewards
  * when cfg->normalize, which folds the raw one into the stage statistics). */
 static int record_reward(record_state *rs)
@@ -274,12 +299,11 @@ static int record_reward(record_state *rs)
     rs->raw = rs->reward = 0.0;
     if (rs->infra)
         goto done;
-    if (a->stage == KEVO_STAGE_DRAFT) {
+    if (a->stage == KEVO_STAGE_DRAFT)
         rs->raw = kevo_memory_reward_draft(a->verdict);
-    } else {
-        double start_us = rs->parent ? rs->parent->candidate_us : a->reference_us;
-        rs->raw = kevo_memory_reward_refine(a->verdict, start_us, a->candidate_us);
-    }
+    else
+        rs->raw = kevo_memory_reward_refine(a->verdict, start_latency(a, rs->parent),
+                                            a->candidate_us);
     rs->reward = rs->raw;
     if (cfg->normalize && a->stage == KEVO_STAGE_REFINE) {
         kevo_reward_stats st;
@@ -304,9 +328,13 @@ static int record_insert_node(record_state *rs)
     const kevo_attempt *a = rs->a;
     int64_t id = 0;
     rs->row = *a;
-    kevo_memory_uid_new(mem, rs->uid, a->task, strlen(a->task));
     rs->row.id = 0;
-    rs->row.uid = rs->uid;
+    if (a->uid && *a->uid) {
+        rs->row.uid = a->uid;
+    } else {
+        kevo_memory_uid_new(mem, rs->uid, a->task, strlen(a->task));
+        rs->row.uid = rs->uid;
+    }
     rs->row.created = a->created ? a->created : kevo_memory_now_ms();
     rs->row.reward_raw = rs->raw;
     rs->row.reward = rs->reward;
@@ -373,13 +401,29 @@ int kevo_memory_attempt_record(kevo_memory *mem, const kevo_attempt *a, const ke
     kevo_learn_config defaults;
     cfg = kevo_learn_config_or_default(cfg, &defaults);
     record_state rs = {.mem = mem, .a = a, .used = used, .n_used = n_used, .cfg = cfg};
-    int error = 0, in_tx = 0;
+    int error = 0, in_tx = 0, before = 0;
     if ((error = validate(a, used, n_used, cfg)) < 0)
         goto done;
     /* one transaction: a crash never leaves half an attempt */
     if ((error = mem->store->tx_begin(mem->store)) < 0)
         goto done;
     in_tx = 1;
+    /* a caller-given uid already stored: this attempt was recorded before
+     * (a retry, or another worker on the same iteration); nothing more */
+    if (a->uid && *a->uid) {
+        int64_t existing = 0;
+        error = mem->store->find_uid(mem->store, KEVO_STORE_ATTEMPTS, a->uid, &existing);
+        if (error == 0) {
+            if (out_id)
+                *out_id = existing;
+            before = 1;
+            goto done;
+        }
+        if (error != KEVO_ENOTFOUND)
+            goto done;
+        kevo_error_clear();
+        error = 0;
+    }
     if ((error = record_load_start(&rs)) < 0 || (error = record_check_best(&rs)) < 0 ||
         (error = record_reward(&rs)) < 0 || (error = record_insert_node(&rs)) < 0 ||
         (!cfg->frozen && ((error = record_q_updates(&rs)) < 0 ||
@@ -392,5 +436,5 @@ done:
         error = kevo_memory_tx_end(mem, error);
     kevo_attempt_free(rs.parent);
     free(rs.cat.category);
-    return error;
+    return error == 0 && before ? KEVO_MEMORY_RECORDED_BEFORE : error;
 }

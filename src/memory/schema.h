@@ -111,6 +111,26 @@ static const char *const kevo_schema_migrations[] = {
     "END;",
     /* 2: what each speedup is over (PyTorch-defined tasks time PyTorch). */
     "ALTER TABLE attempts ADD COLUMN baseline TEXT;",
+    /* 3: machines (which one measured each attempt) and the work queue of
+     * shared runs. */
+    "ALTER TABLE attempts ADD COLUMN machine TEXT;"
+    "CREATE TABLE machines("
+    "  id TEXT PRIMARY KEY,"
+    "  hostname TEXT, cpu TEXT, gpu TEXT,"
+    "  cores INTEGER NOT NULL DEFAULT 0,"
+    "  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);"
+    "CREATE TABLE work("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  task TEXT NOT NULL, backend TEXT NOT NULL, bundle TEXT NOT NULL,"
+    "  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),"
+    "  worker TEXT,"
+    "  lease_until INTEGER NOT NULL DEFAULT 0,"
+    "  claims INTEGER NOT NULL DEFAULT 0,"
+    "  error TEXT,"
+    "  updated INTEGER NOT NULL,"
+    "  UNIQUE (run_id, task));"
+    "CREATE INDEX work_claim ON work(state, backend, run_id, id);",
 };
 
 #define KEVO_SCHEMA_VERSION                                                                        \

@@ -694,7 +694,7 @@ static int sq_task_delete(kevo_store *s, const char *name)
     "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id,"    \
     " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"              \
     " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"          \
-    " a.reward, a.created, a.baseline"
+    " a.reward, a.created, a.baseline, a.machine"
 
 /* A row whose verdict is not a verdict name was not written by kevo: an
  * error naming the attempt, never a guessed verdict. */
@@ -723,6 +723,7 @@ static int attempt_from_row(kevo_attempt *a, sqlite3_stmt *st)
     a->reward = sqlite3_column_double(st, 21);
     a->created = sqlite3_column_int64(st, 22);
     a->baseline = col_text(st, 23);
+    a->machine = col_text(st, 24);
     if (kevo_verdict_parse(&a->verdict, col_text(st, 9)) < 0)
         return kevo_error_set(KEVO_EINVAL, "attempt %lld: the store holds the verdict '%s', "
                               "which is not a kevo verdict (was the file edited by hand?)",
@@ -754,8 +755,8 @@ static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
                       "INSERT INTO attempts(id, uid, run_id, task_id, backend, generator, stage,"
                       " iteration, parent_id, verdict, gates, feedback, source, recipes,"
                       " candidate_us, reference_us, speedup, tokens_prompt, tokens_completion,"
-                      " tokens_estimated, reward_raw, reward, created, baseline)"
-                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      " tokens_estimated, reward_raw, reward, created, baseline, machine)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                       &st)) < 0)
         return error;
     bind_id(st.st, 1, taken ? 0 : a->id);
@@ -782,6 +783,7 @@ static int sq_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
     sqlite3_bind_double(st.st, 22, a->reward);
     sqlite3_bind_int64(st.st, 23, a->created);
     bind_text(st.st, 24, a->baseline);
+    bind_text(st.st, 25, a->machine);
     if ((error = step_done(ss, &st, "cannot insert an attempt")) < 0)
         return error;
     if (out_id)
@@ -1571,6 +1573,259 @@ static int sq_compact(kevo_store *s)
     return exec(ss, "PRAGMA wal_checkpoint(TRUNCATE)", "cannot checkpoint the journal");
 }
 
+/* ---- work queue (version 2) ------------------------------------------- */
+
+#define WORK_COLS "run_id, task, backend, %s, state, worker, lease_until, claims, error, updated"
+
+static int work_from_row(kevo_work *w, sqlite3_stmt *st)
+{
+    w->run_id = sqlite3_column_int64(st, 0);
+    w->task = col_text(st, 1);
+    w->backend = col_text(st, 2);
+    w->bundle = col_text(st, 3);
+    w->worker = col_text(st, 5);
+    w->lease_until = sqlite3_column_int64(st, 6);
+    w->claims = sqlite3_column_int64(st, 7);
+    w->error = col_text(st, 8);
+    w->updated = sqlite3_column_int64(st, 9);
+    if (kevo_work_state_parse(&w->state, col_text(st, 4)) < 0)
+        return kevo_error_set(KEVO_EINVAL, "work row (run %lld, task %s): the store holds the "
+                              "state '%s', which is not a work state",
+                              (long long)w->run_id, w->task ? w->task : "(null)",
+                              col_text(st, 4) ? col_text(st, 4) : "(null)");
+    return 0;
+}
+
+static int sq_work_add(kevo_store *s, const kevo_work *w)
+{
+    sqlite_store *ss = ctx_of(s);
+    int taken = 0;
+    int error = id_taken(ss, "runs", w->run_id, &taken);
+    if (error < 0)
+        return error;
+    if (!taken)
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: no run %lld to add work to", ss->path,
+                              (long long)w->run_id);
+    stmt st;
+    if ((error = prep(ss,
+                      "INSERT INTO work(run_id, task, backend, bundle, state, updated)"
+                      " VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT(run_id, task) DO NOTHING",
+                      &st)) < 0)
+        return error;
+    sqlite3_bind_int64(st.st, 1, w->run_id);
+    bind_text(st.st, 2, w->task);
+    bind_text(st.st, 3, w->backend);
+    bind_text(st.st, 4, w->bundle);
+    sqlite3_bind_int64(st.st, 5, w->updated);
+    if ((error = step_done(ss, &st, "cannot add work")) < 0)
+        return error;
+    if (sqlite3_changes(ss->db) == 0)
+        return kevo_error_set(KEVO_EEXISTS, "%s: run %lld already has task %s", ss->path,
+                              (long long)w->run_id, w->task);
+    return 0;
+}
+
+/* One row through `cb` from a statement selecting WORK_COLS. */
+static int work_rows(sqlite_store *ss, stmt *st, kevo_store_work_cb cb, void *arg, size_t *out_n)
+{
+    int rc, error = 0;
+    size_t n = 0;
+    while ((rc = sqlite3_step(st->st)) == SQLITE_ROW) {
+        kevo_work w;
+        if ((error = work_from_row(&w, st->st)) < 0 || (error = cb(arg, &w)) != 0)
+            break;
+        n++;
+    }
+    if (error == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        error = db_error(ss, rc, "cannot read work");
+    done_stmt(ss, st);
+    if (out_n)
+        *out_n = n;
+    return error < 0 ? error : 0;
+}
+
+static int sq_work_claim(kevo_store *s, const char *const *backends, size_t n_backends,
+                         const char *worker, int64_t now_ms, int64_t lease_ms,
+                         kevo_store_work_cb cb, void *arg)
+{
+    sqlite_store *ss = ctx_of(s);
+    kevo_buf sql = {0};
+    stmt st = {0};
+    int64_t id = 0;
+    int error = 0, rc;
+    if (n_backends == 0)
+        return kevo_error_set(KEVO_ENOTFOUND, "no backend to claim work for");
+    /* The write transaction kevo_memory opened (BEGIN IMMEDIATE) holds the
+     * write lock: the select and the update below see and change one state
+     * no other connection can change in between. */
+    kevo_buf_puts(&sql, "SELECT w.id FROM work w JOIN runs r ON r.id = w.run_id"
+                        " WHERE r.finished = 0 AND (w.state = 'queued' OR"
+                        " (w.state = 'running' AND w.lease_until < ?)) AND w.backend IN (");
+    for (size_t i = 0; i < n_backends; i++)
+        kevo_buf_puts(&sql, i ? ", ?" : "?");
+    kevo_buf_puts(&sql, ") ORDER BY w.run_id, w.id LIMIT 1");
+    if ((error = kevo_buf_error(&sql)) < 0 || (error = prep(ss, sql.ptr, &st)) < 0)
+        goto done;
+    sqlite3_bind_int64(st.st, 1, now_ms);
+    for (size_t i = 0; i < n_backends; i++)
+        bind_text(st.st, (int)i + 2, backends[i]);
+    rc = sqlite3_step(st.st);
+    if (rc == SQLITE_ROW)
+        id = sqlite3_column_int64(st.st, 0);
+    else if (rc == SQLITE_DONE)
+        error = KEVO_ENOTFOUND;
+    else
+        error = db_error(ss, rc, "cannot look for work");
+    done_stmt(ss, &st);
+    if (error < 0)
+        goto done;
+    if ((error = prep(ss,
+                      "UPDATE work SET state = 'running', worker = ?, lease_until = ?,"
+                      " claims = claims + 1, error = NULL, updated = ? WHERE id = ?",
+                      &st)) < 0)
+        goto done;
+    bind_text(st.st, 1, worker);
+    sqlite3_bind_int64(st.st, 2, now_ms + lease_ms);
+    sqlite3_bind_int64(st.st, 3, now_ms);
+    sqlite3_bind_int64(st.st, 4, id);
+    if ((error = step_done(ss, &st, "cannot claim work")) < 0)
+        goto done;
+    if ((error = prep(ss, "SELECT " "run_id, task, backend, bundle, state, worker, lease_until,"
+                          " claims, error, updated FROM work WHERE id = ?",
+                      &st)) < 0)
+        goto done;
+    sqlite3_bind_int64(st.st, 1, id);
+    error = work_rows(ss, &st, cb, arg, NULL);
+done:
+    done_stmt(ss, &st);
+    kevo_buf_free(&sql);
+    return error;
+}
+
+static int sq_work_renew(kevo_store *s, int64_t run_id, const char *task, const char *worker,
+                         int64_t now_ms, int64_t lease_ms)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss,
+                     "UPDATE work SET lease_until = ?, updated = ? WHERE run_id = ? AND task = ?"
+                     " AND state = 'running' AND worker = ?",
+                     &st);
+    if (error < 0)
+        return error;
+    sqlite3_bind_int64(st.st, 1, now_ms + lease_ms);
+    sqlite3_bind_int64(st.st, 2, now_ms);
+    sqlite3_bind_int64(st.st, 3, run_id);
+    bind_text(st.st, 4, task);
+    bind_text(st.st, 5, worker);
+    if ((error = step_done(ss, &st, "cannot renew a lease")) < 0)
+        return error;
+    if (sqlite3_changes(ss->db) == 0)
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: run %lld task %s is not held by worker %s "
+                              "(the lease was lost or the task finished)",
+                              ss->path, (long long)run_id, task, worker);
+    return 0;
+}
+
+static int sq_work_finish(kevo_store *s, int64_t run_id, const char *task, const char *worker,
+                          kevo_work_state state, const char *why, int64_t now_ms)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss,
+                     "UPDATE work SET state = ?, error = ?, lease_until = 0, updated = ?"
+                     " WHERE run_id = ? AND task = ? AND state = 'running' AND worker = ?",
+                     &st);
+    if (error < 0)
+        return error;
+    bind_text(st.st, 1, kevo_work_state_name(state));
+    bind_text(st.st, 2, why);
+    sqlite3_bind_int64(st.st, 3, now_ms);
+    sqlite3_bind_int64(st.st, 4, run_id);
+    bind_text(st.st, 5, task);
+    bind_text(st.st, 6, worker);
+    if ((error = step_done(ss, &st, "cannot finish work")) < 0)
+        return error;
+    if (sqlite3_changes(ss->db) == 0)
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: run %lld task %s is not held by worker %s "
+                              "(the lease was lost or the task finished)",
+                              ss->path, (long long)run_id, task, worker);
+    return 0;
+}
+
+static int sq_work_each(kevo_store *s, int64_t run_id, int with_bundle, kevo_store_work_cb cb,
+                        void *arg)
+{
+    sqlite_store *ss = ctx_of(s);
+    char sql[256];
+    snprintf(sql, sizeof(sql), "SELECT " WORK_COLS " FROM work%s ORDER BY run_id, id",
+             with_bundle ? "bundle" : "NULL", run_id ? " WHERE run_id = ?" : "");
+    stmt st;
+    int error = prep(ss, sql, &st);
+    if (error < 0)
+        return error;
+    if (run_id)
+        sqlite3_bind_int64(st.st, 1, run_id);
+    return work_rows(ss, &st, cb, arg, NULL);
+}
+
+/* ---- machines (version 2) --------------------------------------------- */
+
+static int sq_machine_upsert(kevo_store *s, const kevo_memory_machine *m)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss,
+                     "INSERT INTO machines(id, hostname, cpu, gpu, cores, first_seen, last_seen)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                     " hostname = coalesce(excluded.hostname, hostname),"
+                     " cpu = coalesce(excluded.cpu, cpu),"
+                     " gpu = coalesce(excluded.gpu, gpu),"
+                     " cores = CASE WHEN excluded.cores <> 0 THEN excluded.cores ELSE cores END,"
+                     " last_seen = max(last_seen, excluded.last_seen)",
+                     &st);
+    if (error < 0)
+        return error;
+    bind_text(st.st, 1, m->id);
+    bind_text(st.st, 2, m->hostname);
+    bind_text(st.st, 3, m->cpu);
+    bind_text(st.st, 4, m->gpu);
+    sqlite3_bind_int(st.st, 5, m->cores);
+    sqlite3_bind_int64(st.st, 6, m->first_seen ? m->first_seen : m->last_seen);
+    sqlite3_bind_int64(st.st, 7, m->last_seen);
+    return step_done(ss, &st, "cannot store a machine");
+}
+
+static int sq_machine_each(kevo_store *s, kevo_store_machine_cb cb, void *arg)
+{
+    sqlite_store *ss = ctx_of(s);
+    stmt st;
+    int error = prep(ss,
+                     "SELECT id, hostname, cpu, gpu, cores, first_seen, last_seen FROM machines"
+                     " ORDER BY id",
+                     &st);
+    if (error < 0)
+        return error;
+    int rc;
+    while ((rc = sqlite3_step(st.st)) == SQLITE_ROW) {
+        kevo_memory_machine m = {
+            .id = col_text(st.st, 0),
+            .hostname = col_text(st.st, 1),
+            .cpu = col_text(st.st, 2),
+            .gpu = col_text(st.st, 3),
+            .cores = sqlite3_column_int(st.st, 4),
+            .first_seen = sqlite3_column_int64(st.st, 5),
+            .last_seen = sqlite3_column_int64(st.st, 6),
+        };
+        if ((error = cb(arg, &m)) != 0)
+            break;
+    }
+    if (error == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        error = db_error(ss, rc, "cannot read machines");
+    done_stmt(ss, &st);
+    return error < 0 ? error : 0;
+}
+
 /* ---- open / migrate / close ------------------------------------------ */
 
 static int migrate(sqlite_store *ss)
@@ -1728,6 +1983,13 @@ int kevo_store_sqlite_open(kevo_store **out, const char *path, unsigned flags)
     s->reward_stats_set = sq_reward_stats_set;
     s->stats = sq_stats;
     s->compact = sq_compact;
+    s->work_add = sq_work_add;
+    s->work_claim = sq_work_claim;
+    s->work_renew = sq_work_renew;
+    s->work_finish = sq_work_finish;
+    s->work_each = sq_work_each;
+    s->machine_upsert = sq_machine_upsert;
+    s->machine_each = sq_machine_each;
     *out = s;
 done:
     if (error < 0) {

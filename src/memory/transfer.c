@@ -5,9 +5,12 @@
  * between store implementations too.
  *
  * Format (docs/memory.md has an example): one JSON object per line, with a
- * "type" of header, run, task, item, attempt, used, distilled_from, q,
- * q_start or reward_stats, in that order, each in id order. Records keep
- * their ids and uids; tasks are identified by name.
+ * "type" of header, run, task, item, machine, attempt, used,
+ * distilled_from, q, q_start or reward_stats, in that order, each in id
+ * order. Records keep their ids and uids; tasks are identified by name,
+ * machines by their id. Version 2 added machine records and the attempts'
+ * "machine" field; version-1 files (without them) still import. Work-queue
+ * rows are operational state, not memory: never exported.
  */
 #include "internal.h"
 #include "map.h"
@@ -24,7 +27,7 @@
 #include <unistd.h>
 
 #define EXPORT_FORMAT "kevo-memory"
-#define EXPORT_VERSION 1
+#define EXPORT_VERSION 2
 
 /* ---- export ----------------------------------------------------------- */
 
@@ -139,6 +142,22 @@ static int export_attempt(void *arg, const kevo_attempt *a)
         add_num(o, "reward_raw", a->reward_raw);
         add_num(o, "reward", a->reward);
         add_num(o, "created", (double)a->created);
+        add_str(o, "machine", a->machine);
+    }
+    return emit(arg, o);
+}
+
+static int export_machine(void *arg, const kevo_memory_machine *m)
+{
+    cJSON *o = record("machine");
+    if (o) {
+        add_str(o, "id", m->id);
+        add_str(o, "hostname", m->hostname);
+        add_str(o, "cpu", m->cpu);
+        add_str(o, "gpu", m->gpu);
+        add_num(o, "cores", m->cores);
+        add_num(o, "first_seen", (double)m->first_seen);
+        add_num(o, "last_seen", (double)m->last_seen);
     }
     return emit(arg, o);
 }
@@ -194,6 +213,8 @@ static int export_all(kevo_memory *mem, export_ctx *ec)
     if ((error = emit(ec, h)) < 0 || (error = s->run_each(s, 0, export_run, ec)) < 0 ||
         (error = s->task_each(s, NULL, export_task, ec)) < 0 ||
         (error = s->item_each(s, 0, NULL, export_item, ec)) < 0 ||
+        (s->version >= 2 && s->machine_each &&
+         (error = s->machine_each(s, export_machine, ec)) < 0) ||
         (error = s->attempt_each(s, 0, NULL, export_attempt, ec)) < 0 ||
         (error = s->used_each(s, 0, 0, export_used, ec)) < 0 ||
         (error = s->distilled_each(s, 0, 0, export_distilled, ec)) < 0 ||
@@ -495,7 +516,8 @@ static int import_attempt(import_ctx *ic, const cJSON *o)
         (error = get_num(ic, o, "tokens_estimated", 0, &te)) < 0 ||
         (error = get_num(ic, o, "reward_raw", 0, &a.reward_raw)) < 0 ||
         (error = get_num(ic, o, "reward", 0, &a.reward)) < 0 ||
-        (error = get_num(ic, o, "created", 0, &created)) < 0)
+        (error = get_num(ic, o, "created", 0, &created)) < 0 ||
+        (error = get_str(ic, o, "machine", 0, &a.machine)) < 0)
         return error;
     if (!*a.task)
         return bad(ic, "field '%s' is empty", "task");
@@ -526,6 +548,36 @@ static int import_attempt(import_ctx *ic, const cJSON *o)
         return error;
     }
     return kevo_map_put(&ic->attempts, file_id, id);
+}
+
+/* A machine merges into the store's row of that id (hostname, CPU, GPU,
+ * cores refreshed, last_seen the later one, first_seen kept). */
+static int import_machine(import_ctx *ic, const cJSON *o)
+{
+    kevo_store *s = ic->mem->store;
+    kevo_memory_machine m = {0};
+    double cores = 0, first = 0, last = 0;
+    int error;
+    if ((error = get_str(ic, o, "id", 1, &m.id)) < 0 ||
+        (error = get_str(ic, o, "hostname", 0, &m.hostname)) < 0 ||
+        (error = get_str(ic, o, "cpu", 0, &m.cpu)) < 0 ||
+        (error = get_str(ic, o, "gpu", 0, &m.gpu)) < 0 ||
+        (error = get_num(ic, o, "cores", 0, &cores)) < 0 ||
+        (error = get_num(ic, o, "first_seen", 0, &first)) < 0 ||
+        (error = get_num(ic, o, "last_seen", 0, &last)) < 0)
+        return error;
+    if (!*m.id)
+        return bad(ic, "field '%s' is empty", "id");
+    if (s->version < 2 || !s->machine_upsert) {
+        ic->st.skipped++; /* a store without machines keeps none */
+        return 0;
+    }
+    m.cores = (int)cores;
+    m.first_seen = (int64_t)first;
+    m.last_seen = (int64_t)last;
+    if ((error = s->machine_upsert(s, &m)) == 0)
+        ic->st.machines++;
+    return error;
 }
 
 static int import_used(import_ctx *ic, const cJSON *o)
@@ -666,6 +718,8 @@ static int import_line(import_ctx *ic, const char *line)
         error = import_task(ic, o);
     } else if (!strcmp(type, "item")) {
         error = import_item(ic, o);
+    } else if (!strcmp(type, "machine")) {
+        error = import_machine(ic, o);
     } else if (!strcmp(type, "attempt")) {
         error = import_attempt(ic, o);
     } else if (!strcmp(type, "used")) {

@@ -116,7 +116,7 @@ static void test_memory__open_reopen_and_reject(void **state)
     fixture *f = ready(state);
     kevo_memory_stats st;
     assert_int_equal(kevo_memory_stats_get(&st, f->mem), 0);
-    assert_int_equal(st.schema_version, store_select_is_pg() ? 1 : 2);
+    assert_int_equal(st.schema_version, store_select_is_pg() ? 1 : 3);
     assert_int_equal(st.attempts, 0);
     assert_true(st.bytes > 0);
     kevo_memory_free(f->mem);
