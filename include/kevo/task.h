@@ -162,7 +162,8 @@ int kevo_task_infer_shapes(kevo_task *task, kevo_buf *missing);
  * every size 1, 7, and the prime nearest 1000^(1/k) (k the number of
  * sizes: 997, 31, 11, 5, ...), each left out when it equals the timed set
  * or an earlier one, when a buffer would be empty, or when the buffers
- * would hold more than 4 Mi elements (why is appended to *note). */
+ * would hold more than 4 Mi elements (why is appended to *note).
+ * KEVO_EINVAL when the task has check sizes already. */
 int kevo_task_derive_check_sizes(kevo_task *task, kevo_buf *note);
 
 /* The default `bytes`: every buffer's size once, one term per distinct

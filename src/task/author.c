@@ -120,6 +120,8 @@ int kevo_task_derive_check_sizes(kevo_task *t, kevo_buf *note)
 {
     size_t k = t->sizes.n;
     int64_t values[3] = {1, 7, nearest_prime(pow(1000.0, 1.0 / (double)(k ? k : 1)))};
+    if (t->check_sizes || t->ncheck)
+        return kevo_error_set(KEVO_EINVAL, "the task has check sizes already");
     if (!(t->check_sizes = calloc(3, sizeof(kevo_sizes))))
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     for (int v = 0; v < 3; v++) {
