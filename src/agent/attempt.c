@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,15 +71,24 @@ static int judge_gates(judged *j, const kevo_attempt_state *st, kevo_evaluator *
     return 0;
 }
 
+/* The machine that measures here (its id goes with every attempt). */
+static kevo_machine this_machine;
+static pthread_once_t this_machine_once = PTHREAD_ONCE_INIT;
+static void read_this_machine(void)
+{
+    kevo_machine_get(&this_machine);
+}
+
 /* Record the attempt (one transaction) and, when there is one, the
- * reflection on it as an experience item distilled from it. */
+ * reflection on it as an experience item distilled from it (not when the
+ * attempt's uid was recorded before: the reflection was too). */
 static int record(const judged *j, kevo_attempt_state *st, const kevo_proposal *p)
 {
     int64_t id = 0;
     int error = kevo_memory_attempt_record(st->mem, &j->a, p->used, p->nused,
                                            &st->derived->learn, &id);
-    if (error < 0 || !j->lesson)
-        return error;
+    if (error < 0 || error == KEVO_MEMORY_RECORDED_BEFORE || !j->lesson)
+        return error < 0 ? error : 0;
     const kevo_task *t = st->at->task;
     char title[160];
     snprintf(title, sizeof(title), "reflection on %s, iteration %d (%s)", t->name,
@@ -142,6 +152,8 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     a->stage = st->start ? KEVO_STAGE_REFINE : KEVO_STAGE_DRAFT;
     a->parent_id = st->start ? st->start->id : 0;
     a->recipes_json = p.recipes_json;
+    pthread_once(&this_machine_once, read_this_machine);
+    a->machine = this_machine.id;
     st->audit_tokens[0] = st->audit_tokens[1] = 0;
     emit_attempt(st, index, total, KEVO_ATTEMPT_VERIFYING, NULL, NULL);
     if ((error = judge_gates(&j, st, ev, &p)) < 0)

@@ -280,6 +280,13 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
      * retrieves nothing and writes no knowledge */
     if (cfg.memory && (error = kevo_memory_seed_builtin(mem)) < 0)
         goto done;
+    /* the machine its attempts name (kevo_attempt.machine) */
+    kevo_machine here;
+    kevo_machine_get(&here);
+    kevo_memory_machine mm = {.id = here.id, .hostname = here.hostname, .cpu = here.cpu,
+                              .gpu = here.gpu, .cores = here.cores};
+    if ((error = kevo_memory_machine_upsert(mem, &mm)) < 0)
+        goto done;
     *out_run_id = run_id;
     if ((error = open_provider(&prov, &cfg)) < 0)
         goto done;
