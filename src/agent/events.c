@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One lock for every run in the process: observers and stdout see one
@@ -56,10 +57,15 @@ void kevo_run_event_line(kevo_run_line *out, const kevo_run_event *ev, bool quie
     long em, es, lm, ls;
     switch (ev->kind) {
     case KEVO_RUN_EVENT_RUN_STARTED:
-        if (!quiet)
+        if (!quiet) {
+            /* a PostgreSQL URL is shown without its password */
+            char *store = NULL;
+            kevo_conninfo_redact(&store, ev->db_path);
             snprintf(t, n, "run %lld: %zu tasks, %d iterations each, generator %s, store %s",
                      (long long)ev->run_id, ev->total, ev->iterations,
-                     ev->generator ? ev->generator : "", ev->db_path ? ev->db_path : "");
+                     ev->generator ? ev->generator : "", store ? store : "");
+            free(store);
+        }
         break;
     case KEVO_RUN_EVENT_ATTEMPT_FINISHED:
         if (!quiet)

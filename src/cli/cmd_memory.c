@@ -166,7 +166,7 @@ static int cmd_stats(kevo_memory *mem, const opts *o)
         printf("{\"path\":\"%s\",\"schema_version\":%d,\"bytes\":%lld,\"runs\":%lld,"
                "\"tasks\":%lld,\"attempts\":%lld,\"attempts_correct\":%lld,\"items\":%lld,"
                "\"items_by_kind\":{",
-               o->db, st.schema_version, (long long)st.bytes, (long long)st.runs,
+               kevo_memory_path(mem), st.schema_version, (long long)st.bytes, (long long)st.runs,
                (long long)st.tasks, (long long)st.attempts, (long long)st.attempts_correct,
                (long long)st.items);
         for (int k = 1; k <= KEVO_ITEM_KIND_MAX; k++)
@@ -178,7 +178,9 @@ static int cmd_stats(kevo_memory *mem, const opts *o)
                (long long)st.q_starts);
         return 0;
     }
-    printf("memory      %s (schema %d, %.1f MiB on disk)\n", o->db, st.schema_version,
+    /* the path as opened: a PostgreSQL URL without its password */
+    printf("memory      %s (schema %d, %.1f MiB on disk)\n", kevo_memory_path(mem),
+           st.schema_version,
            (double)st.bytes / (1024.0 * 1024.0));
     printf("runs        %lld\n", (long long)st.runs);
     printf("tasks       %lld\n", (long long)st.tasks);
@@ -604,7 +606,7 @@ static int cmd_export(kevo_memory *mem, const opts *o)
     if (error < 0)
         return fail("export", error);
     if (strcmp(o->pos[1], "-"))
-        fprintf(stderr, "kevo memory: exported %s to %s\n", o->db, o->pos[1]);
+        fprintf(stderr, "kevo memory: exported %s to %s\n", kevo_memory_path(mem), o->pos[1]);
     return 0;
 }
 

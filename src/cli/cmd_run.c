@@ -279,19 +279,34 @@ int kevo_cmd_run(int argc, char **argv)
         rc = scratch_error == KEVO_EINVAL ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
         goto done;
     }
+    kevo_progress *progress = NULL; /* the plain lines; on a terminal a status line too */
+    kevo_progress_options po = {.label = "kevo run", .label_run_id = true, .quiet = cfg.quiet,
+                                .stop = &stop_requested};
+    if (kevo_progress_new(&progress, &po) == 0)
+        cfg.observer = kevo_progress_observer(progress);
     int64_t run_id = 0;
     int error = kevo_agent_run(&run_id, &cfg);
+    kevo_progress_free(progress); /* the status line erased: what follows starts a clean line */
+    /* the store as the lines below show it: a PostgreSQL URL without its
+     * password (libpq finds it again in PGPASSWORD or ~/.pgpass) */
+    char *shown = NULL;
+    kevo_conninfo_redact(&shown, cfg.db_path);
+    const char *db = shown ? shown : "";
     if (error == KEVO_EINTR) {
         fprintf(stderr, "kevo run: stopped; continue with `kevo run --resume %lld --db %s`\n",
-                (long long)run_id, cfg.db_path);
+                (long long)run_id, db);
         rc = 130;
     } else if (error < 0) {
         fprintf(stderr, "kevo run: %s\n", kevo_error_last());
         rc = error == KEVO_EINVAL || error == KEVO_ENOTFOUND ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
     } else if (!cfg.quiet) {
-        printf("run %lld finished; see `kevo report --run %lld --db %s`\n", (long long)run_id,
-               (long long)run_id, cfg.db_path);
+        long long id = (long long)run_id;
+        printf("run %lld finished; see `kevo report --run %lld --db %s`\n", id, id, db);
+        printf("  best kernels: kevo best --db %s --run %lld --out best-run-%lld\n"
+               "  HTML report:  kevo report --run %lld --db %s --format html -o run-%lld.html\n",
+               db, id, id, id, db, id);
     }
+    free(shown);
 done:
     free(paths);
     return rc;
