@@ -2,7 +2,9 @@
  * test_store_pg.c - what the PostgreSQL store promises beyond the store
  * contract: many writers on one database never lose a Q update (the
  * advisory lock of tx_begin), the connection errors name host and database
- * but never the password, and the conninfo helpers of kevo/util.h.
+ * but never the password, the conninfo helpers of kevo/util.h, and no
+ * sandboxed child ever sees the password (or an API key) in its
+ * environment.
  *
  * The lost-update test forks two processes, each with its own connection,
  * that record K attempts using the same item at the same time through
@@ -21,6 +23,7 @@
 
 #include "contract_helpers.h"
 #include "kevo/memory.h"
+#include "kevo/sandbox.h"
 #include "kevo/sys/store.h"
 #include "kevo/util.h"
 #include "pg_helpers.h"
@@ -258,6 +261,56 @@ static void test_store_pg__conninfo_redact(void **state)
     assert_false(kevo_conninfo_is_pg(NULL));
 }
 
+/* What a sandboxed child (candidate, runner, compiler) sees of kevo's
+ * environment: only the sandbox's own variables, never the database
+ * password or an API key kevo was started with (src/sandbox builds the
+ * child's environment from nothing). */
+static void test_store_pg__sandbox_env_has_no_secrets(void **state)
+{
+    (void)state;
+    static const char *const secrets[][2] = {
+        {"PGPASSWORD", "PgCanary41"},          {"PGPASSFILE", "/root/PassfileCanary42"},
+        {"KEVO_API_KEY", "ApiCanary43"},       {"OPENAI_API_KEY", "OpenAiCanary44"},
+        {"DATABASE_URL", "postgresql://u:UrlCanary45@h/db"},
+    };
+    size_t n = sizeof(secrets) / sizeof(secrets[0]);
+    for (size_t i = 0; i < n; i++)
+        setenv(secrets[i][0], secrets[i][1], 1);
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-env-"), 0);
+    assert_int_equal(kevo_sandbox_prepare_dir(dir), 0);
+    const char *argv[] = {"/usr/bin/env", NULL};
+    kevo_sandbox_opts plain = {.workdir = dir, .wall_timeout_s = 10};
+    kevo_sandbox_opts hostile = {.workdir = dir, .wall_timeout_s = 10, .untrusted = true};
+    const kevo_sandbox_opts *modes[] = {&plain, &hostile};
+    int ran = 0;
+    for (size_t m = 0; m < 2; m++) {
+        kevo_proc_status st;
+        char *out = NULL;
+        assert_int_equal(kevo_sandbox_run(&st, &out, 65536, argv, modes[m]), 0);
+        assert_non_null(out);
+        if (st.kind != KEVO_EXIT_NORMAL || st.exit_code != 0) {
+            /* seccomp may refuse env's exec in the untrusted mode: then
+             * nothing ran that could see anything */
+            free(out);
+            continue;
+        }
+        assert_non_null(strstr(out, "PATH="));
+        ran++;
+        for (size_t i = 0; i < n; i++) {
+            if (strstr(out, secrets[i][0]) || strstr(out, secrets[i][1]))
+                fail_msg("a sandboxed child saw %s (mode %zu):\n%s", secrets[i][0], m, out);
+        }
+        free(out);
+    }
+    print_message("[ INFO     ] env ran sandboxed in %d of 2 modes\n", ran);
+    assert_true(ran >= 1);
+    for (size_t i = 0; i < n; i++)
+        unsetenv(secrets[i][0]);
+    kevo_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +319,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_store_pg__unreachable_server),
         cmocka_unit_test(test_store_pg__conninfo_redact),
+        cmocka_unit_test(test_store_pg__sandbox_env_has_no_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
