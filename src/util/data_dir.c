@@ -64,6 +64,31 @@ static const char *intern(const char *s)
     return found;
 }
 
+/* "a/bin/../share/kevo" -> "a/share/kevo" in place, by the text alone (for
+ * messages: the folder may not exist, so realpath cannot). */
+static void lexical_clean(char *path)
+{
+    char *out = path, *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 2 && p[0] == '.' && p[1] == '.' && out > path) {
+            while (out > path && *--out != '/')
+                ;
+        } else if (len && !(len == 1 && p[0] == '.')) {
+            *out++ = '/';
+            memmove(out, p, len);
+            out += len;
+        }
+        p += len;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = '\0';
+}
+
 static bool holds_data(const char *dir)
 {
     char path[PATH_MAX];
@@ -132,6 +157,7 @@ const char *kevo_data_dir(void)
     if (holds_data(KEVO_INSTALL_DATA_DIR))
         return intern(KEVO_INSTALL_DATA_DIR);
 #endif
+    lexical_clean(candidate);
     kevo_error_set(KEVO_ENOTFOUND,
                    "kevo's data directory not found: neither %s (next to %s) nor %s holds "
                    "%s; set KEVO_DATA_DIR to the folder holding harness/, prompts/ and "
