@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- the implementations under test ---------------------------------- */
 
@@ -2239,6 +2241,433 @@ static void test_store__contract_each_stop_and_fail(void **state)
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* ---- version 2: the work queue ----------------------------------------- */
+
+/* The fixture's store when it has version 2's methods, else skip. */
+static fx *ready_v2(void **state)
+{
+    fx *f = ready(state);
+    kevo_store *s = f->s;
+    if (s->version < 2 || !s->work_add || !s->work_claim || !s->work_renew || !s->work_finish ||
+        !s->work_each || !s->machine_upsert || !s->machine_each)
+        CONTRACT_SKIP("store %s: version %u, no work queue / machines (store version 2)",
+                      f->impl->name, s->version);
+    return f;
+}
+
+#define BUNDLE "{\"task.json\":\"{}\",\"reference.c\":\"void k(void) {}\"}"
+#define T0 1700000000000LL
+
+static int work_add(kevo_store *s, int64_t run, const char *task, const char *backend)
+{
+    kevo_work w = {.run_id = run, .task = task, .backend = backend, .bundle = BUNDLE,
+                   .updated = T0};
+    int error = s->tx_begin(s);
+    if (error < 0)
+        return error;
+    error = s->work_add(s, &w);
+    if (error < 0) {
+        s->tx_rollback(s);
+        return error;
+    }
+    return s->tx_commit(s);
+}
+
+/* One claimed row, copied. */
+typedef struct claimed {
+    int calls;
+    int64_t run_id, lease_until, claims, updated;
+    char task[64], backend[16], worker[64], bundle[256], error[64];
+    kevo_work_state state;
+} claimed;
+
+/* Keeps the first row it is given (and counts the calls). */
+static int cb_claimed(void *arg, const kevo_work *w)
+{
+    claimed *c = arg;
+    if (c->calls++)
+        return 0;
+    snprintf(c->error, sizeof(c->error), "%s", w->error ? w->error : "(null)");
+    c->run_id = w->run_id;
+    c->lease_until = w->lease_until;
+    c->claims = w->claims;
+    c->updated = w->updated;
+    c->state = w->state;
+    snprintf(c->task, sizeof(c->task), "%s", w->task ? w->task : "");
+    snprintf(c->backend, sizeof(c->backend), "%s", w->backend ? w->backend : "");
+    snprintf(c->worker, sizeof(c->worker), "%s", w->worker ? w->worker : "");
+    snprintf(c->bundle, sizeof(c->bundle), "%s", w->bundle ? w->bundle : "(null)");
+    return 0;
+}
+
+static int claim(kevo_store *s, const char *const *backends, size_t n, const char *worker,
+                 int64_t now, int64_t lease, claimed *out)
+{
+    memset(out, 0, sizeof(*out));
+    int error = s->tx_begin(s);
+    if (error < 0)
+        return error;
+    error = s->work_claim(s, backends, n, worker, now, lease, cb_claimed, out);
+    if (error < 0) {
+        s->tx_rollback(s);
+        return error;
+    }
+    return s->tx_commit(s);
+}
+
+static int renew(kevo_store *s, int64_t run, const char *task, const char *worker, int64_t now,
+                 int64_t lease)
+{
+    int error = s->tx_begin(s);
+    if (error == 0 && (error = s->work_renew(s, run, task, worker, now, lease)) < 0)
+        s->tx_rollback(s);
+    else if (error == 0)
+        error = s->tx_commit(s);
+    return error;
+}
+
+static int finish(kevo_store *s, int64_t run, const char *task, const char *worker,
+                  kevo_work_state state, const char *why, int64_t now)
+{
+    int error = s->tx_begin(s);
+    if (error == 0 && (error = s->work_finish(s, run, task, worker, state, why, now)) < 0)
+        s->tx_rollback(s);
+    else if (error == 0)
+        error = s->tx_commit(s);
+    return error;
+}
+
+static int cb_work(void *arg, const kevo_work *w)
+{
+    return coll_push(arg, w->run_id, (int64_t)w->state, w->claims, (double)w->lease_until,
+                     w->task);
+}
+
+static void test_store__contract_work_add_and_each(void **state)
+{
+    fx *f = ready_v2(state);
+    kevo_store *s = f->s;
+    int64_t r1 = run_add(s, 0), r2 = run_add(s, 0);
+    OK(work_add(s, r2, "b_task", "c"));
+    OK(work_add(s, r1, "z_task", "c"));
+    OK(work_add(s, r1, "a_task", "opencl"));
+    /* a task is added to a run once; another run may have it */
+    assert_int_equal(work_add(s, r1, "z_task", "cuda"), KEVO_EEXISTS);
+    OK(work_add(s, r2, "z_task", "c"));
+    assert_int_equal(work_add(s, r2 + 1000, "x", "c"), KEVO_ENOTFOUND);
+    coll c = {0};
+    OK(s->work_each(s, 0, 0, cb_work, &c));
+    /* by run, then insertion order */
+    assert_int_equal(c.n, 4);
+    assert_string_equal(c.str[0], "z_task");
+    assert_string_equal(c.str[1], "a_task");
+    assert_string_equal(c.str[2], "b_task");
+    assert_string_equal(c.str[3], "z_task");
+    for (size_t i = 0; i < c.n; i++) {
+        assert_int_equal(c.b[i], KEVO_WORK_QUEUED);
+        assert_int_equal(c.c[i], 0);
+    }
+    coll_reset(&c);
+    OK(s->work_each(s, r1, 0, cb_work, &c));
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.a[0], r1);
+    coll_reset(&c);
+    /* bundles only when asked for */
+    claimed one = {0};
+    OK(s->work_each(s, r2, 0, cb_claimed, &one));
+    assert_string_equal(one.bundle, "(null)");
+    memset(&one, 0, sizeof(one));
+    OK(s->work_each(s, r2, 1, cb_claimed, &one));
+    assert_string_equal(one.bundle, BUNDLE);
+    assert_string_equal(one.backend, "c");
+    assert_int_equal(one.updated, T0);
+    /* a run's deletion deletes its rows */
+    OK(s->tx_begin(s));
+    OK(s->run_delete(s, r2));
+    OK(s->tx_commit(s));
+    OK(s->work_each(s, 0, 0, cb_work, &c));
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.a[0], r1);
+    assert_int_equal(c.a[1], r1);
+    coll_reset(&c);
+}
+
+static void test_store__contract_work_claim(void **state)
+{
+    fx *f = ready_v2(state);
+    kevo_store *s = f->s;
+    int64_t r1 = run_add(s, 0), r2 = run_add(s, 0);
+    OK(work_add(s, r2, "r2_c", "c"));
+    OK(work_add(s, r1, "r1_cuda", "cuda"));
+    OK(work_add(s, r1, "r1_c", "c"));
+    const char *c_only[] = {"c"}, *both[] = {"opencl", "cuda"}, *none[] = {"npu"};
+    claimed w;
+    assert_int_equal(claim(s, none, 1, "w1", T0, 1000, &w), KEVO_ENOTFOUND);
+    assert_int_equal(w.calls, 0);
+    /* oldest run first, only the worker's backends */
+    OK(claim(s, c_only, 1, "w1", T0, 1000, &w));
+    assert_int_equal(w.calls, 1);
+    assert_int_equal(w.run_id, r1);
+    assert_string_equal(w.task, "r1_c");
+    assert_string_equal(w.worker, "w1");
+    assert_int_equal(w.state, KEVO_WORK_RUNNING);
+    assert_int_equal(w.lease_until, T0 + 1000);
+    assert_int_equal(w.claims, 1);
+    assert_int_equal(w.updated, T0);
+    assert_string_equal(w.bundle, BUNDLE);
+    OK(claim(s, both, 2, "w2", T0, 1000, &w));
+    assert_string_equal(w.task, "r1_cuda");
+    /* a held row with a live lease is not claimable */
+    OK(claim(s, c_only, 1, "w3", T0 + 10, 1000, &w));
+    assert_string_equal(w.task, "r2_c");
+    assert_int_equal(claim(s, c_only, 1, "w3", T0 + 999, 1000, &w), KEVO_ENOTFOUND);
+    /* a finished run's rows are not claimable, even with expired leases */
+    OK(s->tx_begin(s));
+    OK(s->run_update(s, r1, "stopped", T0 + 5, NULL));
+    OK(s->tx_commit(s));
+    OK(claim(s, c_only, 1, "w4", T0 + 5000, 1000, &w));
+    assert_int_equal(w.run_id, r2); /* r2's expired row, not r1's */
+    assert_int_equal(w.claims, 2);
+    assert_string_equal(w.worker, "w4");
+    assert_int_equal(claim(s, c_only, 1, "w4", T0 + 5000, 1000, &w), KEVO_ENOTFOUND);
+    assert_int_equal(claim(s, both, 2, "w4", T0 + 5000, 1000, &w), KEVO_ENOTFOUND);
+}
+
+static void test_store__contract_work_lease_and_fencing(void **state)
+{
+    fx *f = ready_v2(state);
+    kevo_store *s = f->s;
+    int64_t r = run_add(s, 0);
+    OK(work_add(s, r, "t1", "c"));
+    OK(work_add(s, r, "t2", "c"));
+    const char *c_only[] = {"c"};
+    claimed w;
+    OK(claim(s, c_only, 1, "old", T0, 1000, &w));
+    assert_string_equal(w.task, "t1");
+    /* only the holder renews; not a row that is not held at all */
+    assert_int_equal(renew(s, r, "t1", "other", T0 + 10, 1000), KEVO_ENOTFOUND);
+    assert_int_equal(renew(s, r, "t2", "old", T0 + 10, 1000), KEVO_ENOTFOUND);
+    assert_int_equal(renew(s, r, "nope", "old", T0 + 10, 1000), KEVO_ENOTFOUND);
+    OK(renew(s, r, "t1", "old", T0 + 500, 1000)); /* lease now T0 + 1500 */
+    assert_int_equal(claim(s, c_only, 1, "new", T0 + 1400, 1000, &w), 0);
+    assert_string_equal(w.task, "t2"); /* t1 is still held */
+    /* t1's lease expires: another worker takes it over */
+    OK(claim(s, c_only, 1, "new", T0 + 1501, 1000, &w));
+    assert_string_equal(w.task, "t1");
+    assert_string_equal(w.worker, "new");
+    assert_int_equal(w.claims, 2);
+    /* the old holder has lost it: no renew, no finish */
+    assert_int_equal(renew(s, r, "t1", "old", T0 + 1600, 1000), KEVO_ENOTFOUND);
+    assert_int_equal(finish(s, r, "t1", "old", KEVO_WORK_DONE, NULL, T0 + 1600), KEVO_ENOTFOUND);
+    /* the new holder finishes; the row is then neither renewable nor
+     * finishable nor claimable */
+    OK(finish(s, r, "t1", "new", KEVO_WORK_FAILED, "compile farm down", T0 + 1700));
+    assert_int_equal(renew(s, r, "t1", "new", T0 + 1800, 1000), KEVO_ENOTFOUND);
+    assert_int_equal(finish(s, r, "t1", "new", KEVO_WORK_DONE, NULL, T0 + 1800), KEVO_ENOTFOUND);
+    OK(finish(s, r, "t2", "new", KEVO_WORK_DONE, NULL, T0 + 1900));
+    assert_int_equal(claim(s, c_only, 1, "late", T0 + 99999, 1000, &w), KEVO_ENOTFOUND);
+    coll c = {0};
+    OK(s->work_each(s, r, 0, cb_work, &c));
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.b[0], KEVO_WORK_FAILED);
+    assert_int_equal(c.b[1], KEVO_WORK_DONE);
+    coll_reset(&c);
+    /* the failed row keeps its holder and says why; a lease no longer */
+    claimed first = {0};
+    OK(s->work_each(s, r, 0, cb_claimed, &first));
+    assert_int_equal(first.calls, 2);
+    assert_string_equal(first.task, "t1");
+    assert_string_equal(first.worker, "new");
+    assert_string_equal(first.error, "compile farm down");
+    assert_int_equal(first.lease_until, 0);
+    assert_int_equal(first.updated, T0 + 1700);
+}
+
+/* Each child claims in a loop until nothing is left and writes the tasks
+ * it got, one a line, to `path`. */
+static int claim_loop_child(const store_impl *impl, const char *dir, const char *worker,
+                            const char *path)
+{
+    kevo_store *s = NULL;
+    if (impl->open_again(&s, dir) < 0)
+        return 3;
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return 4;
+    const char *c_only[] = {"c"};
+    int rc = 0;
+    for (;;) {
+        claimed w;
+        int error = claim(s, c_only, 1, worker, T0 + 1, 600000, &w);
+        if (error == KEVO_ENOTFOUND)
+            break;
+        if (error < 0 || w.calls != 1) {
+            fprintf(stderr, "%s: claim failed: %s\n", worker, kevo_error_last());
+            rc = 5;
+            break;
+        }
+        fprintf(out, "%s\n", w.task);
+    }
+    fclose(out);
+    kevo_store_free(s);
+    return rc;
+}
+
+static int read_lines(const char *path, char lines[][32], int max)
+{
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (!f)
+        return -1;
+    char buf[32];
+    while (n < max && fgets(buf, sizeof(buf), f)) {
+        buf[strcspn(buf, "\n")] = '\0';
+        snprintf(lines[n++], 32, "%s", buf);
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_store__contract_work_claim_concurrent(void **state)
+{
+    fx *f = ready_v2(state);
+    kevo_store *s = f->s;
+    if (!f->impl->open_again)
+        CONTRACT_SKIP("store %s: no second handle", f->impl->name);
+    enum { ROWS = 60, KIDS = 3 };
+    int64_t r = run_add(s, 0);
+    OK(s->tx_begin(s));
+    for (int i = 0; i < ROWS; i++) {
+        char task[32];
+        snprintf(task, sizeof(task), "task_%02d", i);
+        kevo_work w = {.run_id = r, .task = task, .backend = "c", .bundle = BUNDLE,
+                       .updated = T0};
+        OK(s->work_add(s, &w));
+    }
+    OK(s->tx_commit(s));
+    fflush(NULL);
+    pid_t kids[KIDS];
+    char paths[KIDS][4200];
+    for (int k = 0; k < KIDS; k++) {
+        char worker[16], name[32];
+        snprintf(worker, sizeof(worker), "worker%d", k);
+        snprintf(name, sizeof(name), "claimed-%d", k);
+        char *p = kevo_path_join(f->dir, name);
+        snprintf(paths[k], sizeof(paths[k]), "%s", p);
+        free(p);
+        kids[k] = fork();
+        assert_true(kids[k] >= 0);
+        if (kids[k] == 0)
+            _exit(claim_loop_child(f->impl, f->dir, worker, paths[k]));
+    }
+    for (int k = 0; k < KIDS; k++) {
+        int status = 0;
+        assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    /* every row claimed exactly once: the union is all, no two share */
+    int seen[ROWS] = {0}, total = 0;
+    for (int k = 0; k < KIDS; k++) {
+        char lines[ROWS + 1][32];
+        int n = read_lines(paths[k], lines, ROWS + 1);
+        assert_true(n >= 0);
+        for (int i = 0; i < n; i++) {
+            int idx = -1;
+            assert_int_equal(sscanf(lines[i], "task_%d", &idx), 1);
+            assert_true(idx >= 0 && idx < ROWS);
+            seen[idx]++;
+            total++;
+        }
+    }
+    assert_int_equal(total, ROWS);
+    for (int i = 0; i < ROWS; i++)
+        assert_int_equal(seen[i], 1);
+    /* and the store agrees: all running, each claimed once */
+    coll c = {0};
+    OK(s->work_each(s, r, 0, cb_work, &c));
+    assert_int_equal(c.n, ROWS);
+    for (size_t i = 0; i < c.n; i++) {
+        assert_int_equal(c.b[i], KEVO_WORK_RUNNING);
+        assert_int_equal(c.c[i], 1);
+    }
+    coll_reset(&c);
+}
+
+/* ---- version 2: machines and attempts.machine -------------------------- */
+
+static int cb_machine(void *arg, const kevo_memory_machine *m)
+{
+    char text[512];
+    snprintf(text, sizeof(text), "%s|%s|%s|%s", m->id, m->hostname ? m->hostname : "-",
+             m->cpu ? m->cpu : "-", m->gpu ? m->gpu : "-");
+    return coll_push(arg, m->cores, m->first_seen, m->last_seen, 0, text);
+}
+
+static void machine_put(kevo_store *s, const kevo_memory_machine *m)
+{
+    OK(s->tx_begin(s));
+    OK(s->machine_upsert(s, m));
+    OK(s->tx_commit(s));
+}
+
+static void test_store__contract_machines(void **state)
+{
+    fx *f = ready_v2(state);
+    kevo_store *s = f->s;
+    machine_put(s, &(kevo_memory_machine){.id = "m2", .hostname = "h2", .cpu = "EPYC",
+                                          .gpu = "", .cores = 2, .last_seen = T0});
+    machine_put(s, &(kevo_memory_machine){.id = "m1", .hostname = "h1", .cpu = "Xeon",
+                                          .gpu = "H200", .cores = 16, .first_seen = T0 - 5,
+                                          .last_seen = T0});
+    coll c = {0};
+    OK(s->machine_each(s, cb_machine, &c));
+    assert_int_equal(c.n, 2); /* by id */
+    assert_string_equal(c.str[0], "m1|h1|Xeon|H200");
+    assert_int_equal(c.a[0], 16);
+    assert_int_equal(c.b[0], T0 - 5);
+    assert_int_equal(c.c[0], T0);
+    assert_string_equal(c.str[1], "m2|h2|EPYC|");
+    assert_int_equal(c.b[1], T0); /* first_seen 0: its last_seen */
+    coll_reset(&c);
+    /* update: given fields replace, NULL / 0 keep; last_seen never goes
+     * back; first_seen kept */
+    machine_put(s, &(kevo_memory_machine){.id = "m1", .hostname = "h1-renamed",
+                                          .first_seen = T0 + 100, .last_seen = T0 + 100});
+    machine_put(s, &(kevo_memory_machine){.id = "m1", .cpu = "Xeon 2", .last_seen = T0 + 50});
+    OK(s->machine_each(s, cb_machine, &c));
+    assert_string_equal(c.str[0], "m1|h1-renamed|Xeon 2|H200");
+    assert_int_equal(c.a[0], 16);
+    assert_int_equal(c.b[0], T0 - 5);
+    assert_int_equal(c.c[0], T0 + 100);
+    coll_reset(&c);
+}
+
+static int cb_attempt_machine(void *arg, const kevo_attempt *a)
+{
+    return coll_push(arg, a->id, 0, 0, 0, a->machine);
+}
+
+static void test_store__contract_attempt_machine(void **state)
+{
+    fx *f = ready_v2(state);
+    kevo_store *s = f->s;
+    kevo_attempt a = attempt_of("machine_task", KEVO_VERDICT_CORRECT);
+    a.machine = "0123456789abcdef0123456789abcdef";
+    int64_t with = attempt_put(s, a);
+    a.machine = NULL;
+    int64_t without = attempt_put(s, a);
+    coll c = {0};
+    OK(s->attempt_each(s, with, NULL, cb_attempt_machine, &c));
+    assert_int_equal(c.n, 1);
+    assert_str_or_null(c.str[0], "0123456789abcdef0123456789abcdef");
+    coll_reset(&c);
+    OK(s->attempt_each(s, without, NULL, cb_attempt_machine, &c));
+    assert_int_equal(c.n, 1);
+    assert_null(c.str[0]);
+    coll_reset(&c);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -2286,6 +2715,12 @@ int main(void)
         T(test_store__contract_stats),
         T(test_store__contract_compact),
         T(test_store__contract_each_stop_and_fail),
+        T(test_store__contract_work_add_and_each),
+        T(test_store__contract_work_claim),
+        T(test_store__contract_work_lease_and_fencing),
+        T(test_store__contract_work_claim_concurrent),
+        T(test_store__contract_machines),
+        T(test_store__contract_attempt_machine),
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
