@@ -125,8 +125,15 @@ static int describe_param(kevo_cparse_param *p, CXCursor arg)
     if ((error = describe(&p->type, t, true)) < 0 || p->type.kind != KEVO_CTYPE_POINTER)
         return error;
     CXType c = clang_getCanonicalType(t);
-    CXType pointee = is_array(c) ? clang_getArrayElementType(c) : clang_getPointeeType(c);
-    return describe(&p->pointee, pointee, false);
+    if (!is_array(c))
+        return describe(&p->pointee, clang_getPointeeType(c), false);
+    /* a canonical array type carries its elements' qualifiers itself
+     * (`const float x[]` is a const-qualified float[]) */
+    if ((error = describe(&p->pointee, clang_getArrayElementType(c), false)) < 0)
+        return error;
+    p->pointee.is_const |= clang_isConstQualifiedType(c) != 0;
+    p->type.is_const = false;
+    return 0;
 }
 
 /* Whether the token at [s, e) of src, annotated with cursor c, names fn. */

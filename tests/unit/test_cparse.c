@@ -254,6 +254,7 @@ static const char PROTO[] =
     "struct cfg { int n; };\n"
     "void axpy(const float *restrict x, float *const y, double y2[], int64_t n, size_t m,\n"
     "          float alpha, const int k);\n"
+    "void arrays(const float a[], float b[8], const double c[static 4]) { }\n"
     "static void helper(void) { }\n"
     "void axpy(const float *restrict x, float *const y, double y2[], int64_t n, size_t m,\n"
     "          float alpha, const int k)\n"
@@ -320,6 +321,20 @@ static void test_cparse__prototype_params(void **state)
                                                                "axpy", 4));
     kevo_cparse_prototype_free(p);
     kevo_cparse_prototype_free(NULL);
+
+    /* array parameters: the element's const is the pointee's */
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu, "arrays"), 0);
+    assert_int_equal(p->nparams, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(p->params[i].type.kind, KEVO_CTYPE_POINTER);
+        assert_false(p->params[i].type.is_const);
+    }
+    assert_true(p->params[0].pointee.is_const);
+    assert_string_equal(p->params[0].pointee.canonical, "float");
+    assert_false(p->params[1].pointee.is_const);
+    assert_true(p->params[2].pointee.is_const);
+    assert_string_equal(p->params[2].pointee.canonical, "double");
+    kevo_cparse_prototype_free(p);
     kevo_cparse_free(tu);
 }
 
