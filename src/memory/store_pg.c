@@ -41,7 +41,7 @@
 
 /* The advisory lock key of kevo writers: "kevo" in ASCII. */
 #define KEVO_PG_LOCK "1801812591"
-#define PARAMS_MAX 24
+#define PARAMS_MAX 32
 /* Search: how many query words to consider, how many to use, and how many
  * postings they may touch together (the SQLite store's limits). */
 #define SEARCH_WORDS_MAX 64
@@ -807,7 +807,7 @@ static int pg_task_delete(kevo_store *s, const char *name)
     "a.id, a.uid, a.run_id, t.name, a.backend, a.generator, a.stage, a.iteration, a.parent_id,"    \
     " a.verdict, a.gates, a.feedback, %s, a.recipes, a.candidate_us, a.reference_us,"              \
     " a.speedup, a.tokens_prompt, a.tokens_completion, a.tokens_estimated, a.reward_raw,"          \
-    " a.reward, a.created, a.baseline"
+    " a.reward, a.created, a.baseline, a.machine"
 
 static int attempt_row(void *arg, const PGresult *r)
 {
@@ -836,6 +836,7 @@ static int attempt_row(void *arg, const PGresult *r)
         .reward = col_dbl(r, 0, 21),
         .created = col_int(r, 0, 22),
         .baseline = col_text(r, 0, 23),
+        .machine = col_text(r, 0, 24),
     };
     const char *verdict = col_text(r, 0, 9);
     if (kevo_verdict_parse(&a.verdict, verdict) < 0)
@@ -884,18 +885,19 @@ static int pg_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
     p_dbl(&p, a->reward);
     p_int(&p, a->created);
     p_text(&p, a->baseline);
+    p_text(&p, a->machine);
 #define ATTEMPT_INSERT_COLS                                                                        \
     "uid, run_id, task_id, backend, generator, stage, iteration, parent_id, verdict, gates,"       \
     " feedback, source, recipes, candidate_us, reference_us, speedup, tokens_prompt,"              \
-    " tokens_completion, tokens_estimated, reward_raw, reward, created, baseline"
+    " tokens_completion, tokens_estimated, reward_raw, reward, created, baseline, machine"
     return insert_row(
         ps, "attempts", a->id,
         "INSERT INTO attempts(id, " ATTEMPT_INSERT_COLS ") VALUES ($1, $2, $3,"
         " (SELECT id FROM tasks WHERE name = $4), $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-        " $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) RETURNING id",
+        " $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
         "INSERT INTO attempts(" ATTEMPT_INSERT_COLS ") VALUES ($1, $2,"
         " (SELECT id FROM tasks WHERE name = $3), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
-        " $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) RETURNING id",
+        " $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) RETURNING id",
         &p, out_id, "cannot insert an attempt");
 #undef ATTEMPT_INSERT_COLS
 }
@@ -1395,6 +1397,217 @@ static int pg_reward_stats_set(kevo_store *s, const kevo_reward_stats *rs)
                   &p, NULL, "cannot store reward statistics");
 }
 
+/* ---- work queue (version 2) ------------------------------------------- */
+
+#define WORK_COLS "run_id, task, backend, %s, state, worker, lease_until, claims, error, updated"
+
+static int work_row(void *arg, const PGresult *r)
+{
+    each_ctx *e = arg;
+    kevo_work w = {
+        .run_id = col_int(r, 0, 0),
+        .task = col_text(r, 0, 1),
+        .backend = col_text(r, 0, 2),
+        .bundle = col_text(r, 0, 3),
+        .worker = col_text(r, 0, 5),
+        .lease_until = col_int(r, 0, 6),
+        .claims = col_int(r, 0, 7),
+        .error = col_text(r, 0, 8),
+        .updated = col_int(r, 0, 9),
+    };
+    const char *state = col_text(r, 0, 4);
+    if (kevo_work_state_parse(&w.state, state) < 0)
+        return kevo_error_set(KEVO_EINVAL, "work row (run %lld, task %s): the store holds the "
+                              "state '%s', which is not a work state",
+                              (long long)w.run_id, w.task ? w.task : "(null)",
+                              state ? state : "(null)");
+    e->opt++;
+    return ((kevo_store_work_cb)e->cb)(e->arg, &w);
+}
+
+static int pg_work_add(kevo_store *s, const kevo_work *w)
+{
+    pg_store *ps = ctx_of(s);
+    int taken = 0;
+    int error = id_taken(ps, "runs", w->run_id, &taken);
+    if (error < 0)
+        return error;
+    if (!taken)
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: no run %lld to add work to", ps->label,
+                              (long long)w->run_id);
+    params p = {0};
+    p_int(&p, w->run_id);
+    p_text(&p, w->task);
+    p_text(&p, w->backend);
+    p_text(&p, w->bundle);
+    p_int(&p, w->updated);
+    PGresult *r = NULL;
+    if ((error = pg_run(ps,
+                        "INSERT INTO work(run_id, task, backend, bundle, state, updated)"
+                        " VALUES ($1, $2, $3, $4, 'queued', $5)"
+                        " ON CONFLICT (run_id, task) DO NOTHING",
+                        &p, &r, "cannot add work")) < 0)
+        return error;
+    int added = atoi(PQcmdTuples(r));
+    PQclear(r);
+    if (added == 0)
+        return kevo_error_set(KEVO_EEXISTS, "%s: run %lld already has task %s", ps->label,
+                              (long long)w->run_id, w->task);
+    return 0;
+}
+
+/* One UPDATE takes the row: the subquery locks the first claimable row and
+ * skips rows another transaction holds (FOR UPDATE SKIP LOCKED), so two
+ * claimers never get one row even without kevo's advisory lock (which
+ * tx_begin holds as well). */
+static int pg_work_claim(kevo_store *s, const char *const *backends, size_t n_backends,
+                         const char *worker, int64_t now_ms, int64_t lease_ms,
+                         kevo_store_work_cb cb, void *arg)
+{
+    pg_store *ps = ctx_of(s);
+    kevo_buf lit = {0};
+    if (n_backends == 0)
+        return kevo_error_set(KEVO_ENOTFOUND, "no backend to claim work for");
+    int error = array_literal(&lit, backends, n_backends);
+    if (error < 0)
+        goto done;
+    params p = {0};
+    p_text(&p, worker);
+    p_int(&p, now_ms + lease_ms);
+    p_int(&p, now_ms);
+    p_text(&p, lit.ptr);
+    each_ctx e = {(void *)cb, arg, 0};
+    error = pg_each(ps,
+                    "UPDATE work SET state = 'running', worker = $1, lease_until = $2,"
+                    " claims = claims + 1, error = NULL, updated = $3"
+                    " WHERE (run_id, task) = (SELECT w.run_id, w.task FROM work w"
+                    " JOIN runs r ON r.id = w.run_id WHERE r.finished = 0"
+                    " AND (w.state = 'queued' OR (w.state = 'running' AND w.lease_until < $3))"
+                    " AND w.backend = ANY($4::text[]) ORDER BY w.run_id, w.id LIMIT 1"
+                    " FOR UPDATE OF w SKIP LOCKED)"
+                    " RETURNING run_id, task, backend, bundle, state, worker, lease_until,"
+                    " claims, error, updated",
+                    &p, work_row, &e, "cannot claim work");
+    if (error == 0 && e.opt == 0)
+        error = KEVO_ENOTFOUND;
+done:
+    kevo_buf_free(&lit);
+    return error;
+}
+
+static int work_update(pg_store *ps, const char *sql, params *p, int64_t run_id,
+                       const char *task, const char *worker, const char *what)
+{
+    PGresult *r = NULL;
+    int error = pg_run(ps, sql, p, &r, what);
+    if (error < 0)
+        return error;
+    int changed = atoi(PQcmdTuples(r));
+    PQclear(r);
+    if (changed == 0)
+        return kevo_error_set(KEVO_ENOTFOUND, "%s: run %lld task %s is not held by worker %s "
+                              "(the lease was lost or the task finished)",
+                              ps->label, (long long)run_id, task, worker);
+    return 0;
+}
+
+static int pg_work_renew(kevo_store *s, int64_t run_id, const char *task, const char *worker,
+                         int64_t now_ms, int64_t lease_ms)
+{
+    pg_store *ps = ctx_of(s);
+    params p = {0};
+    p_int(&p, now_ms + lease_ms);
+    p_int(&p, now_ms);
+    p_int(&p, run_id);
+    p_text(&p, task);
+    p_text(&p, worker);
+    return work_update(ps,
+                       "UPDATE work SET lease_until = $1, updated = $2 WHERE run_id = $3"
+                       " AND task = $4 AND state = 'running' AND worker = $5",
+                       &p, run_id, task, worker, "cannot renew a lease");
+}
+
+static int pg_work_finish(kevo_store *s, int64_t run_id, const char *task, const char *worker,
+                          kevo_work_state state, const char *why, int64_t now_ms)
+{
+    pg_store *ps = ctx_of(s);
+    params p = {0};
+    p_text(&p, kevo_work_state_name(state));
+    p_text(&p, why);
+    p_int(&p, now_ms);
+    p_int(&p, run_id);
+    p_text(&p, task);
+    p_text(&p, worker);
+    return work_update(ps,
+                       "UPDATE work SET state = $1, error = $2, lease_until = 0, updated = $3"
+                       " WHERE run_id = $4 AND task = $5 AND state = 'running' AND worker = $6",
+                       &p, run_id, task, worker, "cannot finish work");
+}
+
+static int pg_work_each(kevo_store *s, int64_t run_id, int with_bundle, kevo_store_work_cb cb,
+                        void *arg)
+{
+    pg_store *ps = ctx_of(s);
+    char sql[256];
+    snprintf(sql, sizeof(sql), "SELECT " WORK_COLS " FROM work%s ORDER BY run_id, id",
+             with_bundle ? "bundle" : "NULL", run_id ? " WHERE run_id = $1" : "");
+    params p = {0};
+    if (run_id)
+        p_int(&p, run_id);
+    each_ctx e = {(void *)cb, arg, 0};
+    return pg_each(ps, sql, &p, work_row, &e, "cannot read work");
+}
+
+/* ---- machines (version 2) --------------------------------------------- */
+
+static int pg_machine_upsert(kevo_store *s, const kevo_memory_machine *m)
+{
+    pg_store *ps = ctx_of(s);
+    params p = {0};
+    p_text(&p, m->id);
+    p_text(&p, m->hostname);
+    p_text(&p, m->cpu);
+    p_text(&p, m->gpu);
+    p_int(&p, m->cores);
+    p_int(&p, m->first_seen ? m->first_seen : m->last_seen);
+    p_int(&p, m->last_seen);
+    return pg_run(ps,
+                  "INSERT INTO machines(id, hostname, cpu, gpu, cores, first_seen, last_seen)"
+                  " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET"
+                  " hostname = coalesce(excluded.hostname, machines.hostname),"
+                  " cpu = coalesce(excluded.cpu, machines.cpu),"
+                  " gpu = coalesce(excluded.gpu, machines.gpu),"
+                  " cores = CASE WHEN excluded.cores <> 0 THEN excluded.cores"
+                  " ELSE machines.cores END,"
+                  " last_seen = greatest(machines.last_seen, excluded.last_seen)",
+                  &p, NULL, "cannot store a machine");
+}
+
+static int machine_row(void *arg, const PGresult *r)
+{
+    each_ctx *e = arg;
+    kevo_memory_machine m = {
+        .id = col_text(r, 0, 0),
+        .hostname = col_text(r, 0, 1),
+        .cpu = col_text(r, 0, 2),
+        .gpu = col_text(r, 0, 3),
+        .cores = (int)col_int(r, 0, 4),
+        .first_seen = col_int(r, 0, 5),
+        .last_seen = col_int(r, 0, 6),
+    };
+    return ((kevo_store_machine_cb)e->cb)(e->arg, &m);
+}
+
+static int pg_machine_each(kevo_store *s, kevo_store_machine_cb cb, void *arg)
+{
+    pg_store *ps = ctx_of(s);
+    each_ctx e = {(void *)cb, arg, 0};
+    return pg_each(ps,
+                   "SELECT id, hostname, cpu, gpu, cores, first_seen, last_seen FROM machines"
+                   " ORDER BY id COLLATE \"C\"",
+                   NULL, machine_row, &e, "cannot read machines");
+}
+
 /* ---- maintenance ----------------------------------------------------- */
 
 /* bytes: the sum of the on-disk sizes of kevo's tables in this schema,
@@ -1450,7 +1663,7 @@ static int pg_compact(kevo_store *s)
         return kevo_error_set(KEVO_EINVAL, "%s: cannot compact inside a transaction", ps->label);
     return pg_exec(ps,
                    "VACUUM (FULL, ANALYZE) kevo_meta, runs, tasks, attempts, items, used,"
-                   " distilled_from, q_item, q_start, reward_stats",
+                   " distilled_from, q_item, q_start, reward_stats, machines, work",
                    NULL, "cannot compact");
 }
 
@@ -1639,7 +1852,7 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
     if ((error = migrate(ps, flags)) < 0)
         goto done;
 
-    s->version = 1;
+    s->version = 2;
     s->name = "postgresql";
     s->free = pg_free;
     s->tx_begin = pg_tx_begin;
@@ -1676,6 +1889,13 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
     s->reward_stats_set = pg_reward_stats_set;
     s->stats = pg_stats;
     s->compact = pg_compact;
+    s->work_add = pg_work_add;
+    s->work_claim = pg_work_claim;
+    s->work_renew = pg_work_renew;
+    s->work_finish = pg_work_finish;
+    s->work_each = pg_work_each;
+    s->machine_upsert = pg_machine_upsert;
+    s->machine_each = pg_machine_each;
     *out = s;
 done:
     if (error < 0) {

@@ -171,6 +171,33 @@ static void test_store_pg__no_lost_q_update(void **state)
     kevo_memory_free(mem);
 }
 
+/* A store at schema version 1 (before machines and the work queue) is
+ * migrated forward on open, keeping what it holds. */
+static void test_store_pg__migrates_forward(void **state)
+{
+    fx *f = ready(state);
+    kevo_memory *mem = NULL;
+    assert_int_equal(kevo_memory_open(&mem, f->url), 0);
+    int64_t run = 0;
+    assert_int_equal(kevo_memory_run_begin(mem, "{}", &run), 0);
+    kevo_memory_free(mem);
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "SET search_path = %s; DROP TABLE work; DROP TABLE machines;"
+             " ALTER TABLE attempts DROP COLUMN machine;"
+             " UPDATE kevo_meta SET value = '1' WHERE key = 'schema_version'",
+             f->schema);
+    assert_int_equal(pg_test_admin(f->server, sql), 0);
+    assert_int_equal(kevo_memory_open(&mem, f->url), 0);
+    kevo_memory_stats st;
+    assert_int_equal(kevo_memory_stats_get(&st, mem), 0);
+    assert_int_equal(st.schema_version, 2);
+    assert_int_equal(st.runs, 1);
+    kevo_memory_machine m = {.id = "m1", .hostname = "h", .cores = 2, .last_seen = 5};
+    assert_int_equal(kevo_memory_machine_upsert(mem, &m), 0);
+    kevo_memory_free(mem);
+}
+
 /* A wrong password: KEVO_EIO, one line naming the user, host and
  * database and libpq's reason; never the password itself. */
 static void test_store_pg__bad_login_names_no_password(void **state)
@@ -315,6 +342,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_pg__no_lost_q_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_pg__migrates_forward, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_pg__bad_login_names_no_password, setup,
                                         teardown),
         cmocka_unit_test(test_store_pg__unreachable_server),
