@@ -127,7 +127,7 @@ for s in NAME SYNOPSIS DESCRIPTION ENVIRONMENT FILES '"?KEVO RUN"?' '"?KEVO TASK
     grep -Eq "^\.SH $s\$" "$man1" || { echo "     kevo.1 lacks section $s"; fails=$((fails + 1)); }
 done
 if command -v groff >/dev/null; then
-    page=$(groff -man -Tutf8 -ww "$man1" 2>"$tmp/groff.err" | col -b); rc=$?
+    page=$(groff -man -Tutf8 -ww -P-cbu "$man1" 2>"$tmp/groff.err"); rc=$? # plain text: no SGR, bold, underline
     check '[ $rc = 0 ] && [ ! -s "$tmp/groff.err" ]' "groff renders kevo.1 without warnings ($(head -c 300 "$tmp/groff.err"))"
     check 'grep -q -- "--iterations" <<<"$page" && grep -q "KEVO_DATA_DIR" <<<"$page" && grep -q "kevo tasks check DIR" <<<"$page"' \
         "the rendered page has run's --iterations, KEVO_DATA_DIR and the tasks synopsis"
