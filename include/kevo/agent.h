@@ -203,6 +203,53 @@ int kevo_run_config_check(const kevo_run_config *cfg);
  * stopped by the user (the run can be resumed), negative on errors. */
 int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg);
 
+/* ---- shared work: many worker processes, one store (docs/distributed.md) */
+
+/* `kevo submit`: a new run with cfg's configuration whose tasks (those of
+ * cfg->paths that list cfg->backend) are queued in the store at
+ * cfg->db_path, each with its folder's files (a bundle: workers need no
+ * shared filesystem). Everything is checked before anything is written;
+ * the run and its rows are written in one transaction. *out_tasks: how
+ * many were queued. KEVO_EINVAL naming the task for bad input (a task
+ * twice, a folder too large to carry). */
+int kevo_agent_submit(int64_t *out_run_id, size_t *out_tasks, const kevo_run_config *cfg);
+
+typedef struct kevo_worker_config {
+    const char *db_path;  /* the shared store (a PostgreSQL URL, or a SQLite file) */
+    const char *db_label; /* how to name it in lines (redacted); NULL = db_path */
+    const char *const *backends; /* claim only these; NULL/0 = every backend this
+                                    machine can run */
+    size_t nbackends;
+    int jobs;          /* tasks worked at once (threads), default 1 */
+    bool until_idle;   /* exit once no task of our backends is queued or running
+                          (else wait for work forever) */
+    double lease_s;    /* lease length, default 60 s; renewed every quarter */
+    double poll_s;     /* wait between claims when there is nothing, default 2 s */
+    bool quiet;        /* as kevo_run_config.quiet, and no worker lines */
+    const kevo_run_observer *observer; /* the tasks' events; NULL: plain lines */
+    /* The worker's own lines (claimed, finished, lease lost); NULL: stdout. */
+    void (*on_line)(void *ctx, const char *line);
+    void *ctx;
+    volatile sig_atomic_t *stop; /* set by a signal handler: finish the attempts in
+                                    flight, hand their tasks back, return */
+} kevo_worker_config;
+
+void kevo_worker_config_init(kevo_worker_config *wc);
+
+typedef struct kevo_worker_stats {
+    int64_t tasks_done, tasks_failed, leases_lost;
+    char error[512]; /* the fatal error that ended it, "" when none */
+} kevo_worker_stats;
+
+/* `kevo worker`: claim tasks (a lease renewed while working) from the
+ * store's unfinished runs whose backend is ours, run each from its last
+ * recorded attempt to the run's budget with the shared memory, mark it
+ * done (failed, with the reason, when it cannot be evaluated). A lost
+ * lease stops the task after the attempt in flight; the user's stop hands
+ * the task back at once. Returns 0 (until_idle: no work left), KEVO_EINTR
+ * when stopped, negative when the store or the machine fail. */
+int kevo_agent_worker(kevo_worker_stats *out, const kevo_worker_config *wc);
+
 #ifdef __cplusplus
 }
 #endif

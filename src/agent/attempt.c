@@ -79,6 +79,20 @@ static void read_this_machine(void)
     kevo_machine_get(&this_machine);
 }
 
+/* A stable uid for this run's attempt at this iteration of the task on the
+ * backend: 32 hex digits from the run's uid (unique across stores) and
+ * those three, so that recording it again is a no-op. */
+static void attempt_uid(char *out, size_t cap, const kevo_attempt_state *st)
+{
+    char key[512];
+    int n = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%d", st->run_uid, st->at->task->name,
+                     st->cfg->backend, st->iteration);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1;
+    uint64_t h1 = kevo_hash64(key, len, 0x6b65766f61747431ull);
+    uint64_t h2 = kevo_hash64(key, len, h1 ^ 0x9e3779b97f4a7c15ull);
+    snprintf(out, cap, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+}
+
 /* Record the attempt (one transaction) and, when there is one, the
  * reflection on it as an experience item distilled from it (not when the
  * attempt's uid was recorded before: the reflection was too). */
@@ -154,6 +168,11 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     a->recipes_json = p.recipes_json;
     pthread_once(&this_machine_once, read_this_machine);
     a->machine = this_machine.id;
+    char uid[40];
+    if (st->run_uid[0]) {
+        attempt_uid(uid, sizeof(uid), st);
+        a->uid = uid;
+    }
     st->audit_tokens[0] = st->audit_tokens[1] = 0;
     emit_attempt(st, index, total, KEVO_ATTEMPT_VERIFYING, NULL, NULL);
     if ((error = judge_gates(&j, st, ev, &p)) < 0)

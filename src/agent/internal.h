@@ -72,6 +72,13 @@ struct cJSON;
 int kevo_agent__config_from_json(kevo_run_config *cfg, char ***dirs, size_t *ndirs,
                                  struct cJSON *root);
 
+/* The task folders of cfg->paths that list cfg->backend, each validated
+ * (run.c; also kevo submit's). */
+int kevo_agent__collect_tasks(char ***dirs, size_t *ndirs, const kevo_run_config *cfg);
+/* The run's LLM provider (NULL for the built-in generator), wrapped in the
+ * recorder when cfg->record_path. */
+int kevo_agent__open_provider(kevo_provider **out, const kevo_run_config *cfg);
+
 /* ---- events (events.c) ----------------------------------------------- */
 
 /* Hand an event to cfg->observer, else print its plain line; one event at
@@ -89,6 +96,11 @@ typedef struct kevo_attempt_state {
     const kevo_derived *derived;
     kevo_provider *prov; /* NULL: the built-in generator only */
     int64_t run_id;
+    /* The run's uid ("" outside a stored run): each attempt's uid derives
+     * from it, the task, the backend and the iteration, so that an
+     * iteration recorded twice (a retry, two workers racing) is stored
+     * once (kevo_memory_attempt_record's KEVO_MEMORY_RECORDED_BEFORE). */
+    char run_uid[72];
     int iteration;
     kevo_rng rng;          /* this iteration's, from (seed, iteration, task) */
     kevo_attempt *start;   /* this iteration's start point (owned); NULL: drafting */

@@ -168,7 +168,7 @@ static int keep_listed(char **dirs, size_t *ndirs, const kevo_run_config *cfg)
     return 0;
 }
 
-static int collect_tasks(char ***dirs, size_t *ndirs, const kevo_run_config *cfg)
+int kevo_agent__collect_tasks(char ***dirs, size_t *ndirs, const kevo_run_config *cfg)
 {
     int error = 0;
     for (size_t i = 0; i < cfg->npaths && error == 0; i++)
@@ -207,7 +207,7 @@ static int begin_run(int64_t *run_id, kevo_run_config *cfg, char ***dirs, size_t
     kevo_import_stats is;
     if (cfg->memory_from && (error = kevo_memory_import(mem, cfg->memory_from, &is)) < 0)
         goto done;
-    if ((error = collect_tasks(dirs, ndirs, cfg)) < 0)
+    if ((error = kevo_agent__collect_tasks(dirs, ndirs, cfg)) < 0)
         goto done;
     if (!(text = kevo_agent__config_json(cfg, *dirs, *ndirs))) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -220,7 +220,7 @@ done:
     return error;
 }
 
-static int open_provider(kevo_provider **out, const kevo_run_config *cfg)
+int kevo_agent__open_provider(kevo_provider **out, const kevo_run_config *cfg)
 {
     *out = NULL;
     if (kevo_agent__builtin(cfg))
@@ -288,7 +288,7 @@ int kevo_agent_run(int64_t *out_run_id, const kevo_run_config *cfg_in)
     if ((error = kevo_memory_machine_upsert(mem, &mm)) < 0)
         goto done;
     *out_run_id = run_id;
-    if ((error = open_provider(&prov, &cfg)) < 0)
+    if ((error = kevo_agent__open_provider(&prov, &cfg)) < 0)
         goto done;
     kevo_run_event ev = {.kind = KEVO_RUN_EVENT_RUN_STARTED, .run_id = run_id, .total = ndirs,
                          .iterations = cfg.iterations, .generator = cfg.generator,

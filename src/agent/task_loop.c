@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,13 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
     if ((error = upsert_task(mem, &at, dir)) < 0 ||
         (error = kevo_memory_attempts_of_task(&done_list, mem, at.task->name, run)) < 0)
         goto done;
+    if (run) {
+        kevo_run *r = NULL;
+        if ((error = kevo_memory_run_get(&r, mem, run)) < 0)
+            goto done;
+        snprintf(st.run_uid, sizeof(st.run_uid), "%s", r->uid ? r->uid : "");
+        kevo_run_free(r);
+    }
     int first = (int)done_list->n;
     if (first >= cfg->iterations) {
         event.kind = KEVO_RUN_EVENT_TASK_COMPLETE;
