@@ -556,7 +556,8 @@ static int make_reference(char **out, bool *wrapped, const mapping *m,
         if (len && src[len - 1] != '\n')
             kevo_buf_puts(&b, "\n");
         kevo_buf_printf(&b, "\n/* kevo tasks new: the task's entry point. kevo passes every "
-                            "size as int64_t; %s takes its own types. */\n#include <stdint.h>\n"
+                            "size as int64_t;\n * %s takes its own types. */\n"
+                            "#include <stdint.h>\n"
                             "%s\n{\n    %s(",
                         kevo_buf_cstr(&impl), proto, kevo_buf_cstr(&impl));
         for (size_t i = 0; i < t->nparams; i++) {
@@ -747,7 +748,8 @@ int kevo_cmd_tasks_new(int argc, char **argv)
                     "--shape flags (a task needs at least one size)", o.function);
         goto done;
     }
-    if (check_shapes(t) < 0 || (o.nchecks ? fill_checks(t, &o) : kevo_task_derive_check_sizes(t, &note)) < 0) {
+    if (check_shapes(t) < 0 ||
+        (o.nchecks ? fill_checks(t, &o) : kevo_task_derive_check_sizes(t, &note)) < 0) {
         usage_error("%s", kevo_error_last());
         goto done;
     }

@@ -156,7 +156,8 @@ static void test_task_author__shape_rule(void **state)
                        "\"description\": \"d\", \"params\": ["
                        "{\"name\": \"a\", \"role\": \"in\", \"type\": \"f32\", \"shape\": [\"m\"]},"
                        "{\"name\": \"b\", \"role\": \"in\", \"type\": \"f32\", \"shape\": [\"k\"]},"
-                       "{\"name\": \"c\", \"role\": \"out\", \"type\": \"f32\", \"shape\": [\"m\"]},"
+                       "{\"name\": \"c\", \"role\": \"out\", \"type\": \"f32\", "
+                       "\"shape\": [\"m\"]},"
                        "{\"name\": \"m\", \"role\": \"scalar\", \"type\": \"i32\"},"
                        "{\"name\": \"k\", \"role\": \"scalar\", \"type\": \"i32\"}],"
                        "\"sizes\": {\"m\": 4, \"k\": 5}, \"flops\": \"m\", \"bytes\": \"m\"}");
