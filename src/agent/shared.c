@@ -579,9 +579,13 @@ int kevo_agent_worker(kevo_worker_stats *out, const kevo_worker_config *wc)
         pthread_mutex_destroy(&ws.lock);
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     }
-    say(&ws, "worker %s: backends %s%s%s, %d slot%s, store %s", ws.id_base, ws.backends[0],
-        ws.nbackends > 1 ? " +" : "", ws.nbackends > 1 ? "more" : "", jobs, jobs == 1 ? "" : "s",
-        wc->db_label ? wc->db_label : wc->db_path);
+    char names[256] = "";
+    for (size_t b = 0, at = 0; b < ws.nbackends && at + 1 < sizeof(names); b++) {
+        int k = snprintf(names + at, sizeof(names) - at, "%s%s", b ? ", " : "", ws.backends[b]);
+        at += k > 0 ? (size_t)k : 0;
+    }
+    say(&ws, "worker %s: backends %s, %d slot%s, store %s", ws.id_base, names, jobs,
+        jobs == 1 ? "" : "s", wc->db_label ? wc->db_label : wc->db_path);
     int started = 0;
     for (int j = 0; j < jobs; j++) {
         args[j][0] = &ws;
