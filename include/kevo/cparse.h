@@ -195,7 +195,8 @@ typedef struct kevo_cparse_param {
 typedef struct kevo_cparse_prototype {
     char *name;
     kevo_cparse_ctype result;
-    bool variadic; /* `...` */
+    bool variadic;  /* `...` */
+    bool is_static; /* internal linkage: no other file can call it by name */
     kevo_cparse_param *params;
     size_t nparams;
     /* the byte offset of every token of the main file that names this

@@ -521,6 +521,8 @@ static int make_reference(char **out, bool *wrapped, const mapping *m,
     bool cast = false;
     for (size_t i = 0; i < t->nparams; i++)
         cast |= m->cast[i];
+    /* a static F cannot be the kernel the runner links against: wrap it too */
+    cast |= pr->is_static;
     *wrapped = cast;
     /* the name F gets in reference.c */
     kevo_buf impl = {0};
@@ -555,11 +557,13 @@ static int make_reference(char **out, bool *wrapped, const mapping *m,
     if (cast) {
         if (len && src[len - 1] != '\n')
             kevo_buf_puts(&b, "\n");
-        kevo_buf_printf(&b, "\n/* kevo tasks new: the task's entry point. kevo passes every "
-                            "size as int64_t;\n * %s takes its own types. */\n"
+        kevo_buf_printf(&b, "\n/* kevo tasks new: the task's entry point%s. */\n"
                             "#include <stdint.h>\n"
                             "%s\n{\n    %s(",
-                        kevo_buf_cstr(&impl), proto, kevo_buf_cstr(&impl));
+                        pr->is_static ? " (the function is static)"
+                                      : ": kevo passes every size as int64_t, the function "
+                                        "takes\n * its own types",
+                        proto, kevo_buf_cstr(&impl));
         for (size_t i = 0; i < t->nparams; i++) {
             kevo_buf_puts(&b, i ? ", " : "");
             if (m->cast[i])

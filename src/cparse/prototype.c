@@ -2,8 +2,8 @@
  * cparse/prototype.c - a function's prototype read from its definition:
  * the result type, each parameter's name, type and (for a pointer) pointee
  * with its constness, whether it is variadic, and where the main file names
- * the function (what a rename edits). Types come as kinds plus their
- * spellings as written and canonical (typedefs resolved).
+ * the function (what a rename edits), whether it is static. Types come as
+ * kinds plus their spellings as written and canonical (typedefs resolved).
  *
  * Must not: decide what a type means to kevo (a buffer, a size, an element
  * type): that is the caller's (`kevo tasks new` maps it to task params).
@@ -183,6 +183,7 @@ int kevo_cparse_prototype_read(kevo_cparse_prototype **out, const kevo_cparse_tu
     }
     CXType ft = clang_getCursorType(fn);
     p->variadic = clang_isFunctionTypeVariadic(ft) != 0;
+    p->is_static = clang_Cursor_getStorageClass(fn) == CX_SC_Static;
     if ((error = describe(&p->result, clang_getResultType(ft), false)) < 0)
         goto done;
     int n = clang_Cursor_getNumArguments(fn);

@@ -4,9 +4,9 @@
 # scale_add needs no --shape (one size); rmsnorm (two sizes and an eps) and
 # matmul (three size_t sizes, so its reference wraps it) exit 2 naming
 # exactly the --shape/--size/--value flags that are missing and write
-# nothing, then succeed with them. kevo eval judges the reference and an
-# OpenMP variant correct on the new task, and a kernel that skips the
-# scale incorrect. Functions kevo cannot take (a struct parameter, a
+# nothing, then succeed with them; a static function is wrapped too.
+# kevo eval judges the reference and an OpenMP variant correct on the new
+# task, and a kernel that skips the scale incorrect. Functions kevo cannot take (a struct parameter, a
 # variadic function), a missing --function, a function not in the file, a
 # file that does not parse and an existing non-empty folder each exit 2
 # with one line naming the problem.
@@ -125,6 +125,15 @@ out=$("$KEVO" tasks check "$tmp/matmul" 2>&1); rc=$?
 check '[ $rc = 0 ]' "matmul: kevo tasks check passes (exit $rc) ${out:0:300}"
 v=$(verdict "$tmp/matmul" "$tmp/matmul/reference.c")
 check '[ "$v" = correct ]' "matmul: kevo eval of the reference is correct (got $v)"
+
+# --- a static function: wrapped, since the runner cannot link to it ----------
+new relu --from "$data/static_relu.c" --function relu --size n=100000 --out "$tmp/relu"
+rc=$?
+check '[ $rc = 0 ] && grep -q "^static void relu_impl(" "$tmp/relu/reference.c" &&
+       grep -q "^void relu(const float \*x, float \*y, int64_t n)" "$tmp/relu/reference.c"' \
+    "static relu: renamed relu_impl, an entry point relu calls it (exit $rc)"
+out=$("$KEVO" tasks check "$tmp/relu" 2>&1); rc=$?
+check '[ $rc = 0 ]' "static relu: kevo tasks check passes (exit $rc) ${out:0:300}"
 
 # --- what kevo cannot take, and bad input ------------------------------------
 fail_case() { # description expected-message-regex args...

@@ -278,6 +278,7 @@ static void test_cparse__prototype_params(void **state)
     assert_string_equal(p->name, "axpy");
     assert_int_equal(p->result.kind, KEVO_CTYPE_VOID);
     assert_false(p->variadic);
+    assert_false(p->is_static);
     assert_int_equal(p->nparams, 7);
     /* const T *restrict: a pointer to const float, restrict dropped from canonical */
     assert_string_equal(p->params[0].name, "x");
@@ -321,6 +322,12 @@ static void test_cparse__prototype_params(void **state)
                                                                "axpy", 4));
     kevo_cparse_prototype_free(p);
     kevo_cparse_prototype_free(NULL);
+
+    /* static, no parameters */
+    assert_int_equal(kevo_cparse_prototype_read(&p, tu, "helper"), 0);
+    assert_true(p->is_static);
+    assert_int_equal(p->nparams, 0);
+    kevo_cparse_prototype_free(p);
 
     /* array parameters: the element's const is the pointee's */
     assert_int_equal(kevo_cparse_prototype_read(&p, tu, "arrays"), 0);
