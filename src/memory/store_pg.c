@@ -6,8 +6,11 @@
  * (GIN), forward schema migrations recorded in kevo_meta.
  *
  * It stores, finds and deletes; it holds no learning logic (memory.c and
- * record.c do). Every value travels as a query parameter (PQexecParams):
- * no SQL text is ever built from a value. Text is UTF-8 on the wire.
+ * record.c do). Every value travels as a query parameter (prepared
+ * statements, PQexecPrepared): no SQL text is ever built from a value.
+ * Text is UTF-8 on the wire; bytes that are not valid UTF-8 (a candidate's
+ * output in feedback, say) are stored as U+FFFD, which PostgreSQL requires
+ * and SQLite does not.
  *
  * Transactions: tx_begin is BEGIN plus pg_advisory_xact_lock(KEVO_PG_LOCK),
  * held to the end of the transaction, so kevo writers on one database take
@@ -106,6 +109,100 @@ static int p_dbl(params *p, double v)
     return ++p->n;
 }
 
+/* ---- UTF-8 ------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p (PostgreSQL's rules: no
+ * overlong forms, no surrogates, at most U+10FFFF), 0 when invalid. */
+static size_t utf8_seq(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+            return 0;
+        if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
+            return 0;
+        return 3;
+    }
+    if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+            return 0;
+        if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* NULL when `s` is valid UTF-8; else a malloc'd copy with each invalid
+ * byte replaced by U+FFFD (*oom set when that copy cannot be made). Text
+ * columns of PostgreSQL hold only valid UTF-8, and kevo stores text that
+ * generated code printed (feedback, sources): refusing it would lose the
+ * attempt, so the store keeps the readable part. */
+static char *utf8_fixed(const char *s, int *oom)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t bad = 0, n = 0;
+    while (p[n]) {
+        size_t k = utf8_seq(p + n);
+        if (k == 0) {
+            bad++;
+            k = 1;
+        }
+        n += k;
+    }
+    if (bad == 0)
+        return NULL;
+    char *out = malloc(n + bad * 2 + 1), *o = out;
+    if (!out) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; p[i];) {
+        size_t k = utf8_seq(p + i);
+        if (k == 0) {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(o, p + i, k);
+            o += k;
+            i += k;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The values to send: p's, with invalid UTF-8 replaced (owned[] holds the
+ * copies, released by values_free). */
+typedef struct values {
+    const char *v[PARAMS_MAX];
+    char *owned[PARAMS_MAX];
+} values;
+
+static int values_of(values *out, const params *p, const char *label)
+{
+    memset(out, 0, sizeof(*out));
+    int oom = 0;
+    for (int i = 0; p && i < p->n; i++) {
+        out->v[i] = p->v[i];
+        if (p->v[i] && (out->owned[i] = utf8_fixed(p->v[i], &oom)) != NULL)
+            out->v[i] = out->owned[i];
+    }
+    if (oom)
+        return kevo_error_set(KEVO_ENOMEM, "%s: out of memory re-encoding text", label);
+    return 0;
+}
+
+static void values_free(values *vals)
+{
+    for (int i = 0; i < PARAMS_MAX; i++)
+        free(vals->owned[i]);
+}
+
 static pg_store *ctx_of(kevo_store *s)
 {
     return s->ctx;
@@ -200,13 +297,18 @@ static int pg_run(pg_store *ps, const char *sql, const params *p, PGresult **out
                               what);
     reconnect_if_lost(ps);
     char name[32];
+    values vals;
     int error = stmt_name(ps, sql, p ? p->n : 0, name, what);
     if (error < 0)
         return error;
-    PGresult *r = name[0] ? PQexecPrepared(ps->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL,
-                                           NULL, 0)
-                          : PQexecParams(ps->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL,
-                                         NULL, NULL, 0);
+    if ((error = values_of(&vals, p, ps->label)) < 0) {
+        values_free(&vals);
+        return error;
+    }
+    PGresult *r = name[0] ? PQexecPrepared(ps->conn, name, p ? p->n : 0, vals.v, NULL, NULL, 0)
+                          : PQexecParams(ps->conn, sql, p ? p->n : 0, NULL, vals.v, NULL, NULL,
+                                         0);
+    values_free(&vals);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         error = result_error(ps, r, what);
@@ -310,13 +412,19 @@ static int pg_each(pg_store *ps, const char *sql, const params *p, row_fn fn, vo
                               what);
     reconnect_if_lost(ps);
     char name[32];
+    values vals;
     int error = stmt_name(ps, sql, p ? p->n : 0, name, what);
     if (error < 0)
         return error;
-    if (!(name[0] ? PQsendQueryPrepared(ps->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL, NULL,
-                                        0)
-                  : PQsendQueryParams(ps->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL,
-                                      NULL, 0)))
+    if ((error = values_of(&vals, p, ps->label)) < 0) {
+        values_free(&vals);
+        return error;
+    }
+    int sent = name[0] ? PQsendQueryPrepared(ps->conn, name, p ? p->n : 0, vals.v, NULL, NULL, 0)
+                       : PQsendQueryParams(ps->conn, sql, p ? p->n : 0, NULL, vals.v, NULL, NULL,
+                                           0);
+    values_free(&vals);
+    if (!sent)
         return result_error(ps, NULL, what);
     PQsetSingleRowMode(ps->conn);
     int stopped = 0;

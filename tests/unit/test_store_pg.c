@@ -198,6 +198,36 @@ static void test_store_pg__migrates_forward(void **state)
     kevo_memory_free(mem);
 }
 
+/* Text that is not UTF-8 (a candidate printed raw bytes into its
+ * feedback, or wrote them in its source) is stored, invalid bytes as
+ * U+FFFD, never refused: the attempt is kept. */
+static void test_store_pg__invalid_utf8_is_kept(void **state)
+{
+    fx *f = ready(state);
+    kevo_memory *mem = NULL;
+    assert_int_equal(kevo_memory_open(&mem, f->url), 0);
+    kevo_attempt a = {.task = "bytes_task",
+                      .backend = "c",
+                      .generator = "builtin",
+                      .stage = KEVO_STAGE_DRAFT,
+                      .verdict = KEVO_VERDICT_INCORRECT,
+                      .feedback = "got \xff\xfe at index 3, caf\xc3\xa9 ok, cut \xe2\x82",
+                      .source = "void k(void) { /* \xc0\xaf */ }"};
+    int64_t id = 0;
+    assert_int_equal(kevo_memory_attempt_record(mem, &a, NULL, 0, NULL, &id), 0);
+    kevo_attempt *got = NULL;
+    assert_int_equal(kevo_memory_attempt_get(&got, mem, id), 0);
+    assert_string_equal(got->feedback, "got \xef\xbf\xbd\xef\xbf\xbd at index 3, caf\xc3\xa9 ok, "
+                                       "cut \xef\xbf\xbd\xef\xbf\xbd");
+    assert_string_equal(got->source, "void k(void) { /* \xef\xbf\xbd\xef\xbf\xbd */ }");
+    kevo_attempt_free(got);
+    /* and a search with such bytes is no error */
+    kevo_item_list *l = NULL;
+    assert_int_equal(kevo_memory_item_search(&l, mem, "index \xff\xfe bytes", NULL), 0);
+    kevo_item_list_free(l);
+    kevo_memory_free(mem);
+}
+
 /* A wrong password: KEVO_EIO, one line naming the user, host and
  * database and libpq's reason; never the password itself. */
 static void test_store_pg__bad_login_names_no_password(void **state)
@@ -343,6 +373,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_pg__no_lost_q_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_pg__migrates_forward, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_pg__invalid_utf8_is_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_pg__bad_login_names_no_password, setup,
                                         teardown),
         cmocka_unit_test(test_store_pg__unreachable_server),
