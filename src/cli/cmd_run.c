@@ -5,6 +5,7 @@
  */
 #include "commands.h"
 #include "opts.h"
+#include "progress.h"
 #include "kevo/sandbox.h"
 #include "kevo/agent.h"
 #include "kevo/util.h"
@@ -222,18 +223,17 @@ static int parse_option(kevo_run_config *cfg, kevo_opts *o, int c)
     return 0;
 }
 
-/* The command line into cfg. KEVO_EXIT_OK to run, -1 when --help was
- * printed, else the exit status. */
-static int parse_args(kevo_run_config *cfg, const char **paths, int argc, char **argv)
+int kevo_cli_run_options(kevo_run_config *cfg, const char **paths, int argc, char **argv,
+                         const char *cmd, void (*help)(FILE *f))
 {
     kevo_opts o;
-    kevo_opts_init(&o, "kevo run", argc, argv, run_options, "h");
+    kevo_opts_init(&o, cmd, argc, argv, run_options, "h");
     int c;
     while ((c = kevo_opts_next(&o)) != -1) {
         if (c == '?')
             return KEVO_EXIT_USAGE;
         if (c == 'h') {
-            usage(stdout);
+            help(stdout);
             return -1;
         }
         if (parse_option(cfg, &o, c) < 0)
@@ -244,6 +244,18 @@ static int parse_args(kevo_run_config *cfg, const char **paths, int argc, char *
     for (int k = 0; k < n; k++)
         paths[cfg->npaths++] = rest[k];
     return KEVO_EXIT_OK;
+}
+
+void kevo_cli_run_options_help(FILE *f)
+{
+    usage(f);
+}
+
+/* The command line into cfg. KEVO_EXIT_OK to run, -1 when --help was
+ * printed, else the exit status. */
+static int parse_args(kevo_run_config *cfg, const char **paths, int argc, char **argv)
+{
+    return kevo_cli_run_options(cfg, paths, argc, argv, "kevo run", usage);
 }
 
 int kevo_cmd_run(int argc, char **argv)
