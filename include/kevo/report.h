@@ -37,7 +37,23 @@ typedef struct kevo_task_metrics {
     int first_correct_min_iter; /* 1-based smallest iteration of a correct attempt; 0 = none */
     int draft_samples;         /* draft-stage attempts: the pass@k samples */
     int draft_correct;         /* ... of them correct */
+    char machine[33];          /* the machine that measured the best speedup ("" unknown) */
 } kevo_task_metrics;
+
+/* A run's attempts measured on one machine (kevo_attempt.machine). A
+ * speedup is a ratio of two timings on one machine (the kernel and its
+ * baseline, interleaved); a run whose workers ran on several machines is
+ * also summarised per machine, each over the best speedups measured
+ * there, so that no figure mixes machines. */
+typedef struct kevo_machine_metrics {
+    char id[33];       /* "" = attempts of stores before machines were kept */
+    char hostname[64]; /* from the store's machines; "" unknown */
+    char cpu[128];
+    char gpu[128];
+    int attempts, correct;
+    int tasks;              /* tasks with a correct kernel measured here */
+    double geomean_speedup; /* kevo_report_geomean over those tasks' best here */
+} kevo_machine_metrics;
 
 /* The k of pass@k a report gives, those not above the run's attempts per
  * task (the largest attempt count of one of its tasks). */
@@ -102,6 +118,8 @@ typedef struct kevo_run_metrics {
     size_t nlevels;
     bool tokens_estimated;            /* some attempt's token counts are estimates */
     double geomean_speedup_all_tasks; /* kevo_report_geomean over every task (failed = 1.0x) */
+    kevo_machine_metrics *per_machine; /* by first attempt measured there */
+    size_t nmachines;
 } kevo_run_metrics;
 
 /* The one geometric mean of best speedups: exp(mean(ln v)) over the given

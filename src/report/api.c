@@ -19,7 +19,11 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
     if ((error = kevo_report__run_load(&run, &list, &run_id, mem, run_id)) < 0 ||
         (error = kevo_report__tasks_load(&tasks, mem)) < 0)
         goto done;
-    error = kevo_report__metrics_compute(out, run_id, run, list, tasks);
+    if ((error = kevo_report__metrics_compute(out, run_id, run, list, tasks)) < 0 ||
+        (error = kevo_report__machines_name(*out, mem)) < 0) {
+        kevo_run_metrics_free(*out);
+        *out = NULL;
+    }
 done:
     kevo_memory_task_array_free(tasks);
     kevo_attempt_list_free(list);

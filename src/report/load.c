@@ -14,6 +14,7 @@
 #include "kevo/task.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,26 @@ int kevo_report__tasks_load(kevo_memory_task_array **out, kevo_memory *mem)
 {
     *out = NULL;
     return kevo_memory_task_list(out, mem);
+}
+
+int kevo_report__machines_name(kevo_run_metrics *m, kevo_memory *mem)
+{
+    kevo_memory_machine_array *all = NULL;
+    int error = kevo_memory_machine_list(&all, mem);
+    if (error < 0)
+        return error;
+    for (size_t k = 0; k < m->nmachines; k++)
+        for (size_t i = 0; i < all->n; i++) {
+            const kevo_memory_machine *x = &all->machines[i];
+            kevo_machine_metrics *y = &m->per_machine[k];
+            if (!x->id || strcmp(x->id, y->id))
+                continue;
+            snprintf(y->hostname, sizeof(y->hostname), "%s", x->hostname ? x->hostname : "");
+            snprintf(y->cpu, sizeof(y->cpu), "%s", x->cpu ? x->cpu : "");
+            snprintf(y->gpu, sizeof(y->gpu), "%s", x->gpu ? x->gpu : "");
+        }
+    kevo_memory_machine_array_free(all);
+    return 0;
 }
 
 /* ---- one run of the model --------------------------------------------- */

@@ -30,6 +30,7 @@ void kevo_run_metrics_free(kevo_run_metrics *m)
     free(m->per_task);
     free(m->by_iteration);
     free(m->per_level);
+    free(m->per_machine);
     free(m->config_json);
     free(m->status);
     free(m);
@@ -118,6 +119,7 @@ static void tally_attempt(kevo_run_metrics *m, kevo_task_metrics *t, int *r1_ite
         t->first_speedup_iter = a->iteration + 1;
     if (a->speedup > t->best_speedup) {
         t->best_speedup = a->speedup;
+        snprintf(t->machine, sizeof(t->machine), "%s", a->machine ? a->machine : "");
     }
     if (t->best_us == 0 || a->candidate_us < t->best_us)
         t->best_us = a->candidate_us;
@@ -402,6 +404,63 @@ done:
     return error;
 }
 
+/* The attempts by the machine that measured them: counts, and over each
+ * machine's tasks the geometric mean of the best speedup measured there
+ * (so that no figure mixes machines). */
+static int machines_compute(kevo_run_metrics *m, const kevo_attempt_list *list)
+{
+    size_t cap = list->n + 1, nt = m->ntasks ? m->ntasks : 1;
+    if (!(m->per_machine = calloc(cap, sizeof(*m->per_machine))))
+        return -1;
+    size_t *mi_of = calloc(cap, sizeof(size_t));
+    if (!mi_of)
+        return -1;
+    for (size_t i = 0; i < list->n; i++) {
+        const char *id = list->attempts[i].machine ? list->attempts[i].machine : "";
+        size_t k = 0;
+        while (k < m->nmachines && strcmp(m->per_machine[k].id, id))
+            k++;
+        if (k == m->nmachines)
+            snprintf(m->per_machine[m->nmachines++].id, sizeof(m->per_machine[0].id), "%s", id);
+        mi_of[i] = k;
+        m->per_machine[k].attempts++;
+        m->per_machine[k].correct += list->attempts[i].verdict == KEVO_VERDICT_CORRECT;
+    }
+    /* best[k * nt + task] over the machine's correct attempts */
+    kevo_task_metrics *best = calloc(m->nmachines * nt + 1, sizeof(*best));
+    const kevo_task_metrics **given = calloc(nt + 1, sizeof(*given));
+    if (!best || !given) {
+        free(mi_of);
+        free(best);
+        free(given);
+        return -1;
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const kevo_attempt *a = &list->attempts[i];
+        if (a->verdict != KEVO_VERDICT_CORRECT)
+            continue;
+        size_t t = 0;
+        while (t < m->ntasks && strcmp(m->per_task[t].task, a->task))
+            t++;
+        kevo_task_metrics *b = &best[mi_of[i] * nt + (t < nt ? t : 0)];
+        b->correct = true;
+        if (a->speedup > b->best_speedup)
+            b->best_speedup = a->speedup;
+    }
+    for (size_t k = 0; k < m->nmachines; k++) {
+        size_t n = 0;
+        for (size_t t = 0; t < m->ntasks; t++)
+            if (best[k * nt + t].correct)
+                given[n++] = &best[k * nt + t];
+        m->per_machine[k].tasks = (int)n;
+        m->per_machine[k].geomean_speedup = kevo_report_geomean(given, n);
+    }
+    free(mi_of);
+    free(best);
+    free(given);
+    return 0;
+}
+
 static int oom(int64_t run_id)
 {
     return kevo_error_set(KEVO_ENOMEM, "out of memory computing the metrics of run %lld",
@@ -435,6 +494,10 @@ int kevo_report__metrics_compute(kevo_run_metrics **out, int64_t run_id, const k
     if ((error = summarize_tasks(m, &tally)) < 0 || (error = levels_assign(m, tasks)) < 0 ||
         (error = paper_compute(m, tally.iters)) < 0)
         goto done;
+    if (machines_compute(m, list) < 0) {
+        error = oom(run_id);
+        goto done;
+    }
     if (run->finished > run->started)
         m->wall_s = (double)(run->finished - run->started) / 1000.0;
     else if (list->n)

@@ -110,6 +110,10 @@ size_t kevo_report__use_count(const kevo_report__model *model, int64_t item, kev
  * caller's (kevo_memory_task_array_free). Returns 0 or a store error. */
 int kevo_report__tasks_load(kevo_memory_task_array **out, kevo_memory *mem);
 
+/* The hostname, CPU and GPU of each of m's machines, from the store's
+ * machines (left "" for one the store does not know). */
+int kevo_report__machines_name(kevo_run_metrics *m, kevo_memory *mem);
+
 /* The metrics of one loaded run (metrics.c; no store); `tasks` (may be
  * NULL: every level unknown) gives each task's level. *out is the
  * caller's. Returns 0 or KEVO_ENOMEM. */

@@ -109,7 +109,28 @@ static cJSON *run_json(const kevo_run_metrics *m)
         else
             cJSON_AddNullToObject(j, "baseline");
         cJSON_AddNumberToObject(j, "speedup_vs_first_draft", t->speedup_vs_first);
+        if (t->machine[0])
+            cJSON_AddStringToObject(j, "machine", t->machine);
+        else
+            cJSON_AddNullToObject(j, "machine");
         cJSON_AddItemToArray(tasks, j);
+    }
+    cJSON *machines = cJSON_AddArrayToObject(o, "machines");
+    for (size_t k = 0; k < m->nmachines; k++) {
+        const kevo_machine_metrics *x = &m->per_machine[k];
+        cJSON *j = cJSON_CreateObject();
+        if (x->id[0])
+            cJSON_AddStringToObject(j, "id", x->id);
+        else
+            cJSON_AddNullToObject(j, "id");
+        cJSON_AddStringToObject(j, "hostname", x->hostname);
+        cJSON_AddStringToObject(j, "cpu", x->cpu);
+        cJSON_AddStringToObject(j, "gpu", x->gpu);
+        cJSON_AddNumberToObject(j, "attempts", x->attempts);
+        cJSON_AddNumberToObject(j, "correct", x->correct);
+        cJSON_AddNumberToObject(j, "tasks_correct", x->tasks);
+        cJSON_AddNumberToObject(j, "geomean_speedup", x->geomean_speedup);
+        cJSON_AddItemToArray(machines, j);
     }
     return o;
 }
@@ -171,6 +192,22 @@ static void render_task_table(kevo_buf *out, const kevo_run_metrics *m)
     kevo_buf_puts(out, "\nover: what each speedup is measured against (c-reference: the "
                        "task's single-threaded C reference; torch-eager-cpu: its PyTorch "
                        "module, eager, same cores; -: nothing timed)\n\n");
+    if (m->nmachines < 2)
+        return;
+    /* workers on several machines: every speedup is one machine's ratio;
+     * the summary per machine keeps them apart */
+    kevo_buf_printf(out, "measured on %zu machines (each speedup on one; summaries per "
+                         "machine):\n", m->nmachines);
+    kevo_buf_printf(out, "  %-10s %-16s %-34s %8s %8s %6s %8s\n", "machine", "host", "cpu",
+                    "attempts", "correct", "tasks", "geomean");
+    for (size_t k = 0; k < m->nmachines; k++) {
+        const kevo_machine_metrics *x = &m->per_machine[k];
+        kevo_buf_printf(out, "  %-10.8s %-16.16s %-34.34s %8d %8d %6d %7.2fx\n",
+                        x->id[0] ? x->id : "unknown", x->hostname[0] ? x->hostname : "-",
+                        x->cpu[0] ? x->cpu : "-", x->attempts, x->correct, x->tasks,
+                        x->geomean_speedup);
+    }
+    kevo_buf_puts(out, "\n");
 }
 
 /* pass@k rows, for the k some run has. */

@@ -530,6 +530,70 @@ static void test_report_metrics__nothing_paired_nothing_sampled(void **state)
     kevo_run_metrics_free(runs[1]);
 }
 
+/* A run whose attempts were measured on two machines: each machine's
+ * summary is over the best speedups measured there, the machines' names
+ * come from the store, text names both, JSON carries them and each task's
+ * best machine. */
+static void test_report_metrics__per_machine(void **state)
+{
+    fixture *f = *state;
+    kevo_memory_machine ma = {.id = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", .hostname = "cpu-box",
+                              .cpu = "Xeon", .cores = 2};
+    kevo_memory_machine mb = {.id = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", .hostname = "gpu-box",
+                              .cpu = "EPYC", .gpu = "H200", .cores = 64};
+    assert_int_equal(kevo_memory_machine_upsert(f->mem, &ma), 0);
+    assert_int_equal(kevo_memory_machine_upsert(f->mem, &mb), 0);
+    int64_t run = 0;
+    assert_int_equal(kevo_memory_run_begin(f->mem, "{\"iterations\":8}", &run), 0);
+    /* task x: 2.0 on a, 8.0 on b; task y: 3.0 on a only; task z: incorrect on b */
+    struct { const char *task, *machine; double speedup; bool ok; } rows[] = {
+        {"x", ma.id, 2.0, true}, {"x", mb.id, 8.0, true}, {"y", ma.id, 3.0, true},
+        {"y", ma.id, 1.5, true}, {"z", mb.id, 0, false},
+    };
+    int iter[3] = {0, 0, 0};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int t = rows[i].task[0] - 'x';
+        kevo_attempt a = {.run_id = run, .task = rows[i].task, .backend = "c",
+                          .generator = "replay", .stage = KEVO_STAGE_DRAFT,
+                          .iteration = iter[t]++,
+                          .verdict = rows[i].ok ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
+                          .feedback = "f", .source = "void k(void) {}\n", .reference_us = 100,
+                          .candidate_us = rows[i].ok ? 100 / rows[i].speedup : 0,
+                          .speedup = rows[i].ok ? rows[i].speedup : 0,
+                          .machine = rows[i].machine};
+        int64_t id = 0;
+        assert_int_equal(kevo_memory_attempt_record(f->mem, &a, NULL, 0, &f->cfg, &id), 0);
+    }
+    kevo_run_metrics *m = metrics(f, run);
+    assert_int_equal(m->nmachines, 2);
+    const kevo_machine_metrics *a = &m->per_machine[0], *b = &m->per_machine[1];
+    assert_string_equal(a->id, ma.id);
+    assert_string_equal(a->hostname, "cpu-box");
+    assert_string_equal(b->gpu, "H200");
+    assert_int_equal(a->attempts, 3);
+    assert_int_equal(b->attempts, 2);
+    assert_int_equal(a->tasks, 2);
+    assert_int_equal(b->tasks, 1);
+    assert_near(a->geomean_speedup, sqrt(2.0 * 3.0), "machine a's geomean: x 2.0, y 3.0");
+    assert_near(b->geomean_speedup, 8.0, "machine b's geomean: x 8.0");
+    for (size_t k = 0; k < m->ntasks; k++)
+        if (!strcmp(m->per_task[k].task, "x"))
+            assert_string_equal(m->per_task[k].machine, mb.id);
+    kevo_buf out = {0};
+    kevo_run_metrics *runs[1] = {m};
+    assert_int_equal(kevo_report_render(&out, runs, 1, KEVO_REPORT_TEXT), 0);
+    assert_non_null(strstr(kevo_buf_cstr(&out), "measured on 2 machines"));
+    assert_non_null(strstr(kevo_buf_cstr(&out), "gpu-box"));
+    kevo_buf_clear(&out);
+    assert_int_equal(kevo_report_render(&out, runs, 1, KEVO_REPORT_JSON), 0);
+    cJSON *j = cJSON_Parse(kevo_buf_cstr(&out));
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "machines")), 2);
+    cJSON_Delete(j);
+    kevo_buf_free(&out);
+    kevo_run_metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +605,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_metrics__paired_ratio, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_metrics__nothing_paired_nothing_sampled, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_report_metrics__per_machine, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
