@@ -176,11 +176,20 @@ int kevo_distill_experience(char **out_title, char **out_body, const kevo_attemp
     if (correct && a->speedup > 0)
         error = kevo_buf_printf(&b, ", %.2fx over the reference (%.1f us vs %.1f us)", a->speedup,
                                 a->candidate_us, a->reference_us);
-    if (error == 0 && correct && parent && parent->candidate_us > 0 && a->candidate_us > 0) {
-        double rho = parent->candidate_us / a->candidate_us;
-        error = kevo_buf_printf(&b, "; %.2fx %s than the start point", rho >= 1 ? rho : 1 / rho,
-                                rho >= 1 ? "faster" : "slower");
-    }
+    /* the start point measured on another machine: compare through the
+     * references timed beside each (record.c's reward rule), never raw */
+    int elsewhere = parent && a->machine && *a->machine && parent->machine &&
+                    *parent->machine && strcmp(a->machine, parent->machine) != 0;
+    double rho = 0;
+    if (correct && parent && !elsewhere && parent->candidate_us > 0 && a->candidate_us > 0)
+        rho = parent->candidate_us / a->candidate_us;
+    else if (correct && parent && elsewhere && parent->speedup > 0 && a->speedup > 0)
+        rho = a->speedup / parent->speedup;
+    if (error == 0 && rho > 0)
+        error = kevo_buf_printf(&b, "; %.2fx %s than the start point%s", rho >= 1 ? rho : 1 / rho,
+                                rho >= 1 ? "faster" : "slower",
+                                elsewhere ? " (measured on another machine: speedups compared)"
+                                          : "");
     if (error < 0 || (error = kevo_buf_puts(&b, ".\nWhy: ")) < 0 ||
         (error = describe_why(&b, a->feedback)) < 0 || (error = kevo_buf_puts(&b, "\n")) < 0)
         goto done;

@@ -344,6 +344,18 @@ static void test_reward__start_point_on_another_machine(void **state)
      * (not 150/100 = 1.5x worse, which comparing raw latencies says) */
     double got = reward_of(f->mem, record(f->mem, &r));
     assert_true(fabs(got - tanh(log(2.0))) < 1e-9);
+    /* and its experience item says so, not "1.50x slower" */
+    kevo_item_list *items = NULL;
+    kevo_item_filter xf = {.kinds = KEVO_ITEM_BIT(KEVO_ITEM_EXPERIENCE), .task = "relu"};
+    assert_int_equal(kevo_memory_item_list(&items, f->mem, &xf), 0);
+    int said = 0;
+    for (size_t i = 0; i < items->n; i++) {
+        assert_null(strstr(items->items[i].body, "slower than the start point"));
+        said += strstr(items->items[i].body, "2.00x faster than the start point (measured on "
+                                             "another machine") != NULL;
+    }
+    assert_int_equal(said, 1);
+    kevo_item_list_free(items);
     /* the same machine: raw latencies compare */
     r.machine = "fast-machine";
     r.candidate_us = 50;
