@@ -75,6 +75,9 @@ int kevo_agent__config_from_json(kevo_run_config *cfg, char ***dirs, size_t *ndi
 /* The task folders of cfg->paths that list cfg->backend, each validated
  * (run.c; also kevo submit's). */
 int kevo_agent__collect_tasks(char ***dirs, size_t *ndirs, const kevo_run_config *cfg);
+/* --memory-from: import an exported memory (JSON lines), or the whole of
+ * another store (a SQLite file, a PostgreSQL locator) into mem. */
+int kevo_agent__memory_from(kevo_memory *mem, const char *from);
 /* The run's LLM provider (NULL for the built-in generator), wrapped in the
  * recorder when cfg->record_path. */
 int kevo_agent__open_provider(kevo_provider **out, const kevo_run_config *cfg);

@@ -183,6 +183,34 @@ int kevo_agent__collect_tasks(char ***dirs, size_t *ndirs, const kevo_run_config
     return error;
 }
 
+int kevo_agent__memory_from(kevo_memory *mem, const char *from)
+{
+    kevo_import_stats is;
+    char head[16] = {0};
+    FILE *f = kevo_conninfo_is_pg(from) ? NULL : fopen(from, "rb");
+    bool sqlite = f && fread(head, 1, sizeof(head), f) == sizeof(head) &&
+                  !memcmp(head, "SQLite format 3", 16);
+    if (f)
+        fclose(f);
+    if (!sqlite && !kevo_conninfo_is_pg(from))
+        return kevo_memory_import(mem, from, &is); /* an export (JSON lines) */
+    /* another store: its export, imported */
+    kevo_memory *src = NULL;
+    char *dir = NULL, *path = NULL;
+    int error = kevo_memory_open_ex(&src, from, KEVO_MEMORY_MUST_EXIST);
+    if (error == 0 && (error = kevo_mkdtemp(&dir, "kevo-memory-from-")) == 0 &&
+        !(path = kevo_path_join(dir, "memory.jsonl")))
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (error == 0 && (error = kevo_memory_export(src, path)) == 0)
+        error = kevo_memory_import(mem, path, &is);
+    kevo_memory_free(src);
+    if (dir)
+        kevo_rmtree(dir);
+    free(dir);
+    free(path);
+    return error;
+}
+
 /* A new run (its memory imported first when asked) or the one to resume,
  * whose stored configuration then replaces cfg's (strings in *stored). */
 static int begin_run(int64_t *run_id, kevo_run_config *cfg, char ***dirs, size_t *ndirs,
@@ -204,8 +232,7 @@ static int begin_run(int64_t *run_id, kevo_run_config *cfg, char ***dirs, size_t
         *run_id = cfg->resume_run;
         goto done;
     }
-    kevo_import_stats is;
-    if (cfg->memory_from && (error = kevo_memory_import(mem, cfg->memory_from, &is)) < 0)
+    if (cfg->memory_from && (error = kevo_agent__memory_from(mem, cfg->memory_from)) < 0)
         goto done;
     if ((error = kevo_agent__collect_tasks(dirs, ndirs, cfg)) < 0)
         goto done;

@@ -183,10 +183,8 @@ int kevo_agent_submit(int64_t *out_run_id, size_t *out_tasks, const kevo_run_con
         (!cfg.memory || (error = kevo_memory_seed_builtin(mem)) == 0) &&
         (error = kevo_memory_tx_begin(mem)) == 0) {
         in_tx = true;
-        if (cfg.memory_from) {
-            kevo_import_stats is;
-            error = kevo_memory_import(mem, cfg.memory_from, &is);
-        }
+        if (cfg.memory_from)
+            error = kevo_agent__memory_from(mem, cfg.memory_from);
         if (error == 0)
             error = kevo_memory_run_begin(mem, config, out_run_id);
         for (size_t i = 0; i < ndirs && error == 0; i++) {

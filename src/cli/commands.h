@@ -23,6 +23,16 @@ typedef struct kevo_command {
 #define KEVO_EXIT_USAGE 2
 #define KEVO_EXIT_INFRA 3
 
+/* kevo run's options into cfg (cmd_run.c), also for `kevo submit`: cmd
+ * names the command in messages, help prints its --help. KEVO_EXIT_OK,
+ * -1 after --help, else the exit status. Operands go to paths[]
+ * (cfg->npaths counts them; paths has room for argc). */
+struct kevo_run_config;
+int kevo_cli_run_options(struct kevo_run_config *cfg, const char **paths, int argc, char **argv,
+                         const char *cmd, void (*help)(FILE *f));
+/* kevo run's help text (the run options section is what submit takes). */
+void kevo_cli_run_options_help(FILE *f);
+
 /* The help of `kevo tasks` and its subcommands (cmd_tasks.c). */
 void kevo_cli_tasks_usage(FILE *f);
 

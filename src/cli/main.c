@@ -17,6 +17,9 @@ int kevo_cmd_report(int argc, char **argv);
 int kevo_cmd_memory(int argc, char **argv);
 int kevo_cmd_calibrate(int argc, char **argv);
 int kevo_cmd_best(int argc, char **argv);
+int kevo_cmd_submit(int argc, char **argv);
+int kevo_cmd_worker(int argc, char **argv);
+int kevo_cmd_status(int argc, char **argv);
 
 static const kevo_command commands[] = {
     {"eval", "judge one candidate kernel against a task (four gates)", kevo_cmd_eval},
@@ -24,6 +27,9 @@ static const kevo_command commands[] = {
     {"run", "optimise a suite: draft, refine, verify, remember", kevo_cmd_run},
     {"report", "what a run achieved (text, JSON, CSV)", kevo_cmd_report},
     {"best", "write each task's best kernel of a run, ready to compile", kevo_cmd_best},
+    {"submit", "queue a run's tasks in a shared store for workers", kevo_cmd_submit},
+    {"worker", "claim and work queued tasks (many processes, many machines)", kevo_cmd_worker},
+    {"status", "the shared work: queued, running, done, who holds what", kevo_cmd_status},
     {"memory", "inspect, export, import and filter the experience memory", kevo_cmd_memory},
     {"calibrate", "measure this machine's bandwidth and FMA peaks (roofline)", kevo_cmd_calibrate},
     {NULL, NULL, NULL},
