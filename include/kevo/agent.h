@@ -72,7 +72,7 @@ int kevo_run_context_parse(kevo_run_context *out, const char *name);
  * the call only. */
 typedef enum {
     KEVO_RUN_EVENT_RUN_STARTED,      /* run_id, total, iterations, generator, db_path */
-    KEVO_RUN_EVENT_TASK_STARTED,     /* index, task, first_iteration: attempts begin */
+    KEVO_RUN_EVENT_TASK_STARTED,     /* index, task, first_iteration: it will run attempts */
     KEVO_RUN_EVENT_ATTEMPT_PHASE,    /* index, task, iteration, stage, phase */
     KEVO_RUN_EVENT_ATTEMPT_FINISHED, /* + summary, verdict, speedup, best */
     KEVO_RUN_EVENT_TASK_SKIPPED,     /* index, task, message: why it cannot run */

@@ -124,12 +124,13 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
         derived.eval.audit = audit_gate;
         derived.eval.audit_arg = &st;
     }
-    if ((error = kevo_evaluator_new(&ev, at.task, &derived.eval)) < 0 ||
-        (error = restore(&st, done_list)) < 0)
-        goto done;
+    /* said before the evaluator builds the reference, which takes a while */
     event.kind = KEVO_RUN_EVENT_TASK_STARTED;
     event.first_iteration = first;
     kevo_agent__emit(cfg, &event);
+    if ((error = kevo_evaluator_new(&ev, at.task, &derived.eval)) < 0 ||
+        (error = restore(&st, done_list)) < 0)
+        goto done;
     for (int it = first; it < cfg->iterations && error == 0; it++) {
         if (cfg->stop && *cfg->stop)
             error = KEVO_EINTR;

@@ -124,7 +124,7 @@ static void status_text(const kevo_progress *p, char *buf, size_t cap, int width
                         s->stage == KEVO_STAGE_DRAFT ? "draft" : "refine",
                         kevo_attempt_phase_name(s->phase));
     else if (s)
-        kevo_buf_printf(&b, " | %s: starting", s->task);
+        kevo_buf_printf(&b, " | %s: preparing", s->task); /* the reference is built */
     if (p->in_flight > 1)
         kevo_buf_printf(&b, " (+%zu more)", p->in_flight - 1);
     if (p->best > 0)
