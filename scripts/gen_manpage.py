@@ -44,6 +44,8 @@ class Kevo:
         self.env['HOME'] = os.path.join(self.tmp, 'home')
         self.env['KEVO_CACHE'] = 'off'
         self.env['LC_ALL'] = 'C'
+        # a sanitizer build's kevo: a leak report is not the help's business
+        self.env['ASAN_OPTIONS'] = 'detect_leaks=0'
         os.makedirs(self.env['HOME'])
 
     def help(self, *args):
@@ -391,6 +393,20 @@ def completion(top, cmds):
         '    else',
         '        compopt -o filenames 2>/dev/null',
         '        COMPREPLY=($(compgen -f -- "$cur"))',
+    ]
+    # commands whose usage takes DIR... (suites or tasks) also take the short
+    # paths under the data directory's suites/ (kevo run c/level1)
+    suite_cmds = [n for n, h, _ in cmds if any(re.search(r'DIR\.\.\.', u) for u in h.usage)]
+    if suite_cmds:
+        lines += [
+            f'        case "$cmd" in {"|".join(suite_cmds)})',
+            '            local data',
+            '            data=$("${COMP_WORDS[0]}" --data-dir 2>/dev/null)',
+            '            [[ -d $data/suites ]] && COMPREPLY+=($(cd "$data/suites" && compgen -d -- "$cur"))',
+            '            ;;',
+            '        esac',
+        ]
+    lines += [
         '    fi',
         '    return 0',
         '}',

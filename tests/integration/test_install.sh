@@ -150,6 +150,8 @@ check '[ "$(complete_words ru)" = run ]' "kevo ru<TAB> -> run (got '$(complete_w
 check '[ "$(complete_words tasks ch)" = check ]' "kevo tasks ch<TAB> -> check (got '$(complete_words tasks ch)')"
 check '[ "$(complete_words run --iter)" = --iterations ]' "kevo run --iter<TAB> -> --iterations (got '$(complete_words run --iter)')"
 check '[ "$(complete_words report --format j)" = json ]' "kevo report --format j<TAB> -> json"
+got=$(cd "$tmp/cwd" && PATH=$P/bin:$PATH complete_words run c/lev)
+check '[[ " $got " == *" c/level1 "* ]]' "kevo run c/lev<TAB> offers the installed suites' c/level1 (got '$got')"
 # every command kevo --help lists and every option line of kevo eval --help
 cmds=$("$P/bin/kevo" --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | sort | tr '\n' ' ')
 got=$(complete_words "" | tr ' ' '\n' | grep -v '^-' | sort | tr '\n' ' ')
