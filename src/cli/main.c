@@ -48,15 +48,15 @@ static void usage(FILE *f)
                "                     the installed kevo (docs/install.md)\n");
 }
 
-/* The commands that build or read tasks need the data directory: they stop
- * at once, with the sentence saying where kevo looked, when there is none
- * (their --help still works). */
+/* Every command but those that only read or write the store builds or reads
+ * tasks and needs the data directory: it stops at once, with the sentence
+ * saying where kevo looked, when there is none (its --help still works). */
 static int data_dir_check(int argc, char **argv)
 {
-    static const char *const needs[] = {"eval", "tasks", "run", "calibrate", NULL};
-    bool needed = false;
-    for (size_t i = 0; needs[i]; i++)
-        needed = needed || !strcmp(argv[1], needs[i]);
+    static const char *const store_only[] = {"report", "best", "memory", "status", NULL};
+    bool needed = true;
+    for (size_t i = 0; store_only[i]; i++)
+        needed = needed && strcmp(argv[1], store_only[i]) != 0;
     for (int i = 2; needed && i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             needed = false;
