@@ -530,9 +530,15 @@ int kevo_agent_worker(kevo_worker_stats *out, const kevo_worker_config *wc)
     const char *here[16];
     size_t nhere = 0;
     if (wc->nbackends > 0) {
-        for (size_t b = 0; b < wc->nbackends; b++)
-            if (!kevo_backend_find(wc->backends[b]))
+        for (size_t b = 0; b < wc->nbackends; b++) {
+            const kevo_backend *be = kevo_backend_find(wc->backends[b]);
+            const char *why = NULL;
+            if (!be)
                 return kevo_error_set(KEVO_EINVAL, "unknown backend '%s'", wc->backends[b]);
+            if (be->can_run && !be->can_run(be, &why))
+                return kevo_error_set(KEVO_EINVAL, "backend '%s' cannot run on this machine: %s",
+                                      be->name, why ? why : "not available");
+        }
         ws.backends = wc->backends;
         ws.nbackends = wc->nbackends;
     } else {

@@ -117,9 +117,12 @@ int kevo_cmd_status(int argc, char **argv)
         goto done;
     }
     if (only && work->n == 0) {
+        char *shown = NULL;
+        kevo_conninfo_redact(&shown, db);
         fprintf(stderr, "kevo status: run %lld has no shared work in %s (runs of `kevo run` "
                         "are not queued: kevo report --run %lld)\n",
-                (long long)only, db, (long long)only);
+                (long long)only, shown ? shown : "the store", (long long)only);
+        free(shown);
         rc = KEVO_EXIT_USAGE;
         goto done;
     }
