@@ -149,9 +149,6 @@ int kevo_machine_get(kevo_machine *out);
 /* The same reading /etc and /proc under `root` (tests; NULL = "/"); the
  * hostname and cores are always this process's. */
 int kevo_machine_get_from(kevo_machine *out, const char *root);
-/* The same reading /etc and /proc under `root` (tests; NULL = "/"); the
- * hostname and cores are always this process's. */
-int kevo_machine_get_from(kevo_machine *out, const char *root);
 
 /* PostgreSQL connection strings (the memory's --db). A store locator is
  * PostgreSQL when it starts with "postgresql://", "postgres://" (libpq
