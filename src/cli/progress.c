@@ -26,12 +26,14 @@
 #define MIN_REDRAW_S 0.1  /* at most ten redraws a second for phase changes */
 #define TICK_S 1.0        /* the elapsed time moves at least this often */
 
-/* A task in flight. */
+/* A task in flight, known by (run, index, name): a worker works tasks of
+ * several runs, each as task 1 of 1. */
 typedef struct slot {
     bool used;
+    int64_t run_id;
     size_t index;
     char task[64];
-    int iteration;
+    int iteration, iterations;
     kevo_stage stage;
     kevo_attempt_phase phase;
     bool attempting; /* a phase was heard: iteration/stage/phase mean something */
@@ -52,16 +54,17 @@ struct kevo_progress {
     bool ticking, ending, ended;
 
     /* what the status line shows (under lock) */
-    bool started;
+    bool started;          /* an event came: there is something to show */
+    bool run_known;        /* RUN_STARTED came (kevo run): run id and task count known */
     int64_t run_id;
     size_t total, done;
-    int iterations;
-    double t0;             /* RUN_STARTED, on this clock */
+    size_t ended_tasks;    /* without RUN_STARTED (a worker): tasks seen to end */
+    double t0;             /* the first event, on this clock */
     double left_s, left_at; /* the last estimate, and when it came; left_s < 0: none */
     double best;
     char best_task[64];
     slot slots[SLOTS];
-    size_t in_flight;      /* may exceed SLOTS */
+    size_t untracked;      /* tasks in flight beyond SLOTS */
     bool drawn;            /* a status line is on the screen */
     bool dirty;
     double last_draw;
@@ -115,18 +118,24 @@ static void status_text(const kevo_progress *p, char *buf, size_t cap, int width
 {
     kevo_buf b = {0};
     kevo_buf_puts(&b, p->label);
-    if (p->label_run_id)
+    if (p->label_run_id && p->run_known)
         kevo_buf_printf(&b, " %lld", (long long)p->run_id);
-    kevo_buf_printf(&b, " | tasks %zu/%zu", p->done, p->total);
+    if (p->run_known)
+        kevo_buf_printf(&b, " | tasks %zu/%zu", p->done, p->total);
+    else
+        kevo_buf_printf(&b, " | %zu tasks done", p->ended_tasks);
     const slot *s = latest(p);
+    size_t in_flight = p->untracked;
+    for (size_t i = 0; i < SLOTS; i++)
+        in_flight += p->slots[i].used;
     if (s && s->attempting)
-        kevo_buf_printf(&b, " | %s iter %d/%d %s: %s", s->task, s->iteration + 1, p->iterations,
+        kevo_buf_printf(&b, " | %s iter %d/%d %s: %s", s->task, s->iteration + 1, s->iterations,
                         s->stage == KEVO_STAGE_DRAFT ? "draft" : "refine",
                         kevo_attempt_phase_name(s->phase));
     else if (s)
         kevo_buf_printf(&b, " | %s: preparing", s->task); /* the reference is built */
-    if (p->in_flight > 1)
-        kevo_buf_printf(&b, " (+%zu more)", p->in_flight - 1);
+    if (in_flight > 1)
+        kevo_buf_printf(&b, " (+%zu more)", in_flight - 1);
     if (p->best > 0)
         kevo_buf_printf(&b, " | best %.2fx (%s)", p->best, p->best_task);
     char el[32], left[32];
@@ -231,48 +240,77 @@ static void coloured(kevo_buf *b, const kevo_run_line *l, const kevo_run_event *
 
 /* ---- the observer ---------------------------------------------------- */
 
-static slot *slot_of(kevo_progress *p, size_t index, bool create)
+static bool same_task(const slot *s, const kevo_run_event *ev)
 {
-    slot *free_slot = NULL;
-    for (size_t i = 0; i < SLOTS; i++) {
-        if (p->slots[i].used && p->slots[i].index == index)
+    /* TASK_FINISHED names the folder only: run and index tell */
+    return s->used && s->run_id == ev->run_id && s->index == ev->index &&
+           (!ev->task || !strcmp(s->task, ev->task));
+}
+
+static slot *slot_of(kevo_progress *p, const kevo_run_event *ev)
+{
+    for (size_t i = 0; i < SLOTS; i++)
+        if (same_task(&p->slots[i], ev))
             return &p->slots[i];
-        if (!p->slots[i].used && !free_slot)
-            free_slot = &p->slots[i];
+    return NULL;
+}
+
+static void task_begins(kevo_progress *p, const kevo_run_event *ev, double now)
+{
+    slot *s = slot_of(p, ev);
+    for (size_t i = 0; i < SLOTS && !s; i++)
+        if (!p->slots[i].used)
+            s = &p->slots[i];
+    if (!s) {
+        p->untracked++;
+        return;
     }
-    if (!create || !free_slot)
-        return NULL;
-    memset(free_slot, 0, sizeof(*free_slot));
-    free_slot->used = true;
-    free_slot->index = index;
-    return free_slot;
+    memset(s, 0, sizeof(*s));
+    s->used = true;
+    s->run_id = ev->run_id;
+    s->index = ev->index;
+    snprintf(s->task, sizeof(s->task), "%s", ev->task ? ev->task : "");
+    s->iterations = ev->iterations;
+    s->updated = now;
+}
+
+static void task_ends(kevo_progress *p, const kevo_run_event *ev)
+{
+    slot *s = slot_of(p, ev);
+    if (s)
+        s->used = false;
+    else if (p->untracked > 0)
+        p->untracked--;
+    else
+        return; /* never seen to start (skipped, already complete) or already ended */
+    p->ended_tasks++;
 }
 
 /* Lock held: what the status line shows, from the event. */
 static void track(kevo_progress *p, const kevo_run_event *ev, double now)
 {
+    if (!p->started) {
+        p->started = true;
+        p->t0 = now;
+    }
     slot *s;
     switch (ev->kind) {
     case KEVO_RUN_EVENT_RUN_STARTED:
-        p->started = true;
+        p->run_known = true;
         p->run_id = ev->run_id;
         p->total = ev->total;
-        p->iterations = ev->iterations;
         p->t0 = now;
         p->left_s = -1;
         break;
     case KEVO_RUN_EVENT_TASK_STARTED:
-        if ((s = slot_of(p, ev->index, true)))
-            snprintf(s->task, sizeof(s->task), "%s", ev->task ? ev->task : "");
-        if (s)
-            s->updated = now;
-        p->in_flight++;
+        task_begins(p, ev, now);
         break;
     case KEVO_RUN_EVENT_ATTEMPT_PHASE:
     case KEVO_RUN_EVENT_ATTEMPT_FINISHED:
-        if ((s = slot_of(p, ev->index, false))) {
+        if ((s = slot_of(p, ev))) {
             s->attempting = true;
             s->iteration = ev->iteration;
+            s->iterations = ev->iterations;
             s->stage = ev->stage;
             s->phase = ev->phase;
             s->updated = now;
@@ -281,11 +319,13 @@ static void track(kevo_progress *p, const kevo_run_event *ev, double now)
             p->best = ev->best;
             snprintf(p->best_task, sizeof(p->best_task), "%s", ev->task ? ev->task : "");
         }
+        /* a worker says no TASK_FINISHED: the last iteration ends the task */
+        if (ev->kind == KEVO_RUN_EVENT_ATTEMPT_FINISHED && !p->run_known &&
+            ev->iteration + 1 >= ev->iterations)
+            task_ends(p, ev);
         break;
     case KEVO_RUN_EVENT_TASK_FINISHED:
-        /* a task that started has a slot (or is counted beyond SLOTS) */
-        if ((s = slot_of(p, ev->index, false)))
-            s->used = false;
+        task_ends(p, ev);
         break;
     case KEVO_RUN_EVENT_PROGRESS:
         p->done = ev->done;
@@ -294,14 +334,6 @@ static void track(kevo_progress *p, const kevo_run_event *ev, double now)
         break;
     default:
         break;
-    }
-    /* in flight: the started tasks not finished; recounted from the slots
-     * unless there are more than they hold */
-    if (ev->kind == KEVO_RUN_EVENT_TASK_FINISHED && p->in_flight > 0) {
-        size_t used = 0;
-        for (size_t i = 0; i < SLOTS; i++)
-            used += p->slots[i].used;
-        p->in_flight = p->in_flight > SLOTS ? p->in_flight - 1 : used;
     }
 }
 
