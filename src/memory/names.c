@@ -1,6 +1,7 @@
 /*
  * memory/names.c - the name tables of the memory's enums: stage names
- * ("draft", "refine") and item-kind names ("api_doc", "experience", ...),
+ * ("draft", "refine"), item-kind names ("api_doc", "experience", ...) and
+ * work-queue states ("queued", "running", ...),
  * the strings the store keeps and export/import writes. Both the public
  * API (memory.c) and the stores (store_sqlite.c) use them, so they live
  * here, below both. It must not reach the store or hold any state: pure
@@ -48,5 +49,32 @@ int kevo_item_kind_parse(kevo_item_kind *out, const char *name)
     }
     return kevo_error_set(KEVO_EINVAL,
                           "unknown item kind '%s' (api_doc experience trace best_practice recipe)",
+                          name ? name : "(null)");
+}
+
+static const char *const state_names[] = {
+    [KEVO_WORK_QUEUED] = "queued",
+    [KEVO_WORK_RUNNING] = "running",
+    [KEVO_WORK_DONE] = "done",
+    [KEVO_WORK_FAILED] = "failed",
+};
+#define N_STATES (sizeof(state_names) / sizeof(state_names[0]))
+
+const char *kevo_work_state_name(kevo_work_state state)
+{
+    if ((unsigned)state >= N_STATES || !state_names[state])
+        return "?";
+    return state_names[state];
+}
+
+int kevo_work_state_parse(kevo_work_state *out, const char *name)
+{
+    for (unsigned i = 1; name && i < N_STATES; i++) {
+        if (!strcmp(name, state_names[i])) {
+            *out = (kevo_work_state)i;
+            return 0;
+        }
+    }
+    return kevo_error_set(KEVO_EINVAL, "unknown work state '%s' (queued, running, done, failed)",
                           name ? name : "(null)");
 }

@@ -13,32 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const state_names[] = {
-    [KEVO_WORK_QUEUED] = "queued",
-    [KEVO_WORK_RUNNING] = "running",
-    [KEVO_WORK_DONE] = "done",
-    [KEVO_WORK_FAILED] = "failed",
-};
-#define N_STATES (sizeof(state_names) / sizeof(state_names[0]))
-
-const char *kevo_work_state_name(kevo_work_state state)
-{
-    if ((unsigned)state >= N_STATES || !state_names[state])
-        return "?";
-    return state_names[state];
-}
-
-int kevo_work_state_parse(kevo_work_state *out, const char *name)
-{
-    for (unsigned i = 1; name && i < N_STATES; i++) {
-        if (!strcmp(name, state_names[i])) {
-            *out = (kevo_work_state)i;
-            return 0;
-        }
-    }
-    return kevo_error_set(KEVO_EINVAL, "unknown work state '%s' (queued, running, done, failed)",
-                          name ? name : "(null)");
-}
 
 /* The queue and the machines came with store version 2. */
 static int need_v2(kevo_memory *mem, const char *what)
