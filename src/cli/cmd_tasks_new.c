@@ -15,6 +15,7 @@
  * sandbox).
  */
 #include "commands.h"
+#include "opts.h"
 #include "kevo/cparse.h"
 #include "kevo/task.h"
 #include "kevo/util.h"
@@ -107,66 +108,75 @@ static bool is_identifier(const char *s, size_t n)
 static int options_parse(new_options *o, int argc, char **argv)
 {
     *o = (new_options){.tolerance = -1, .level = 1, .category = "custom"};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
+    enum { OPT_FROM = 256, OPT_FUNCTION, OPT_OUT, OPT_CATEGORY, OPT_DESCRIPTION, OPT_FLOPS,
+           OPT_BYTES, OPT_TOLERANCE, OPT_LEVEL, OPT_SIZE, OPT_SHAPE, OPT_CHECK_SIZE, OPT_VALUE };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"function", required_argument, NULL, OPT_FUNCTION},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"category", required_argument, NULL, OPT_CATEGORY},
+        {"description", required_argument, NULL, OPT_DESCRIPTION},
+        {"flops", required_argument, NULL, OPT_FLOPS},
+        {"bytes", required_argument, NULL, OPT_BYTES},
+        {"tolerance", required_argument, NULL, OPT_TOLERANCE},
+        {"level", required_argument, NULL, OPT_LEVEL},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"shape", required_argument, NULL, OPT_SHAPE},
+        {"check-size", required_argument, NULL, OPT_CHECK_SIZE},
+        {"value", required_argument, NULL, OPT_VALUE},
+        {NULL, 0, NULL, 0},
+    };
+    kevo_opts op;
+    /* argv + 1: "new" is the options' argv[0] */
+    kevo_opts_init(&op, "kevo tasks new", argc - 1, argv + 1, table, "h");
+    int c;
+    while ((c = kevo_opts_next(&op)) != -1) {
+        const char *v = op.arg;
         const char **list = NULL;
         size_t *n = NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return KEVO_EXIT_OK;
-        }
-        if (a[0] != '-') {
-            if (o->name)
-                return usage_error("unexpected '%s' (one task NAME; see kevo tasks new --help)",
-                                   a);
-            o->name = a;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return usage_error("%s needs a value (see kevo tasks new --help)", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--from"))
-            o->from = v;
-        else if (!strcmp(a, "--function"))
-            o->function = v;
-        else if (!strcmp(a, "--out"))
-            o->out = v;
-        else if (!strcmp(a, "--category"))
-            o->category = v;
-        else if (!strcmp(a, "--description"))
-            o->description = v;
-        else if (!strcmp(a, "--flops"))
-            o->flops = v;
-        else if (!strcmp(a, "--bytes"))
-            o->bytes = v;
-        else if (!strcmp(a, "--tolerance")) {
+        switch (c) {
+        case '?': return KEVO_EXIT_USAGE;
+        case 'h': usage(stdout); return KEVO_EXIT_OK;
+        case OPT_FROM: o->from = v; break;
+        case OPT_FUNCTION: o->function = v; break;
+        case OPT_OUT: o->out = v; break;
+        case OPT_CATEGORY: o->category = v; break;
+        case OPT_DESCRIPTION: o->description = v; break;
+        case OPT_FLOPS: o->flops = v; break;
+        case OPT_BYTES: o->bytes = v; break;
+        case OPT_TOLERANCE: {
             char *end;
             o->tolerance = strtod(v, &end);
             if (end == v || *end || !(o->tolerance >= 0) || !isfinite(o->tolerance))
                 return usage_error("--tolerance takes a non-negative number, not '%s'", v);
-        } else if (!strcmp(a, "--level")) {
+            break;
+        }
+        case OPT_LEVEL:
             if (!(v[0] >= '1' && v[0] <= '3') || v[1])
                 return usage_error("--level takes 1, 2 or 3, not '%s'", v);
             o->level = v[0] - '0';
-        } else if (!strcmp(a, "--size"))
-            list = o->sizes, n = &o->nsizes;
-        else if (!strcmp(a, "--shape"))
-            list = o->shapes, n = &o->nshapes;
-        else if (!strcmp(a, "--check-size"))
-            list = o->checks, n = &o->nchecks;
-        else if (!strcmp(a, "--value"))
-            list = o->values, n = &o->nvalues;
-        else
-            return usage_error("unknown option '%s' (see kevo tasks new --help)", a);
+            break;
+        case OPT_SIZE: list = o->sizes, n = &o->nsizes; break;
+        case OPT_SHAPE: list = o->shapes, n = &o->nshapes; break;
+        case OPT_CHECK_SIZE: list = o->checks, n = &o->nchecks; break;
+        case OPT_VALUE: list = o->values, n = &o->nvalues; break;
+        }
         if (list) {
             const char *eq = strchr(v, '=');
             if (!eq || !is_identifier(v, (size_t)(eq - v)) || !eq[1])
-                return usage_error("%s takes NAME=VALUE (NAME a C identifier), not '%s'", a, v);
+                return usage_error("%s takes NAME=VALUE (NAME a C identifier), not '%s'", op.flag,
+                                   v);
             if (*n == MAX_FLAGS)
-                return usage_error("at most %d %s flags", MAX_FLAGS, a);
+                return usage_error("at most %d %s flags", MAX_FLAGS, op.flag);
             list[(*n)++] = v;
         }
     }
+    int nops = 0;
+    char **ops = kevo_opts_operands(&op, &nops);
+    if (nops > 1)
+        return usage_error("unexpected '%s' (one task NAME; see kevo tasks new --help)", ops[1]);
+    o->name = nops ? ops[0] : NULL;
     if (!o->name)
         return usage_error("usage: kevo tasks new NAME --from FILE.c --function F ... (see "
                            "kevo tasks new --help)");
