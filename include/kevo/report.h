@@ -38,6 +38,16 @@ typedef struct kevo_task_metrics {
     int draft_samples;         /* draft-stage attempts: the pass@k samples */
     int draft_correct;         /* ... of them correct */
     char machine[33];          /* the machine that measured the best speedup ("" unknown) */
+    char best_us_machine[33];  /* the machine that measured best_us ("" unknown) */
+    /* the fastest correct kernel against the roofline (kevo/roofline.h), from
+     * the task's flops/bytes (its task.json at the tasks table's suite_path)
+     * and best_us; roof_known false (JSON null) without `kevo calibrate`'s
+     * peaks, without the task's folder, with flops "0" (unknown), when
+     * nothing was timed, or when best_us was measured on another machine
+     * than the peaks */
+    bool roof_known;
+    double roof_fraction;      /* achieved / min(fp32 peak, intensity x bw(bytes)) */
+    bool roof_memory_bound;    /* the bound is the bandwidth's */
 } kevo_task_metrics;
 
 /* A run's attempts measured on one machine (kevo_attempt.machine). A
@@ -120,6 +130,13 @@ typedef struct kevo_run_metrics {
     double geomean_speedup_all_tasks; /* kevo_report_geomean over every task (failed = 1.0x) */
     kevo_machine_metrics *per_machine; /* by first attempt measured there */
     size_t nmachines;
+    /* the roofline (kevo_task_metrics.roof_*): the median over the tasks
+     * with a known fraction (roof_tasks of them; NaN, JSON null, when
+     * none); roof_note says why none can be known ("" when peaks were
+     * read: e.g. "no machine peaks yet (run `kevo calibrate`)") */
+    int roof_tasks;
+    double median_roof_fraction;
+    char roof_note[200];
 } kevo_run_metrics;
 
 /* The one geometric mean of best speedups: exp(mean(ln v)) over the given

@@ -12,6 +12,7 @@
 #ifndef KEVO_VERIFY_H
 #define KEVO_VERIFY_H
 
+#include "kevo/roofline.h"
 #include "kevo/task.h"
 #include "kevo/verdict.h"
 #include "kevo/util.h"
@@ -48,6 +49,11 @@ typedef struct kevo_eval_result {
     char *feedback; /* what an LLM is shown: actionable, never the reference outputs */
     bool has_latency;
     kevo_latency latency;
+    /* a timed kernel: its achieved rates from the task's flops/bytes at the
+     * timed sizes and the candidate's median latency, and (has_bound) its
+     * fraction of the roofline bound from `kevo calibrate`'s peaks */
+    bool has_roofline;
+    kevo_roofline roofline;
     double seconds;
 } kevo_eval_result;
 

@@ -1,7 +1,8 @@
 /*
  * cli/cmd_calibrate.c - `kevo calibrate [--show]`: measure this machine's
- * memory bandwidth and fp32 FMA peaks once and cache them for the roofline
- * diagnosis shown when refining.
+ * bandwidth curve (working sets 32 KiB to 1 GiB) and fp32 FMA peak once,
+ * cache them for the roofline (eval results, refine diagnosis, report),
+ * and print them. Must not: compute anything itself (kevo/roofline.h).
  */
 #include "commands.h"
 #include "opts.h"
@@ -28,7 +29,8 @@ int kevo_cmd_calibrate(int argc, char **argv)
             return KEVO_EXIT_USAGE;
         if (c == 'h') {
             printf("usage: kevo calibrate [--show]\n"
-                   "measures memory bandwidth and fp32 FMA peaks (all cores) and caches them in\n"
+                   "measures the memory bandwidth at working sets from 32 KiB to 1 GiB (each\n"
+                   "cache level and DRAM) and the fp32 FMA peak, all cores, and caches them in\n"
                    "%s\n"
                    "  --show             print the cached peaks without measuring\n",
                    kevo_peaks_path());
@@ -46,13 +48,22 @@ int kevo_cmd_calibrate(int argc, char **argv)
             return KEVO_EXIT_NEGATIVE;
         }
     } else {
-        printf("measuring peaks (about 10 s)...\n");
+        printf("measuring peaks (10-30 s)...\n");
+        fflush(stdout);
         if (kevo_peaks_measure(&p) < 0) {
             fprintf(stderr, "kevo calibrate: %s\n", kevo_error_last());
             return KEVO_EXIT_INFRA;
         }
     }
-    printf("memory bandwidth  %.2f GB/s\nfp32 FMA          %.2f GFLOP/s\nthreads           %d\n"
-           "cache             %s\n", p.mem_gbs, p.fp32_gflops, p.threads, kevo_peaks_path());
+    printf("bandwidth (a = b * s + c, %d threads), by working set:\n", p.threads);
+    for (size_t i = 0; i < p.npoints; i++) {
+        double b = p.curve[i].bytes;
+        const char *unit = b >= 1 << 30 ? "GiB" : b >= 1 << 20 ? "MiB" : "KiB";
+        double div = b >= 1 << 30 ? 1 << 30 : b >= 1 << 20 ? 1 << 20 : 1 << 10;
+        printf("  %8.1f %s  %8.2f GB/s\n", b / div, unit, p.curve[i].gbs);
+    }
+    printf("memory bandwidth  %.2f GB/s (the largest working set)\nfp32 FMA          %.2f "
+           "GFLOP/s\nthreads           %d\ncache             %s\n",
+           p.mem_gbs, p.fp32_gflops, p.threads, kevo_peaks_path());
     return KEVO_EXIT_OK;
 }

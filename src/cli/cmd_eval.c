@@ -62,6 +62,17 @@ static void print_text(const kevo_task *t, const char *cand, const kevo_eval_res
                r->latency.candidate_us,
                strcmp(r->latency.baseline, "torch-eager-cpu") ? "reference" : "PyTorch eager",
                r->latency.reference_us, r->latency.speedup, r->latency.baseline);
+    if (r->has_roofline && r->roofline.have_bound)
+        printf("roofline   %.2f GB/s, %.2f GFLOP/s: %.0f%% of the bound (%s-bound; %.2f GB/s "
+               "at its working set, bound %.2f GFLOP/s)\n",
+               r->roofline.gbs, r->roofline.gflops, 100 * r->roofline.fraction,
+               kevo_roofline_bottleneck(&r->roofline), r->roofline.bw_gbs,
+               r->roofline.bound_gflops);
+    else if (r->has_roofline)
+        printf("roofline   %.2f GB/s, %.2f GFLOP/s (no bound: %s)\n", r->roofline.gbs,
+               r->roofline.gflops,
+               r->roofline.intensity > 0 ? "no peaks, run `kevo calibrate`"
+                                         : "the task's flops are unknown");
     if (r->verdict != KEVO_VERDICT_CORRECT && r->feedback && *r->feedback)
         printf("feedback   %s\n", r->feedback);
 }

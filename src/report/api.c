@@ -20,7 +20,8 @@ int kevo_report_metrics(kevo_run_metrics **out, kevo_memory *mem, int64_t run_id
         (error = kevo_report__tasks_load(&tasks, mem)) < 0)
         goto done;
     if ((error = kevo_report__metrics_compute(out, run_id, run, list, tasks)) < 0 ||
-        (error = kevo_report__machines_name(*out, mem)) < 0) {
+        (error = kevo_report__machines_name(*out, mem)) < 0 ||
+        (error = kevo_report__roofline_load(*out, tasks)) < 0) {
         kevo_run_metrics_free(*out);
         *out = NULL;
     }

@@ -53,10 +53,9 @@ static void write_table(kevo_writer *w, const kevo_report__model *model, size_t 
            "see % of roof\">GFLOP/s</th>"
            "<th data-type=\"num\" title=\"achieved at the best latency, from task.json bytes\">"
            "GB/s</th><th data-type=\"num\" title=\"achieved / roofline bound at the "
-           "kernel's arithmetic intensity, from the peaks `kevo calibrate` measured\">"
+           "kernel's arithmetic intensity and the bandwidth measured for its working set, from "
+           "the peaks `kevo calibrate` measured\">"
            "% of roof</th><th data-type=\"num\">tokens</th></tr></thead>\n<tbody>\n");
-    const kevo_peaks peaks = model->peaks;
-    bool have_peaks = model->have_peaks;
     for (size_t k = 0; k < v->m->ntasks; k++) {
         const kevo_report__task *t = &v->tasks[k];
         const kevo_task_metrics *tm = t->tm;
@@ -89,13 +88,9 @@ static void write_table(kevo_writer *w, const kevo_report__model *model, size_t 
         td_num(w, gf, gf > 0 && isfinite(gf), text);
         snprintf(text, sizeof(text), "%.2f", gb);
         td_num(w, gb, gb > 0 && isfinite(gb), text);
-        /* roofline: the bound at this intensity is min(fp32 peak, AI x bandwidth) */
-        double roof = 0, frac = 0;
-        if (have_peaks && gb > 0 && t->bytes > 0) {
-            double ai = t->flops / t->bytes;
-            roof = ai * peaks.mem_gbs < peaks.fp32_gflops ? ai * peaks.mem_gbs : peaks.fp32_gflops;
-            frac = t->flops > 0 && roof > 0 ? gf / roof : gb / peaks.mem_gbs;
-        }
+        /* roofline: the metrics' fraction (kevo_task_metrics.roof_*), the
+         * bound min(fp32 peak, AI x the bandwidth at its working set) */
+        double frac = tm->roof_known ? tm->roof_fraction : 0;
         snprintf(text, sizeof(text), "%.0f%%", 100 * frac);
         td_num(w, frac, frac > 0 && isfinite(frac), text);
         double tok = (double)(tm->tokens_prompt + tm->tokens_completion);

@@ -1,6 +1,7 @@
 /*
  * report/load.c - the report's one reader of the store: a run, its
- * attempts and the tasks' levels (for the metrics), and for the HTML page the model of
+ * attempts and the tasks' levels (for the metrics), the solved tasks'
+ * flops/bytes and the machine peaks (for the metrics' roofline), and for the HTML page the model of
  * report/model.h: per run its record, attempts and per-task indexes, each
  * solved task's flops/bytes from its task.json, the machine peaks, the
  * `used` edges of the runs' attempts, and the items with their learned Q
@@ -91,6 +92,46 @@ int kevo_report__machines_name(kevo_run_metrics *m, kevo_memory *mem)
         }
     kevo_memory_machine_array_free(all);
     return 0;
+}
+
+int kevo_report__roofline_load(kevo_run_metrics *m, const kevo_memory_task_array *tasks)
+{
+    double *flops = calloc(m->ntasks + 1, sizeof(double));
+    double *bytes = calloc(m->ntasks + 1, sizeof(double));
+    int error = 0;
+    if (!flops || !bytes) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    kevo_peaks peaks;
+    bool have_peaks = kevo_peaks_load(&peaks) == 0;
+    char why[200];
+    snprintf(why, sizeof(why), "%s", have_peaks ? "" : kevo_error_last());
+    for (size_t k = 0; k < m->ntasks && tasks; k++) {
+        const kevo_task_metrics *t = &m->per_task[k];
+        if (!have_peaks || !t->correct || !(t->best_us > 0))
+            continue;
+        for (size_t i = 0; i < tasks->n; i++) {
+            const kevo_memory_task *mt = &tasks->tasks[i];
+            if (!mt->name || strcmp(mt->name, t->task) || !mt->suite_path || !*mt->suite_path)
+                continue;
+            kevo_task *task = NULL;
+            double f = 0, b = 0;
+            if (kevo_task_load(&task, mt->suite_path) == 0 &&
+                kevo_task_work(&f, &b, task) == 0 && isfinite(f) && isfinite(b)) {
+                flops[k] = f > 0 ? f : 0;
+                bytes[k] = b > 0 ? b : 0;
+            }
+            kevo_task_free(task);
+            break;
+        }
+    }
+    kevo_error_clear();
+    kevo_report__roofline_compute(m, flops, bytes, have_peaks ? &peaks : NULL, why);
+done:
+    free(flops);
+    free(bytes);
+    return error;
 }
 
 /* ---- one run of the model --------------------------------------------- */

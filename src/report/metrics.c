@@ -121,8 +121,11 @@ static void tally_attempt(kevo_run_metrics *m, kevo_task_metrics *t, int *r1_ite
         t->best_speedup = a->speedup;
         snprintf(t->machine, sizeof(t->machine), "%s", a->machine ? a->machine : "");
     }
-    if (t->best_us == 0 || a->candidate_us < t->best_us)
+    if (a->candidate_us > 0 && (t->best_us == 0 || a->candidate_us < t->best_us)) {
         t->best_us = a->candidate_us;
+        snprintf(t->best_us_machine, sizeof(t->best_us_machine), "%s",
+                 a->machine ? a->machine : "");
+    }
 }
 
 /* The run's numbers over its tasks. */
@@ -459,6 +462,44 @@ static int machines_compute(kevo_run_metrics *m, const kevo_attempt_list *list)
     free(best);
     free(given);
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void kevo_report__roofline_compute(kevo_run_metrics *m, const double *flops, const double *bytes,
+                                   const kevo_peaks *peaks, const char *why)
+{
+    m->roof_tasks = 0;
+    m->median_roof_fraction = NAN;
+    snprintf(m->roof_note, sizeof(m->roof_note), "%s", peaks ? "" : why ? why : "no peaks");
+    double *fr = calloc(m->ntasks + 1, sizeof(double));
+    for (size_t k = 0; k < m->ntasks; k++) {
+        kevo_task_metrics *t = &m->per_task[k];
+        kevo_roofline r;
+        t->roof_known = false;
+        /* a latency measured elsewhere says nothing against these peaks */
+        bool here = !peaks || !peaks->machine[0] || !t->best_us_machine[0] ||
+                    !strcmp(peaks->machine, t->best_us_machine);
+        if (!peaks || !t->correct || !(t->best_us > 0) || !here ||
+            kevo_roofline_compute(&r, flops[k], bytes[k], t->best_us, peaks) < 0 ||
+            !r.have_bound || !isfinite(r.fraction))
+            continue;
+        t->roof_known = true;
+        t->roof_fraction = r.fraction;
+        t->roof_memory_bound = r.memory_bound;
+        if (fr)
+            fr[m->roof_tasks++] = r.fraction;
+    }
+    kevo_error_clear();
+    if (fr && m->roof_tasks) {
+        qsort(fr, (size_t)m->roof_tasks, sizeof(double), cmp_double);
+        m->median_roof_fraction = quantile(fr, (size_t)m->roof_tasks, 0.5);
+    }
+    free(fr);
 }
 
 static int oom(int64_t run_id)

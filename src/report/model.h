@@ -121,6 +121,19 @@ int kevo_report__metrics_compute(kevo_run_metrics **out, int64_t run_id, const k
                                  const kevo_attempt_list *list,
                                  const kevo_memory_task_array *tasks);
 
+/* The roofline fields of m (kevo_task_metrics.roof_*, median_roof_fraction,
+ * roof_note) from each task's work, flops[k] and bytes[k] for
+ * m->per_task[k] (0 = unknown), and the peaks (NULL: none, `why` says
+ * why; metrics.c, no store). */
+void kevo_report__roofline_compute(kevo_run_metrics *m, const double *flops, const double *bytes,
+                                   const kevo_peaks *peaks, const char *why);
+
+/* The work (flops, bytes at the timed sizes) of m's solved tasks from their
+ * task.json at the suite_path `tasks` records, and this machine's peaks,
+ * then kevo_report__roofline_compute (load.c: the file system, no store
+ * call). Returns 0 or KEVO_ENOMEM; an unreadable task stays unknown. */
+int kevo_report__roofline_load(kevo_run_metrics *m, const kevo_memory_task_array *tasks);
+
 /* pass@k of one task with n samples of which c are correct: the unbiased
  * estimator 1 - C(n-c, k) / C(n, k); with fewer samples than k, 1 when
  * any is correct and 0 otherwise (all n are drawn). */

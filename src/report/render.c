@@ -78,6 +78,15 @@ static cJSON *run_json(const kevo_run_metrics *m)
     rates_json(o, &m->paper, false);
     cJSON_AddNumberToObject(o, "geomean_speedup_all_tasks", m->geomean_speedup_all_tasks);
     cJSON_AddBoolToObject(o, "tokens_estimated", m->tokens_estimated);
+    if (m->roof_tasks > 0 && isfinite(m->median_roof_fraction))
+        cJSON_AddNumberToObject(o, "median_roof_fraction", m->median_roof_fraction);
+    else
+        cJSON_AddNullToObject(o, "median_roof_fraction");
+    cJSON_AddNumberToObject(o, "roof_tasks", m->roof_tasks);
+    if (m->roof_note[0])
+        cJSON_AddStringToObject(o, "roof_note", m->roof_note);
+    else
+        cJSON_AddNullToObject(o, "roof_note");
     cJSON *iters = cJSON_AddArrayToObject(o, "by_iteration");
     for (size_t i = 0; i < m->niterations; i++) {
         cJSON *j = cJSON_CreateObject();
@@ -113,6 +122,14 @@ static cJSON *run_json(const kevo_run_metrics *m)
             cJSON_AddStringToObject(j, "machine", t->machine);
         else
             cJSON_AddNullToObject(j, "machine");
+        if (t->roof_known) { /* null: not computable (kevo_task_metrics.roof_known) */
+            cJSON_AddNumberToObject(j, "roof_fraction", t->roof_fraction);
+            cJSON_AddStringToObject(j, "roof_bottleneck",
+                                    t->roof_memory_bound ? "memory" : "compute");
+        } else {
+            cJSON_AddNullToObject(j, "roof_fraction");
+            cJSON_AddNullToObject(j, "roof_bottleneck");
+        }
         cJSON_AddItemToArray(tasks, j);
     }
     cJSON *machines = cJSON_AddArrayToObject(o, "machines");
@@ -166,14 +183,17 @@ static int render_json(kevo_buf *out, kevo_run_metrics *const *runs, size_t n, d
 static int render_csv(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
 {
     kevo_buf_puts(out, "run_id,task,attempts,compiled,correct,first_correct_iteration,"
-                       "best_speedup,speedup_vs_first_draft,baseline\n");
+                       "best_speedup,speedup_vs_first_draft,baseline,roof_fraction\n");
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < runs[i]->ntasks; k++) {
             const kevo_task_metrics *t = &runs[i]->per_task[k];
-            kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f,%s\n",
+            char roof[32] = ""; /* empty: not computable */
+            if (t->roof_known)
+                snprintf(roof, sizeof(roof), "%.4f", t->roof_fraction);
+            kevo_buf_printf(out, "%lld,%s,%d,%d,%d,%d,%.4f,%.4f,%s,%s\n",
                             (long long)runs[i]->run_id, t->task, t->attempts, t->compiled,
                             t->correct, t->first_correct_iter, t->best_speedup,
-                            t->speedup_vs_first, t->baseline[0] ? t->baseline : "");
+                            t->speedup_vs_first, t->baseline[0] ? t->baseline : "", roof);
         }
     return kevo_buf_error(out);
 }
@@ -181,17 +201,27 @@ static int render_csv(kevo_buf *out, kevo_run_metrics *const *runs, size_t n)
 /* The text table of one run's tasks. */
 static void render_task_table(kevo_buf *out, const kevo_run_metrics *m)
 {
-    kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s  %s\n", "task", "attempts", "correct",
-                    "first iter", "best", "vs draft", "over");
+    kevo_buf_printf(out, "%-32s %8s %8s %12s %10s %10s %7s  %s\n", "task", "attempts",
+                    "correct", "first iter", "best", "vs draft", "roof", "over");
     for (size_t k = 0; k < m->ntasks; k++) {
         const kevo_task_metrics *t = &m->per_task[k];
-        kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx  %s\n", t->task, t->attempts,
-                        t->correct ? "yes" : "no", t->first_correct_iter, t->best_speedup,
-                        t->speedup_vs_first, t->baseline[0] ? t->baseline : "-");
+        char roof[32] = "-";
+        if (t->roof_known)
+            snprintf(roof, sizeof(roof), "%.0f%%%c", 100 * t->roof_fraction,
+                     t->roof_memory_bound ? 'm' : 'c');
+        kevo_buf_printf(out, "%-32s %8d %8s %12d %9.2fx %9.2fx %7s  %s\n", t->task,
+                        t->attempts, t->correct ? "yes" : "no", t->first_correct_iter,
+                        t->best_speedup, t->speedup_vs_first, roof,
+                        t->baseline[0] ? t->baseline : "-");
     }
     kevo_buf_puts(out, "\nover: what each speedup is measured against (c-reference: the "
                        "task's single-threaded C reference; torch-eager-cpu: its PyTorch "
-                       "module, eager, same cores; -: nothing timed)\n\n");
+                       "module, eager, same cores; -: nothing timed)\nroof: the fastest "
+                       "correct kernel's share of the roofline bound (m: memory-bound, c: "
+                       "compute-bound; -: not computable)\n");
+    if (m->roof_note[0])
+        kevo_buf_printf(out, "roof: %s\n", m->roof_note);
+    kevo_buf_puts(out, "\n");
     if (m->nmachines < 2)
         return;
     /* workers on several machines: every speedup is one machine's ratio;
@@ -265,6 +295,14 @@ static int render_text(kevo_buf *out, kevo_run_metrics *const *runs, size_t n, d
     ROW("fast_2 (correct and >2x faster)", "%13.1f%%", 100 * m->fast_2);
     ROW("geomean_speedup vs reference", "%13.2fx", m->geomean_speedup);
     ROW("median_speedup_vs_first_draft", "%13.2fx", m->median_speedup_vs_first_draft);
+    kevo_buf_printf(out, "%-34s", "median roof fraction (best)");
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i]->roof_tasks > 0 && isfinite(runs[i]->median_roof_fraction))
+            kevo_buf_printf(out, " %13.1f%%", 100 * runs[i]->median_roof_fraction);
+        else
+            kevo_buf_printf(out, " %14s", "-");
+    }
+    kevo_buf_puts(out, "\n");
     ROW("  IQR low", "%13.2fx", m->iqr_low);
     ROW("  IQR high", "%13.2fx", m->iqr_high);
     ROW("iterations to first correct", "%14.1f", m->mean_iters_to_first_correct);

@@ -119,6 +119,20 @@ static bool timing_done(const kevo_evaluator *ev, const timing *tm)
     return enough || capped;
 }
 
+/* The kernel against the roofline, when the task's work is known: the
+ * peaks are read from `kevo calibrate`'s cache (none: achieved rates only). */
+static void roofline_report(kevo_verify__cand *c)
+{
+    double flops = 0, bytes = 0;
+    kevo_peaks peaks;
+    bool have_peaks = kevo_peaks_load(&peaks) == 0;
+    if (kevo_task_work(&flops, &bytes, c->ev->task) == 0 &&
+        kevo_roofline_compute(&c->r->roofline, flops, bytes, c->r->latency.candidate_us,
+                              have_peaks ? &peaks : NULL) == 0)
+        c->r->has_roofline = true;
+    kevo_error_clear();
+}
+
 /* The statistics into the result, the gate's message and the verdict. */
 static void timing_report(kevo_verify__cand *c, timing *tm)
 {
@@ -131,6 +145,7 @@ static void timing_report(kevo_verify__cand *c, timing *tm)
     snprintf(L->baseline, sizeof(L->baseline), "%s",
              c->ev->task->torch ? "torch-eager-cpu" : "c-reference");
     c->r->has_latency = true;
+    roofline_report(c);
     tm->g->ok = true;
     tm->g->seconds = kevo_now_s() - tm->g0;
     kevo_buf_printf(&tm->g->messages, "candidate median %.1f us (min %.1f, cv %.1f%%, %d "

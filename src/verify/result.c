@@ -77,6 +77,31 @@ static void latency_json(cJSON *o, const kevo_eval_result *r)
     cJSON_AddNumberToObject(l, "reference_samples", r->latency.reference_samples);
 }
 
+/* "roofline": achieved rates and, with peaks, the bound and fraction;
+ * null when nothing was timed or the task's bytes are unknown. */
+static void roofline_json(cJSON *o, const kevo_eval_result *r)
+{
+    if (!r->has_roofline) {
+        cJSON_AddNullToObject(o, "roofline");
+        return;
+    }
+    const kevo_roofline *R = &r->roofline;
+    cJSON *j = cJSON_AddObjectToObject(o, "roofline");
+    cJSON_AddNumberToObject(j, "gbs", R->gbs);
+    cJSON_AddNumberToObject(j, "gflops", R->gflops);
+    cJSON_AddNumberToObject(j, "intensity", R->intensity);
+    if (!R->have_bound) { /* no peaks, or flops unknown */
+        cJSON_AddNullToObject(j, "fraction");
+        cJSON_AddNullToObject(j, "bottleneck");
+        return;
+    }
+    cJSON_AddNumberToObject(j, "bandwidth_gbs", R->bw_gbs);
+    cJSON_AddNumberToObject(j, "bound_gbs", R->bound_gbs);
+    cJSON_AddNumberToObject(j, "bound_gflops", R->bound_gflops);
+    cJSON_AddNumberToObject(j, "fraction", R->fraction);
+    cJSON_AddStringToObject(j, "bottleneck", kevo_roofline_bottleneck(R));
+}
+
 int kevo_eval_result_json(char **out, const kevo_eval_result *r, const kevo_task *t, bool pretty)
 {
     cJSON *o = cJSON_CreateObject();
@@ -85,6 +110,7 @@ int kevo_eval_result_json(char **out, const kevo_eval_result *r, const kevo_task
     cJSON_AddItemToObject(o, "gates", gates_json(r));
     cJSON_AddStringToObject(o, "feedback", r->feedback ? r->feedback : "");
     latency_json(o, r);
+    roofline_json(o, r);
     cJSON_AddNumberToObject(o, "seconds", r->seconds);
     *out = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
