@@ -155,9 +155,13 @@ int kevo_agent__advance(kevo_attempt_state *st, const kevo_attempt *a);
  * seen sources). Negative only for kevo's own failures. */
 int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index, size_t total);
 
-/* One task's remaining iterations (task.c). *worked: whether it ran any. */
+/* One task's remaining iterations (task_loop.c). *worked: whether it ran
+ * any. suite_path: the folder the store names for the task (kevo report
+ * and kevo best read its task.json); NULL keeps the stored one (a worker
+ * runs a private copy that is gone after the task; kevo submit stored the
+ * submitter's folder). */
 int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t run,
-                         const char *dir, size_t index, size_t total,
+                         const char *dir, const char *suite_path, size_t index, size_t total,
                          const kevo_run_config *cfg);
 
 /* The LLM generator's proposal (llm_gen.c). */

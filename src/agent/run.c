@@ -84,7 +84,8 @@ static void *worker(void *arg)
             break;
         bool worked = false;
         int error =
-            kevo_agent__run_task(&worked, mem, ws->prov, ws->run_id, ws->dirs[i], i, ws->ndirs, ws->cfg);
+            kevo_agent__run_task(&worked, mem, ws->prov, ws->run_id, ws->dirs[i], ws->dirs[i], i,
+                                 ws->ndirs, ws->cfg);
         if (error < 0 && error != KEVO_EINTR) {
             /* a task that cannot be evaluated (broken reference) is reported and the
              * run goes on; running out of memory or disk, a dead provider, or the

@@ -165,12 +165,14 @@ int kevo_agent_submit(int64_t *out_run_id, size_t *out_tasks, const kevo_run_con
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
+    kevo_task **loaded = calloc(ndirs + 1, sizeof(*loaded));
+    if (!loaded)
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
     for (size_t i = 0; i < ndirs && error == 0; i++) {
-        kevo_task *t = NULL;
-        if ((error = kevo_task_load(&t, dirs[i])) == 0 &&
-            (error = bundle_make(&bundles[i], dirs[i])) == 0 && !(names[i] = strdup(t->name)))
+        if ((error = kevo_task_load(&loaded[i], dirs[i])) == 0 &&
+            (error = bundle_make(&bundles[i], dirs[i])) == 0 &&
+            !(names[i] = strdup(loaded[i]->name)))
             error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-        kevo_task_free(t);
     }
     for (size_t i = 0; i < ndirs && error == 0; i++)
         for (size_t j = 0; j < i && error == 0; j++)
@@ -190,7 +192,20 @@ int kevo_agent_submit(int64_t *out_run_id, size_t *out_tasks, const kevo_run_con
         for (size_t i = 0; i < ndirs && error == 0; i++) {
             kevo_work w = {.run_id = *out_run_id, .task = names[i], .backend = cfg.backend,
                            .bundle = bundles[i]};
-            error = kevo_memory_work_add(mem, &w);
+            /* the task row names the submitter's folder (absolute): kevo
+             * report and kevo best read its task.json where they run;
+             * workers keep it (their copies are private and temporary) */
+            char *abs = realpath(dirs[i], NULL);
+            char *ref = NULL;
+            kevo_file_read(&ref, NULL, loaded[i]->reference_path);
+            kevo_memory_task mt = {.name = names[i], .level = loaded[i]->level,
+                                   .category = loaded[i]->category,
+                                   .description = loaded[i]->description, .reference = ref,
+                                   .suite_path = abs ? abs : dirs[i]};
+            if ((error = kevo_memory_task_upsert(mem, &mt, NULL)) == 0)
+                error = kevo_memory_work_add(mem, &w);
+            free(abs);
+            free(ref);
         }
         if (error == 0 && (error = kevo_memory_tx_commit(mem)) == 0) {
             in_tx = false;
@@ -204,9 +219,12 @@ int kevo_agent_submit(int64_t *out_run_id, size_t *out_tasks, const kevo_run_con
     for (size_t i = 0; i < ndirs; i++) {
         free(bundles[i]);
         free(names[i]);
+        if (loaded)
+            kevo_task_free(loaded[i]);
     }
     free(bundles);
     free(names);
+    free(loaded);
 done:
     free(config);
     kevo_task_dirs_free(dirs, ndirs);
@@ -370,7 +388,7 @@ static int work_one(worker_shared *ws, kevo_memory *mem, kevo_work *w, const cha
     say(ws, "worker %s: run %lld task %s (claim %lld)", worker, (long long)w->run_id, w->task,
         (long long)w->claims);
     bool worked = false;
-    task_error = kevo_agent__run_task(&worked, mem, prov, w->run_id, dir, 0, 1, &cfg);
+    task_error = kevo_agent__run_task(&worked, mem, prov, w->run_id, dir, NULL, 0, 1, &cfg);
     pthread_mutex_lock(&l.lock);
     l.done = 1;
     pthread_cond_signal(&l.cond);

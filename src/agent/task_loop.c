@@ -74,7 +74,8 @@ static int begin_iteration(kevo_attempt_state *st, int it)
 }
 
 int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, int64_t run,
-                         const char *dir, size_t index, size_t total, const kevo_run_config *cfg)
+                         const char *dir, const char *suite_path, size_t index, size_t total,
+                         const kevo_run_config *cfg)
 {
     *worked = false;
     kevo_agent_task at = {0};
@@ -102,7 +103,7 @@ int kevo_agent__run_task(bool *worked, kevo_memory *mem, kevo_provider *prov, in
         kevo_agent__emit(cfg, &event);
         goto done;
     }
-    if ((error = upsert_task(mem, &at, dir)) < 0 ||
+    if ((error = upsert_task(mem, &at, suite_path)) < 0 ||
         (error = kevo_memory_attempts_of_task(&done_list, mem, at.task->name, run)) < 0)
         goto done;
     if (run) {

@@ -134,6 +134,10 @@ print(f"ok: {len(stored)} attempts = the logs' {len(logged)} lines, none twice, 
       f"{len(q)} item Q and {len(qs)} start-point Q2 values replayed exactly; {held} claimed twice")
 PY
 grep -q "lease lost" "$tmp/w2.log" "$tmp/w3.log" && fail "a surviving worker lost a lease"
+# the store names the submitter's task folders (the workers' copies are gone):
+# kevo best writes every task's kernel from the shared store
+"$KEVO" best --db "$DB" --run "$run" --out "$tmp/best" >"$tmp/best.log" 2>&1 || { cat "$tmp/best.log"; fail "kevo best from the shared store"; }
+[ "$(ls "$tmp/best"/*.c | wc -l)" = 6 ] || fail "kevo best wrote $(ls "$tmp/best" | wc -l) files"
 # moving memory: the run's memory into SQLite, and a new run on another
 # PostgreSQL database starting from that SQLite file
 "$KEVO" memory import "$tmp/mem.jsonl" --db "$tmp/moved.db" >/dev/null || fail "import into SQLite"
