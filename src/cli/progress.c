@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +408,16 @@ int kevo_progress_new(kevo_progress **out, const kevo_progress_options *opts)
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     if (p->mode == KEVO_PROGRESS_LIVE) {
-        if (pthread_create(&p->ticker, NULL, tick, p) != 0) {
+        /* Ctrl-C and SIGTERM are for the threads that do the work: the
+         * ticker starts with them blocked (it inherits the mask) */
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        int started = pthread_create(&p->ticker, NULL, tick, p);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (started != 0) {
             pthread_cond_destroy(&p->wake);
             pthread_mutex_destroy(&p->lock);
             free(p);
