@@ -4,7 +4,8 @@
  * (kevo_eval_result_gates_json), written against include/kevo/verify.h:
  * the gates array must be the very bytes a caller got by parsing the whole
  * object and printing its "gates" member, messages one line each, latency
- * null or an object, and kevo_eval_result_clear. No task folders, no
+ * and roofline null or an object (the roofline's fraction null without a
+ * bound), and kevo_eval_result_clear. No task folders, no
  * kernels.
  */
 #include "kevo/verify.h"
@@ -34,6 +35,10 @@ static void sample(kevo_eval_result *r)
     r->has_latency = true;
     r->latency = (kevo_latency){.candidate_us = 12.5, .reference_us = 25.0 / 3, .speedup = 0.6,
                                 .candidate_samples = 10, .reference_samples = 11};
+    r->has_roofline = true;
+    r->roofline = (kevo_roofline){.gbs = 8, .gflops = 1, .intensity = 0.125, .have_bound = true,
+                                  .bw_gbs = 25, .bound_gflops = 3.125, .bound_gbs = 25,
+                                  .fraction = 0.32, .memory_bound = true};
     r->seconds = 2.718281828459045;
 }
 
@@ -103,12 +108,28 @@ static void test_verify__result_json_fields(void **state)
     assert_int_equal(cJSON_GetObjectItem(l, "reference_samples")->valueint, 11);
     assert_true(cJSON_GetObjectItem(l, "reference_us")->valuedouble == 25.0 / 3);
     assert_true(cJSON_GetObjectItem(o, "seconds")->valuedouble == 2.718281828459045);
+    cJSON *rl = cJSON_GetObjectItem(o, "roofline");
+    assert_true(cJSON_IsObject(rl));
+    assert_true(cJSON_GetObjectItem(rl, "fraction")->valuedouble == 0.32);
+    assert_true(cJSON_GetObjectItem(rl, "bound_gbs")->valuedouble == 25);
+    assert_string_equal(cJSON_GetObjectItem(rl, "bottleneck")->valuestring, "memory");
     /* key order is part of the contract a person reads */
-    const char *keys[] = {"task", "verdict", "gates", "feedback", "latency", "seconds"};
+    const char *keys[] = {"task", "verdict", "gates", "feedback", "latency", "roofline",
+                          "seconds"};
     int i = 0;
     for (cJSON *k = o->child; k; k = k->next, i++)
         assert_string_equal(k->string, keys[i]);
-    assert_int_equal(i, 6);
+    assert_int_equal(i, 7);
+    cJSON_Delete(o);
+    free(text);
+    /* without peaks or known flops: the achieved rates, no fraction */
+    r.roofline.have_bound = false;
+    assert_int_equal(kevo_eval_result_json(&text, &r, NULL, false), 0);
+    o = cJSON_Parse(text);
+    rl = cJSON_GetObjectItem(o, "roofline");
+    assert_true(cJSON_GetObjectItem(rl, "gbs")->valuedouble == 8);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(rl, "fraction")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(rl, "bottleneck")));
     cJSON_Delete(o);
     free(text);
     kevo_eval_result_clear(&r);
@@ -121,7 +142,7 @@ static void test_verify__result_json_empty(void **state)
     char *text = NULL, *gates = NULL;
     assert_int_equal(kevo_eval_result_json(&text, &r, NULL, false), 0);
     assert_string_equal(text, "{\"task\":\"\",\"verdict\":\"correct\",\"gates\":[],"
-                              "\"feedback\":\"\",\"latency\":null,\"seconds\":0}");
+                              "\"feedback\":\"\",\"latency\":null,\"roofline\":null,\"seconds\":0}");
     assert_int_equal(kevo_eval_result_gates_json(&gates, &r), 0);
     assert_string_equal(gates, "[]");
     free(text);
