@@ -123,6 +123,18 @@ static const char *const kevo_pg_migrations[] = {
     "  updated bigint NOT NULL,"
     "  UNIQUE (run_id, task));"
     "CREATE INDEX work_claim ON work(state, backend, run_id, id);",
+    /* 3: the document frequency of every indexed item word (what FTS5's
+     * fts5vocab gives the SQLite store), so that a search picks its
+     * selective words with index lookups instead of counting matches; the
+     * word '' holds the number of items. store_pg.c keeps it: each item
+     * insert and delete appends its words to a per-connection temporary
+     * table (no hot row rewritten per item: a bulk import would slow down
+     * quadratically), added here once at commit. */
+    "CREATE TABLE item_words(word text PRIMARY KEY, df bigint NOT NULL);"
+    "INSERT INTO item_words(word, df)"
+    " SELECT t.word, count(*) FROM items, unnest(tsvector_to_array(items.fts)) AS t(word)"
+    " GROUP BY t.word;"
+    "INSERT INTO item_words(word, df) SELECT '', count(*) FROM items;",
 };
 
 #define KEVO_PG_SCHEMA_VERSION                                                                     \
@@ -131,6 +143,6 @@ static const char *const kevo_pg_migrations[] = {
 /* The tables whose sizes make up kevo_memory_stats.bytes. */
 #define KEVO_PG_TABLES                                                                             \
     "'kevo_meta', 'runs', 'tasks', 'attempts', 'items', 'used', 'distilled_from', 'q_item',"       \
-    " 'q_start', 'reward_stats', 'machines', 'work'"
+    " 'q_start', 'reward_stats', 'machines', 'work', 'item_words'"
 
 #endif

@@ -12,8 +12,8 @@
  * output in feedback, say) are stored as U+FFFD, which PostgreSQL requires
  * and SQLite does not.
  *
- * Transactions: tx_begin is BEGIN plus pg_advisory_xact_lock(KEVO_PG_LOCK),
- * held to the end of the transaction, so kevo writers on one database take
+ * Transactions: tx_begin is BEGIN plus pg_advisory_xact_lock (KEVO_PG_LOCK),
+ * held to the end of the transaction, so kevo writers on one store take
  * turns exactly as SQLite's BEGIN IMMEDIATE makes them: a read-modify-write
  * inside one transaction (q_get then q_set in record.c) reads what the
  * previous writer committed (READ COMMITTED takes a fresh snapshot per
@@ -42,8 +42,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The advisory lock key of kevo writers: "kevo" in ASCII. */
-#define KEVO_PG_LOCK "1801812591"
+/* The advisory lock of kevo writers on one store: the key pair ("kevo" in
+ * ASCII, the OID of the store's schema), so that stores in other schemas
+ * of the same database never wait for each other. Computed by the server:
+ * no value enters the SQL text. */
+#define KEVO_PG_LOCK                                                                               \
+    "SELECT pg_advisory_xact_lock(1801812591, coalesce((SELECT oid::int FROM pg_namespace"         \
+    " WHERE nspname = current_schema()), 0))"
 #define PARAMS_MAX 32
 /* Search: how many query words to consider, how many to use, and how many
  * postings they may touch together (the SQLite store's limits). */
@@ -59,6 +64,7 @@ typedef struct pg_store {
     PGconn *conn;
     char *label; /* user@host:port/db: what messages name */
     int depth;   /* transaction nesting */
+    int pending; /* kevo_dfdelta may hold rows of the open transaction */
     char *stmt_sql[STMT_CACHE];
     size_t n_stmt;
 } pg_store;
@@ -260,6 +266,16 @@ static int result_error(pg_store *ps, const PGresult *r, const char *what)
     return kevo_error_set(code, "%s: %s: %s", ps->label, what, msg[0] ? msg : "unknown error");
 }
 
+/* Every connection: exact doubles both ways; writers wait at most a
+ * minute for the lock (SQLite's stores wait 30 s), then fail with
+ * KEVO_ETIMEOUT; the word-count deltas of the open transaction (see
+ * flush_words), emptied by every commit. */
+#define SESSION_SETUP                                                                              \
+    "SET extra_float_digits = 3; SET lock_timeout = '60s';"                                        \
+    " CREATE TEMP TABLE IF NOT EXISTS kevo_dfdelta(word text NOT NULL, d integer NOT NULL)"        \
+    " ON COMMIT DELETE ROWS;"                                                                      \
+    " CREATE INDEX IF NOT EXISTS kevo_dfdelta_word ON pg_temp.kevo_dfdelta(word)"
+
 static void stmt_cache_clear(pg_store *ps)
 {
     for (size_t i = 0; i < ps->n_stmt; i++)
@@ -275,7 +291,7 @@ static void reconnect_if_lost(pg_store *ps)
         stmt_cache_clear(ps);
         PQreset(ps->conn);
         if (PQstatus(ps->conn) == CONNECTION_OK) {
-            PGresult *r = PQexec(ps->conn, "SET extra_float_digits = 3; SET lock_timeout = '60s'");
+            PGresult *r = PQexec(ps->conn, SESSION_SETUP);
             PQclear(r);
         }
     }
@@ -477,7 +493,7 @@ static int tx_begin(kevo_store *s, int write)
     if (ps->depth == 0) {
         reconnect_if_lost(ps);
         error = pg_exec(ps,
-                        write ? "BEGIN; SELECT pg_advisory_xact_lock(" KEVO_PG_LOCK ")"
+                        write ? "BEGIN; " KEVO_PG_LOCK
                               : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                         NULL, "cannot begin a transaction");
         if (error < 0 && PQtransactionStatus(ps->conn) != PQTRANS_IDLE) {
@@ -503,6 +519,19 @@ static int pg_tx_begin_read(kevo_store *s)
     return tx_begin(s, 0);
 }
 
+/* Add the word-count deltas of the committing transaction to item_words:
+ * one upsert per distinct word, under the writers' lock. */
+static int flush_words(pg_store *ps)
+{
+    if (!ps->pending)
+        return 0;
+    return pg_exec(ps,
+                   "INSERT INTO item_words(word, df) SELECT word, sum(d) FROM pg_temp.kevo_dfdelta"
+                   " GROUP BY word HAVING sum(d) <> 0"
+                   " ON CONFLICT (word) DO UPDATE SET df = item_words.df + excluded.df",
+                   NULL, "cannot update the search word counts");
+}
+
 static int pg_tx_commit(kevo_store *s)
 {
     pg_store *ps = ctx_of(s);
@@ -512,7 +541,10 @@ static int pg_tx_commit(kevo_store *s)
     PGresult *r = NULL;
     int error = 0;
     if (ps->depth == 1) {
-        error = pg_exec(ps, "COMMIT", &r, "cannot commit");
+        error = flush_words(ps);
+        ps->pending = 0;
+        if (error == 0)
+            error = pg_exec(ps, "COMMIT", &r, "cannot commit");
         /* COMMIT of an aborted transaction succeeds as a ROLLBACK */
         if (error == 0 && !strcmp(PQcmdStatus(r), "ROLLBACK"))
             error = kevo_error_set(KEVO_EINVAL,
@@ -552,6 +584,8 @@ static int pg_tx_rollback(kevo_store *s)
         snprintf(sql, sizeof(sql), "ROLLBACK TO SAVEPOINT kevo_sp%d; RELEASE SAVEPOINT kevo_sp%d",
                  ps->depth - 1, ps->depth - 1);
     ps->depth--;
+    if (ps->depth == 0)
+        ps->pending = 0;
     /* a lost connection has rolled back already */
     if (ps->depth == 0 && PQtransactionStatus(ps->conn) == PQTRANS_IDLE)
         return 0;
@@ -747,14 +781,22 @@ static int build_terms(pg_store *ps, const char *table, const char *text, int se
         error = kevo_error_set(KEVO_ENOMEM, "out of memory building a search");
         goto done;
     }
+    /* items: the frequencies item_words keeps (pg_schema.h); tasks are
+     * few, so their matches are counted */
     if ((error = array_literal(&lit, (const char *const *)terms.v, terms.n)) < 0 ||
-        (error = kevo_buf_printf(&sql,
-                                 "SELECT (SELECT count(*) FROM %s), u.o,"
-                                 " (SELECT count(*) FROM %s x"
-                                 " WHERE x.fts @@ plainto_tsquery('simple', u.t))"
-                                 " FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o)"
-                                 " ORDER BY u.o",
-                                 table, table)) < 0)
+        (error = kevo_buf_puts(
+             &sql, !strcmp(table, "items")
+                       ? "SELECT coalesce((SELECT df FROM item_words WHERE word = ''), 0)"
+                         " + coalesce((SELECT sum(d) FROM pg_temp.kevo_dfdelta WHERE word = ''),"
+                         " 0), u.o, coalesce(w.df, 0) + coalesce((SELECT sum(x.d)"
+                         " FROM pg_temp.kevo_dfdelta x WHERE x.word = lower(u.t)), 0)"
+                         " FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o)"
+                         " LEFT JOIN item_words w ON w.word = lower(u.t) ORDER BY u.o"
+                       : "SELECT (SELECT count(*) FROM tasks), u.o,"
+                         " (SELECT count(*) FROM tasks x"
+                         " WHERE x.fts @@ plainto_tsquery('simple', u.t))"
+                         " FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o) ORDER BY u.o")) <
+            0)
         goto done;
     params p = {0};
     p_text(&p, lit.ptr);
@@ -815,8 +857,11 @@ done:
  * saturating term frequency and a preference for short documents. Takes
  * the words as $1 and the weights as $2. */
 #define SEARCH_SCORE                                                                               \
-    "(SELECT sum(w.idf * ts_rank('{0, 0, 0.5, 1}', x.fts, plainto_tsquery('simple', w.t), 1))"   \
-    " FROM unnest($1::text[], $2::float8[]) AS w(t, idf))"
+    "(SELECT sum(w.idf * ts_rank('{0, 0, 0.5, 1}', x.fts, w.q, 1)) FROM words w)"
+/* The CTE SEARCH_SCORE reads: each word's query made once. */
+#define SEARCH_WORDS                                                                               \
+    "WITH words AS MATERIALIZED (SELECT plainto_tsquery('simple', u.t) AS q, u.idf"                \
+    " FROM unnest($1::text[], $2::float8[]) AS u(t, idf)) "
 
 /* ---- tasks ----------------------------------------------------------- */
 
@@ -892,7 +937,7 @@ static int pg_task_search(kevo_store *s, const char *query, size_t limit, kevo_s
     p_int(&p, limit ? (int64_t)limit : 10);
     each_ctx e = {(void *)cb, arg, 1};
     error = pg_each(ps,
-                    "SELECT " TASK_COLS ", " SEARCH_SCORE " AS score FROM tasks x"
+                    SEARCH_WORDS "SELECT " TASK_COLS ", " SEARCH_SCORE " AS score FROM tasks x"
                     " WHERE x.fts @@ websearch_to_tsquery('simple', $3)"
                     " ORDER BY score DESC, x.id LIMIT $4",
                     &p, task_row, &e, "cannot search tasks");
@@ -1120,13 +1165,23 @@ static int pg_item_insert(kevo_store *s, const kevo_item *it, int64_t *out_id)
     p_text(&p, it->backend);
     p_text(&p, it->tags);
     p_int(&p, it->created);
-    return insert_row(ps, "items", it->id,
-                      "INSERT INTO items(id, uid, kind, title, body, category, task, backend,"
-                      " tags, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-                      " RETURNING id",
-                      "INSERT INTO items(uid, kind, title, body, category, task, backend, tags,"
-                      " created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
-                      &p, out_id, "cannot insert an item");
+    /* its words go to the transaction's word-count deltas (flush_words) */
+#define ITEM_WORDS_PLUS                                                                            \
+    " RETURNING id, fts), d AS (INSERT INTO pg_temp.kevo_dfdelta(word, d)"                         \
+    " SELECT t.word, 1 FROM ins, unnest(tsvector_to_array(ins.fts)) AS t(word)"                    \
+    " UNION ALL SELECT '', 1) SELECT id FROM ins"
+    int error = insert_row(ps, "items", it->id,
+                           "WITH ins AS (INSERT INTO items(id, uid, kind, title, body, category,"
+                           " task, backend, tags, created)"
+                           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)" ITEM_WORDS_PLUS,
+                           "WITH ins AS (INSERT INTO items(uid, kind, title, body, category, task,"
+                           " backend, tags, created)"
+                           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)" ITEM_WORDS_PLUS,
+                           &p, out_id, "cannot insert an item");
+#undef ITEM_WORDS_PLUS
+    if (error == 0)
+        ps->pending = 1;
+    return error;
 }
 
 /* WHERE terms for an item filter, its values appended to `p`. `kinds`
@@ -1216,7 +1271,8 @@ static int pg_item_search(kevo_store *s, const char *query, const kevo_item_filt
     p_text(&p, st.words.ptr);
     p_text(&p, st.idfs.ptr);
     if ((error = kevo_buf_printf(&sql,
-                                 "SELECT " ITEM_COLS ", " SEARCH_SCORE " AS score FROM items x"
+                                 SEARCH_WORDS "SELECT " ITEM_COLS ", " SEARCH_SCORE
+                                 " AS score FROM items x"
                                  " WHERE x.fts @@ websearch_to_tsquery('simple', $%d)",
                                  f->no_body ? "NULL" : "x.body", p_text(&p, st.any.ptr))) < 0 ||
         (error = item_filter_sql(&sql, &p, f, &kinds)) < 0 ||
@@ -1254,7 +1310,16 @@ static int pg_item_delete(kevo_store *s, int64_t id)
     pg_store *ps = ctx_of(s);
     params p = {0};
     p_int(&p, id);
-    return pg_run(ps, "DELETE FROM items WHERE id = $1", &p, NULL, "cannot delete an item");
+    /* the row's words leave the counts (read before the row goes) */
+    int error = pg_run(ps,
+                       "WITH d AS (INSERT INTO pg_temp.kevo_dfdelta(word, d)"
+                       " SELECT t.word, -1 FROM items i, unnest(tsvector_to_array(i.fts)) AS t(word)"
+                       " WHERE i.id = $1 UNION ALL SELECT '', -1 FROM items WHERE id = $1)"
+                       " DELETE FROM items WHERE id = $1",
+                       &p, NULL, "cannot delete an item");
+    if (error == 0)
+        ps->pending = 1;
+    return error;
 }
 
 static int pg_find_uid(kevo_store *s, kevo_store_table table, const char *uid, int64_t *out_id)
@@ -1769,9 +1834,23 @@ static int pg_compact(kevo_store *s)
     pg_store *ps = ctx_of(s);
     if (ps->depth)
         return kevo_error_set(KEVO_EINVAL, "%s: cannot compact inside a transaction", ps->label);
+    /* the word counts recounted from the items (a hand edit of the items
+     * table would have left them behind) */
+    int error = pg_exec(ps,
+                        "BEGIN; " KEVO_PG_LOCK "; DELETE FROM item_words;"
+                        " INSERT INTO item_words(word, df) SELECT t.word, count(*)"
+                        " FROM items, unnest(tsvector_to_array(items.fts)) AS t(word)"
+                        " GROUP BY t.word;"
+                        " INSERT INTO item_words(word, df) SELECT '', count(*) FROM items; COMMIT",
+                        NULL, "cannot recount the search words");
+    if (error < 0) {
+        PGresult *r = PQexec(ps->conn, "ROLLBACK");
+        PQclear(r);
+        return error;
+    }
     return pg_exec(ps,
                    "VACUUM (FULL, ANALYZE) kevo_meta, runs, tasks, attempts, items, used,"
-                   " distilled_from, q_item, q_start, reward_stats, machines, work",
+                   " distilled_from, q_item, q_start, reward_stats, machines, work, item_words",
                    NULL, "cannot compact");
 }
 
@@ -1826,7 +1905,7 @@ static int migrate(pg_store *ps, unsigned flags)
                               ps->label);
     /* the writers' lock: two processes opening a fresh database at once
      * migrate one after the other */
-    if ((error = pg_exec(ps, "BEGIN; SELECT pg_advisory_xact_lock(" KEVO_PG_LOCK ")", NULL,
+    if ((error = pg_exec(ps, "BEGIN; " KEVO_PG_LOCK, NULL,
                          "cannot begin the schema migration")) < 0)
         goto done;
     if ((error = meta_version(ps, &version, &exists)) < 0 ||
@@ -1952,10 +2031,7 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
         error = kevo_error_set(KEVO_EIO, "%s: cannot use UTF-8 on this connection", ps->label);
         goto done;
     }
-    /* exact doubles both ways; writers wait at most a minute for the lock
-     * (SQLite's stores wait 30 s), then fail with KEVO_ETIMEOUT */
-    if ((error = pg_exec(ps, "SET extra_float_digits = 3; SET lock_timeout = '60s'", NULL,
-                         "cannot configure the session")) < 0)
+    if ((error = pg_exec(ps, SESSION_SETUP, NULL, "cannot configure the session")) < 0)
         goto done;
     if ((error = migrate(ps, flags)) < 0)
         goto done;

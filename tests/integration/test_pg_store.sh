@@ -156,5 +156,13 @@ cmp <(sort "$tmp/sqlite.jsonl") <(sort "$tmp/back.jsonl") || fail "SQLite -> Pos
 grep -q "imported 0 runs, 0 tasks, 0 items, 0 attempts" "$tmp/import2.log" || { cat "$tmp/import2.log"; fail "second import added"; }
 grep -c . "$tmp/pg.jsonl" | grep -qv '^[0-5]$' || fail "the export is nearly empty"
 
+echo "best kernels and filter from PostgreSQL:"
+"$KEVO" best --db "$db" --out "$tmp/best" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; fail "kevo best"; }
+ls "$tmp/best" | grep -q "relu" || { ls -R "$tmp/best"; fail "kevo best wrote no relu kernel"; }
+"$KEVO" memory filter --exclude-tasks relu --db "$back" 2>"$tmp/filter.log" || { cat "$tmp/filter.log" >&2; fail "filter"; }
+grep -q "removed 1 tasks, 2 attempts" "$tmp/filter.log" || { cat "$tmp/filter.log"; fail "filter summary"; }
+"$KEVO" memory export "$tmp/filtered.jsonl" --db "$back" 2>/dev/null
+! grep -q '"relu"' "$tmp/filtered.jsonl" || fail "the export still names relu after filter"
+
 admin "DO \$\$ DECLARE s text; BEGIN FOR s IN SELECT nspname FROM pg_namespace WHERE nspname LIKE 'kevo_it_$$\\_%' LOOP EXECUTE 'DROP SCHEMA ' || s || ' CASCADE'; END LOOP; END \$\$"
 echo "test_pg_store: ok"

@@ -180,22 +180,81 @@ static void test_store_pg__migrates_forward(void **state)
     assert_int_equal(kevo_memory_open(&mem, f->url), 0);
     int64_t run = 0;
     assert_int_equal(kevo_memory_run_begin(mem, "{}", &run), 0);
+    kevo_item it = {.kind = KEVO_ITEM_EXPERIENCE, .title = "remembered", .body = "from before"};
+    assert_int_equal(kevo_memory_item_add(mem, &it, NULL), 0);
     kevo_memory_free(mem);
     char sql[1024];
     snprintf(sql, sizeof(sql),
              "SET search_path = %s; DROP TABLE work; DROP TABLE machines;"
-             " ALTER TABLE attempts DROP COLUMN machine;"
+             " ALTER TABLE attempts DROP COLUMN machine; DROP TABLE item_words;"
              " UPDATE kevo_meta SET value = '1' WHERE key = 'schema_version'",
              f->schema);
     assert_int_equal(pg_test_admin(f->server, sql), 0);
     assert_int_equal(kevo_memory_open(&mem, f->url), 0);
     kevo_memory_stats st;
     assert_int_equal(kevo_memory_stats_get(&st, mem), 0);
-    assert_int_equal(st.schema_version, 2);
+    assert_int_equal(st.schema_version, 3);
     assert_int_equal(st.runs, 1);
+    /* the word counts were rebuilt from the items already there */
+    kevo_item_list *l = NULL;
+    assert_int_equal(kevo_memory_item_search(&l, mem, "remembered", NULL), 0);
+    assert_int_equal(l->n, 1);
+    kevo_item_list_free(l);
     kevo_memory_machine m = {.id = "m1", .hostname = "h", .cores = 2, .last_seen = 5};
     assert_int_equal(kevo_memory_machine_upsert(mem, &m), 0);
     kevo_memory_free(mem);
+}
+
+/* The search's document frequencies (item_words) equal a recount from
+ * the items after inserts and deletes in nested transactions, rolled back
+ * and committed, and a search inside a transaction counts its own
+ * uncommitted items. */
+static void test_store_pg__word_counts_exact(void **state)
+{
+    fx *f = ready(state);
+    kevo_store *s = NULL;
+    assert_int_equal(kevo_store_pg_open(&s, f->url, 0), 0);
+    kevo_item a = {.kind = KEVO_ITEM_EXPERIENCE, .title = "okapi one", .body = "okapi zebra",
+                   .uid = "w-a"};
+    kevo_item b = a, c = a, d = a;
+    b.uid = "w-b";
+    b.title = "okapi two";
+    c.uid = "w-c";
+    c.body = "zebra only";
+    d.uid = "w-d";
+    int64_t ida = 0, id = 0;
+    assert_int_equal(s->tx_begin(s), 0);
+    assert_int_equal(s->item_insert(s, &a, &ida), 0);
+    assert_int_equal(s->tx_begin(s), 0);
+    assert_int_equal(s->item_insert(s, &b, &id), 0);
+    assert_int_equal(s->tx_rollback(s), 0);
+    assert_int_equal(s->tx_begin(s), 0);
+    assert_int_equal(s->item_insert(s, &c, &id), 0);
+    assert_int_equal(s->tx_commit(s), 0);
+    assert_int_equal(s->tx_commit(s), 0);
+    assert_int_equal(s->tx_begin(s), 0);
+    assert_int_equal(s->item_delete(s, ida), 0);
+    assert_int_equal(s->item_insert(s, &d, &id), 0);
+    assert_int_equal(s->tx_commit(s), 0);
+    assert_int_equal(s->tx_begin(s), 0);
+    kevo_item e = a;
+    e.uid = "w-e";
+    assert_int_equal(s->item_insert(s, &e, &id), 0);
+    assert_int_equal(s->tx_rollback(s), 0);
+    kevo_store_free(s);
+    char sql[2048];
+    snprintf(sql, sizeof(sql),
+             "SET search_path = %s; DO $$ BEGIN IF EXISTS ("
+             " (SELECT word, df FROM item_words WHERE df <> 0 EXCEPT"
+             "  (SELECT t.word, count(*) FROM items, unnest(tsvector_to_array(items.fts)) t(word)"
+             "   GROUP BY t.word UNION ALL SELECT '', count(*) FROM items))"
+             " UNION ALL"
+             " ((SELECT t.word, count(*) FROM items, unnest(tsvector_to_array(items.fts)) t(word)"
+             "   GROUP BY t.word UNION ALL SELECT '', count(*) FROM items) EXCEPT"
+             "  SELECT word, df FROM item_words WHERE df <> 0))"
+             " THEN RAISE EXCEPTION 'item_words differs from a recount'; END IF; END $$",
+             f->schema);
+    assert_int_equal(pg_test_admin(f->server, sql), 0);
 }
 
 /* Text that is not UTF-8 (a candidate printed raw bytes into its
@@ -374,6 +433,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_pg__no_lost_q_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_pg__migrates_forward, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_pg__invalid_utf8_is_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_pg__word_counts_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_pg__bad_login_names_no_password, setup,
                                         teardown),
         cmocka_unit_test(test_store_pg__unreachable_server),
