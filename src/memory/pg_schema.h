@@ -28,6 +28,7 @@
 #define KEVO_PG_TSV(col, weight)                                                                   \
     "setweight(to_tsvector('simple'::regconfig, " KEVO_PG_WORDS(col) "), '" weight "')"
 
+/* clang-format off */
 static const char *const kevo_pg_migrations[] = {
     /* 1: the graph, Q tables, full-text columns. */
     "CREATE TABLE runs("
@@ -136,9 +137,9 @@ static const char *const kevo_pg_migrations[] = {
     " GROUP BY t.word;"
     "INSERT INTO item_words(word, df) SELECT '', count(*) FROM items;",
 };
+/* clang-format on */
 
-#define KEVO_PG_SCHEMA_VERSION                                                                     \
-    ((int)(sizeof(kevo_pg_migrations) / sizeof(kevo_pg_migrations[0])))
+#define KEVO_PG_SCHEMA_VERSION ((int)(sizeof(kevo_pg_migrations) / sizeof(kevo_pg_migrations[0])))
 
 /* The tables whose sizes make up kevo_memory_stats.bytes. */
 #define KEVO_PG_TABLES                                                                             \

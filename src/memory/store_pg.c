@@ -299,18 +299,15 @@ static void reconnect_if_lost(pg_store *ps)
 
 /* The name of `sql`'s prepared statement (into name[32]), preparing it
  * on first use; 0 with name "" when the cache is full (run unprepared). */
-static int stmt_name(pg_store *ps, const char *sql, int n_params, char name[32],
-                     const char *what);
+static int stmt_name(pg_store *ps, const char *sql, int n_params, char name[32], const char *what);
 
 /* Run one statement; *out (may be NULL) gets the result on success. */
-static int pg_run(pg_store *ps, const char *sql, const params *p, PGresult **out,
-                  const char *what)
+static int pg_run(pg_store *ps, const char *sql, const params *p, PGresult **out, const char *what)
 {
     if (out)
         *out = NULL;
     if (p && p->overflow)
-        return kevo_error_set(KEVO_EINVAL, "%s: %s: too many query parameters", ps->label,
-                              what);
+        return kevo_error_set(KEVO_EINVAL, "%s: %s: too many query parameters", ps->label, what);
     reconnect_if_lost(ps);
     char name[32];
     values vals;
@@ -322,8 +319,7 @@ static int pg_run(pg_store *ps, const char *sql, const params *p, PGresult **out
         return error;
     }
     PGresult *r = name[0] ? PQexecPrepared(ps->conn, name, p ? p->n : 0, vals.v, NULL, NULL, 0)
-                          : PQexecParams(ps->conn, sql, p ? p->n : 0, NULL, vals.v, NULL, NULL,
-                                         0);
+                          : PQexecParams(ps->conn, sql, p ? p->n : 0, NULL, vals.v, NULL, NULL, 0);
     values_free(&vals);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -357,8 +353,7 @@ static int pg_exec(pg_store *ps, const char *sql, PGresult **out, const char *wh
     return 0;
 }
 
-static int stmt_name(pg_store *ps, const char *sql, int n_params, char name[32],
-                     const char *what)
+static int stmt_name(pg_store *ps, const char *sql, int n_params, char name[32], const char *what)
 {
     name[0] = '\0';
     for (size_t i = 0; i < ps->n_stmt; i++) {
@@ -424,8 +419,7 @@ static int pg_each(pg_store *ps, const char *sql, const params *p, row_fn fn, vo
                    const char *what)
 {
     if (p && p->overflow)
-        return kevo_error_set(KEVO_EINVAL, "%s: %s: too many query parameters", ps->label,
-                              what);
+        return kevo_error_set(KEVO_EINVAL, "%s: %s: too many query parameters", ps->label, what);
     reconnect_if_lost(ps);
     char name[32];
     values vals;
@@ -436,9 +430,9 @@ static int pg_each(pg_store *ps, const char *sql, const params *p, row_fn fn, vo
         values_free(&vals);
         return error;
     }
-    int sent = name[0] ? PQsendQueryPrepared(ps->conn, name, p ? p->n : 0, vals.v, NULL, NULL, 0)
-                       : PQsendQueryParams(ps->conn, sql, p ? p->n : 0, NULL, vals.v, NULL, NULL,
-                                           0);
+    int sent = name[0]
+                   ? PQsendQueryPrepared(ps->conn, name, p ? p->n : 0, vals.v, NULL, NULL, 0)
+                   : PQsendQueryParams(ps->conn, sql, p ? p->n : 0, NULL, vals.v, NULL, NULL, 0);
     values_free(&vals);
     if (!sent)
         return result_error(ps, NULL, what);
@@ -492,10 +486,9 @@ static int tx_begin(kevo_store *s, int write)
     int error;
     if (ps->depth == 0) {
         reconnect_if_lost(ps);
-        error = pg_exec(ps,
-                        write ? "BEGIN; " KEVO_PG_LOCK
-                              : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                        NULL, "cannot begin a transaction");
+        error = pg_exec(
+            ps, write ? "BEGIN; " KEVO_PG_LOCK : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            NULL, "cannot begin a transaction");
         if (error < 0 && PQtransactionStatus(ps->conn) != PQTRANS_IDLE) {
             PGresult *r = PQexec(ps->conn, "ROLLBACK");
             PQclear(r);
@@ -715,11 +708,10 @@ static int pg_run_each(kevo_store *s, int64_t id, kevo_store_run_cb cb, void *ar
     if (id)
         p_int(&p, id);
     each_ctx e = {(void *)cb, arg, 0};
-    return pg_each(
-        ps,
-        id ? "SELECT id, uid, config, status, started, finished FROM runs WHERE id = $1"
-           : "SELECT id, uid, config, status, started, finished FROM runs ORDER BY id",
-        &p, run_row, &e, "cannot read runs");
+    return pg_each(ps,
+                   id ? "SELECT id, uid, config, status, started, finished FROM runs WHERE id = $1"
+                      : "SELECT id, uid, config, status, started, finished FROM runs ORDER BY id",
+                   &p, run_row, &e, "cannot read runs");
 }
 
 static int pg_run_delete(kevo_store *s, int64_t id)
@@ -740,9 +732,9 @@ static int pg_run_delete(kevo_store *s, int64_t id)
  * other word is left. Each word's weight is its BM25 inverse document
  * frequency, ln(1 + (N - df + 0.5) / (df + 0.5)). */
 typedef struct search_terms {
-    kevo_buf words;   /* text[] literal */
-    kevo_buf idfs;    /* float8[] literal */
-    kevo_buf any;     /* "w1 or w2 ..." for websearch_to_tsquery */
+    kevo_buf words; /* text[] literal */
+    kevo_buf idfs;  /* float8[] literal */
+    kevo_buf any;   /* "w1 or w2 ..." for websearch_to_tsquery */
     size_t n;
 } search_terms;
 
@@ -795,8 +787,7 @@ static int build_terms(pg_store *ps, const char *table, const char *text, int se
                        : "SELECT (SELECT count(*) FROM tasks), u.o,"
                          " (SELECT count(*) FROM tasks x"
                          " WHERE x.fts @@ plainto_tsquery('simple', u.t))"
-                         " FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o) ORDER BY u.o")) <
-            0)
+                         " FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o) ORDER BY u.o")) < 0)
         goto done;
     params p = {0};
     p_text(&p, lit.ptr);
@@ -856,8 +847,7 @@ done:
  * (divide by 1 + log(length)): BM25's inverse document frequency, a
  * saturating term frequency and a preference for short documents. Takes
  * the words as $1 and the weights as $2. */
-#define SEARCH_SCORE                                                                               \
-    "(SELECT sum(w.idf * ts_rank('{0, 0, 0.5, 1}', x.fts, w.q, 1)) FROM words w)"
+#define SEARCH_SCORE "(SELECT sum(w.idf * ts_rank('{0, 0, 0.5, 1}', x.fts, w.q, 1)) FROM words w)"
 /* The CTE SEARCH_SCORE reads: each word's query made once. */
 #define SEARCH_WORDS                                                                               \
     "WITH words AS MATERIALIZED (SELECT plainto_tsquery('simple', u.t) AS q, u.idf"                \
@@ -938,8 +928,8 @@ static int pg_task_search(kevo_store *s, const char *query, size_t limit, kevo_s
     each_ctx e = {(void *)cb, arg, 1};
     error = pg_each(ps,
                     SEARCH_WORDS "SELECT " TASK_COLS ", " SEARCH_SCORE " AS score FROM tasks x"
-                    " WHERE x.fts @@ websearch_to_tsquery('simple', $3)"
-                    " ORDER BY score DESC, x.id LIMIT $4",
+                                 " WHERE x.fts @@ websearch_to_tsquery('simple', $3)"
+                                 " ORDER BY score DESC, x.id LIMIT $4",
                     &p, task_row, &e, "cannot search tasks");
 done:
     search_terms_free(&st);
@@ -993,7 +983,8 @@ static int attempt_row(void *arg, const PGresult *r)
     };
     const char *verdict = col_text(r, 0, 9);
     if (kevo_verdict_parse(&a.verdict, verdict) < 0)
-        return kevo_error_set(KEVO_EINVAL, "attempt %lld: the store holds the verdict '%s', "
+        return kevo_error_set(KEVO_EINVAL,
+                              "attempt %lld: the store holds the verdict '%s', "
                               "which is not a kevo verdict (was the database edited by hand?)",
                               (long long)a.id, verdict ? verdict : "(null)");
     return ((kevo_store_attempt_cb)e->cb)(e->arg, &a);
@@ -1011,8 +1002,8 @@ static int pg_attempt_insert(kevo_store *s, const kevo_attempt *a, int64_t *out_
         return kevo_error_set(KEVO_EINVAL, "%s: attempt: field 'task' is missing", ps->label);
     params t = {0};
     p_text(&t, a->task);
-    if ((error = pg_run(ps, "INSERT INTO tasks(name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
-                        &t, NULL, "cannot store a task")) < 0)
+    if ((error = pg_run(ps, "INSERT INTO tasks(name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &t,
+                        NULL, "cannot store a task")) < 0)
         return error;
     params p = {0};
     p_text(&p, a->uid);
@@ -1073,16 +1064,17 @@ static int pg_attempt_each(kevo_store *s, int64_t id, const kevo_attempt_filter 
         if (!error && f->run_id)
             error = kevo_buf_printf(&sql, " AND a.run_id = $%d", p_int(&p, f->run_id));
         if (!error && f->task)
-            error = kevo_buf_printf(&sql, " AND a.task_id = (SELECT id FROM tasks WHERE name = $%d)",
-                                    p_text(&p, f->task));
+            error =
+                kevo_buf_printf(&sql, " AND a.task_id = (SELECT id FROM tasks WHERE name = $%d)",
+                                p_text(&p, f->task));
         if (!error && f->backend)
             error = kevo_buf_printf(&sql, " AND a.backend = $%d", p_text(&p, f->backend));
         if (!error && f->parent_id)
             error = kevo_buf_printf(&sql, " AND a.parent_id = $%d", p_int(&p, f->parent_id));
         if (!error && f->used_item)
-            error = kevo_buf_printf(&sql,
-                                    " AND a.id IN (SELECT attempt_id FROM used WHERE item_id = $%d)",
-                                    p_int(&p, f->used_item));
+            error = kevo_buf_printf(
+                &sql, " AND a.id IN (SELECT attempt_id FROM used WHERE item_id = $%d)",
+                p_int(&p, f->used_item));
         if (!error && f->stage)
             error = kevo_buf_printf(&sql, " AND a.stage = $%d", p_int(&p, (int)f->stage));
         if (!error && f->correct_only)
@@ -1111,8 +1103,7 @@ static int pg_attempt_delete(kevo_store *s, int64_t id)
     pg_store *ps = ctx_of(s);
     params p = {0};
     p_int(&p, id);
-    return pg_run(ps, "DELETE FROM attempts WHERE id = $1", &p, NULL,
-                  "cannot delete an attempt");
+    return pg_run(ps, "DELETE FROM attempts WHERE id = $1", &p, NULL, "cannot delete an attempt");
 }
 
 static int pg_attempt_set_reward(kevo_store *s, int64_t id, double reward)
@@ -1213,11 +1204,10 @@ static int item_filter_sql(kevo_buf *sql, params *p, const kevo_item_filter *f, 
     }
     /* tags are space-separated words; the tag is one of them, compared
      * byte for byte (strpos, not LIKE: '_' and '%' are plain characters) */
-    if (f->tag &&
-        (error = kevo_buf_printf(sql,
-                                 " AND strpos(' ' || coalesce(x.tags, '') || ' ',"
-                                 " ' ' || $%d || ' ') > 0",
-                                 p_text(p, f->tag))) < 0)
+    if (f->tag && (error = kevo_buf_printf(sql,
+                                           " AND strpos(' ' || coalesce(x.tags, '') || ' ',"
+                                           " ' ' || $%d || ' ') > 0",
+                                           p_text(p, f->tag))) < 0)
         return error;
     return 0;
 }
@@ -1272,8 +1262,8 @@ static int pg_item_search(kevo_store *s, const char *query, const kevo_item_filt
     p_text(&p, st.idfs.ptr);
     if ((error = kevo_buf_printf(&sql,
                                  SEARCH_WORDS "SELECT " ITEM_COLS ", " SEARCH_SCORE
-                                 " AS score FROM items x"
-                                 " WHERE x.fts @@ websearch_to_tsquery('simple', $%d)",
+                                              " AS score FROM items x"
+                                              " WHERE x.fts @@ websearch_to_tsquery('simple', $%d)",
                                  f->no_body ? "NULL" : "x.body", p_text(&p, st.any.ptr))) < 0 ||
         (error = item_filter_sql(&sql, &p, f, &kinds)) < 0 ||
         (error = kevo_buf_printf(&sql, " ORDER BY score DESC, x.id LIMIT $%d",
@@ -1311,12 +1301,13 @@ static int pg_item_delete(kevo_store *s, int64_t id)
     params p = {0};
     p_int(&p, id);
     /* the row's words leave the counts (read before the row goes) */
-    int error = pg_run(ps,
-                       "WITH d AS (INSERT INTO pg_temp.kevo_dfdelta(word, d)"
-                       " SELECT t.word, -1 FROM items i, unnest(tsvector_to_array(i.fts)) AS t(word)"
-                       " WHERE i.id = $1 UNION ALL SELECT '', -1 FROM items WHERE id = $1)"
-                       " DELETE FROM items WHERE id = $1",
-                       &p, NULL, "cannot delete an item");
+    int error =
+        pg_run(ps,
+               "WITH d AS (INSERT INTO pg_temp.kevo_dfdelta(word, d)"
+               " SELECT t.word, -1 FROM items i, unnest(tsvector_to_array(i.fts)) AS t(word)"
+               " WHERE i.id = $1 UNION ALL SELECT '', -1 FROM items WHERE id = $1)"
+               " DELETE FROM items WHERE id = $1",
+               &p, NULL, "cannot delete an item");
     if (error == 0)
         ps->pending = 1;
     return error;
@@ -1421,8 +1412,8 @@ static int pg_distilled_each(kevo_store *s, int64_t item_id, int64_t attempt_id,
     const char *sql =
         item_id && attempt_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = $1"
                                 " AND attempt_id = $2"
-        : item_id ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = $1"
-                    " ORDER BY attempt_id"
+        : item_id             ? "SELECT item_id, attempt_id FROM distilled_from WHERE item_id = $1"
+                                " ORDER BY attempt_id"
         : attempt_id
             ? "SELECT item_id, attempt_id FROM distilled_from WHERE attempt_id = $1"
               " ORDER BY item_id"
@@ -1449,11 +1440,11 @@ static int pg_q_get(kevo_store *s, kevo_q_target target, int64_t id, kevo_stage 
     PGresult *r = NULL;
     *out_q = 0.0;
     *out_n = 0;
-    int error = pg_run(ps,
-                       target == KEVO_Q_ITEM
-                           ? "SELECT q, n FROM q_item WHERE item_id = $1 AND stage = $2"
-                           : "SELECT q, n FROM q_start WHERE attempt_id = $1",
-                       &p, &r, "cannot read a Q-value");
+    int error =
+        pg_run(ps,
+               target == KEVO_Q_ITEM ? "SELECT q, n FROM q_item WHERE item_id = $1 AND stage = $2"
+                                     : "SELECT q, n FROM q_start WHERE attempt_id = $1",
+               &p, &r, "cannot read a Q-value");
     if (error < 0)
         return error;
     if (PQntuples(r) > 0) {
@@ -1590,7 +1581,8 @@ static int work_row(void *arg, const PGresult *r)
     };
     const char *state = col_text(r, 0, 4);
     if (kevo_work_state_parse(&w.state, state) < 0)
-        return kevo_error_set(KEVO_EINVAL, "work row (run %lld, task %s): the store holds the "
+        return kevo_error_set(KEVO_EINVAL,
+                              "work row (run %lld, task %s): the store holds the "
                               "state '%s', which is not a work state",
                               (long long)w.run_id, w.task ? w.task : "(null)",
                               state ? state : "(null)");
@@ -1668,8 +1660,8 @@ done:
     return error;
 }
 
-static int work_update(pg_store *ps, const char *sql, params *p, int64_t run_id,
-                       const char *task, const char *worker, const char *what)
+static int work_update(pg_store *ps, const char *sql, params *p, int64_t run_id, const char *task,
+                       const char *worker, const char *what)
 {
     PGresult *r = NULL;
     int error = pg_run(ps, sql, p, &r, what);
@@ -1678,7 +1670,8 @@ static int work_update(pg_store *ps, const char *sql, params *p, int64_t run_id,
     int changed = atoi(PQcmdTuples(r));
     PQclear(r);
     if (changed == 0)
-        return kevo_error_set(KEVO_ENOTFOUND, "%s: run %lld task %s is not held by worker %s "
+        return kevo_error_set(KEVO_ENOTFOUND,
+                              "%s: run %lld task %s is not held by worker %s "
                               "(the lease was lost or the task finished)",
                               ps->label, (long long)run_id, task, worker);
     return 0;
@@ -1791,24 +1784,25 @@ static int pg_stats(kevo_store *s, kevo_memory_stats *out)
     pg_store *ps = ctx_of(s);
     memset(out, 0, sizeof(*out));
     PGresult *r = NULL;
-    int error = pg_run(
-        ps,
-        "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM tasks),"
-        " (SELECT count(*) FROM attempts),"
-        " (SELECT count(*) FROM attempts WHERE verdict = 'correct'),"
-        " (SELECT count(*) FROM items), (SELECT count(*) FROM used),"
-        " (SELECT count(*) FROM distilled_from), (SELECT count(*) FROM q_item),"
-        " (SELECT count(*) FROM q_start),"
-        " (SELECT value::int FROM kevo_meta WHERE key = 'schema_version'),"
-        " (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
-        "  WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relkind = 'r'"
-        "  AND c.relname IN (" KEVO_PG_TABLES "))",
-        NULL, &r, "cannot count the store");
+    int error = pg_run(ps,
+                       "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM tasks),"
+                       " (SELECT count(*) FROM attempts),"
+                       " (SELECT count(*) FROM attempts WHERE verdict = 'correct'),"
+                       " (SELECT count(*) FROM items), (SELECT count(*) FROM used),"
+                       " (SELECT count(*) FROM distilled_from), (SELECT count(*) FROM q_item),"
+                       " (SELECT count(*) FROM q_start),"
+                       " (SELECT value::int FROM kevo_meta WHERE key = 'schema_version'),"
+                       " (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                       "  WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = "
+                       "current_schema()) AND c.relkind = 'r'"
+                       "  AND c.relname IN (" KEVO_PG_TABLES "))",
+                       NULL, &r, "cannot count the store");
     if (error < 0)
         return error;
-    int64_t *dst[] = {&out->runs,     &out->tasks,           &out->attempts,
-                      &out->attempts_correct, &out->items, &out->edges_used,
-                      &out->edges_distilled, &out->q_items,  &out->q_starts};
+    int64_t *dst[] = {
+        &out->runs,    &out->tasks,      &out->attempts,        &out->attempts_correct,
+        &out->items,   &out->edges_used, &out->edges_distilled, &out->q_items,
+        &out->q_starts};
     for (int i = 0; i < 9; i++)
         *dst[i] = col_int(r, 0, i);
     out->schema_version = (int)col_int(r, 0, 9);
@@ -1877,8 +1871,8 @@ static int meta_version(pg_store *ps, int64_t *out, int *out_exists)
                                   ps->label);
         return 0;
     }
-    return query_int64(ps, "SELECT value::bigint FROM kevo_meta WHERE key = 'schema_version'",
-                       NULL, out, "cannot read the schema version");
+    return query_int64(ps, "SELECT value::bigint FROM kevo_meta WHERE key = 'schema_version'", NULL,
+                       out, "cannot read the schema version");
 }
 
 static int check_version(pg_store *ps, int64_t version)
@@ -1905,8 +1899,8 @@ static int migrate(pg_store *ps, unsigned flags)
                               ps->label);
     /* the writers' lock: two processes opening a fresh database at once
      * migrate one after the other */
-    if ((error = pg_exec(ps, "BEGIN; " KEVO_PG_LOCK, NULL,
-                         "cannot begin the schema migration")) < 0)
+    if ((error = pg_exec(ps, "BEGIN; " KEVO_PG_LOCK, NULL, "cannot begin the schema migration")) <
+        0)
         goto done;
     if ((error = meta_version(ps, &version, &exists)) < 0 ||
         (error = check_version(ps, version)) < 0)
@@ -1964,8 +1958,10 @@ static char *label_of(PGconn *conn)
     }
     kevo_buf b = {0};
     kevo_buf_printf(&b, "postgresql://%s%s%s%s%s/%s", user ? user : "", user ? "@" : "",
-                    host ? host : hostaddr ? hostaddr : "localhost", port ? ":" : "",
-                    port ? port : "", db ? db : "");
+                    host       ? host
+                    : hostaddr ? hostaddr
+                               : "localhost",
+                    port ? ":" : "", port ? port : "", db ? db : "");
     PQconninfoFree(opts);
     return kevo_buf_detach(&b);
 }
@@ -2012,8 +2008,8 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
     /* a default connect timeout (libpq waits forever for an unreachable
      * host); the string's own connect_timeout, later, wins */
     const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
-    const char *vals[] = {getenv("PGCONNECT_TIMEOUT") ? getenv("PGCONNECT_TIMEOUT") : "10",
-                          "kevo", conninfo, NULL};
+    const char *vals[] = {getenv("PGCONNECT_TIMEOUT") ? getenv("PGCONNECT_TIMEOUT") : "10", "kevo",
+                          conninfo, NULL};
     ps->conn = PQconnectdbParams(keys, vals, 1);
     ps->label = label_of(ps->conn);
     if (!ps->label) {

@@ -94,8 +94,7 @@ static int writer(const char *url, int64_t item, int who, int go)
                           .generator = "builtin",
                           .stage = KEVO_STAGE_DRAFT,
                           .iteration = who * 1000 + i,
-                          .verdict = (i + who) % 3 ? KEVO_VERDICT_CORRECT
-                                                   : KEVO_VERDICT_INCORRECT,
+                          .verdict = (i + who) % 3 ? KEVO_VERDICT_CORRECT : KEVO_VERDICT_INCORRECT,
                           .source = "void k(void) {}",
                           .candidate_us = 10,
                           .reference_us = 20,
@@ -166,8 +165,7 @@ static void test_store_pg__no_lost_q_update(void **state)
         fail_msg("final Q %.17g, sequential replay of the stored rewards gives %.17g: an "
                  "update was lost",
                  q, want);
-    print_message("[ INFO     ] writers took turns %d times over %d attempts\n", from_both,
-                  2 * K);
+    print_message("[ INFO     ] writers took turns %d times over %d attempts\n", from_both, 2 * K);
     kevo_memory_free(mem);
 }
 
@@ -214,8 +212,8 @@ static void test_store_pg__word_counts_exact(void **state)
     fx *f = ready(state);
     kevo_store *s = NULL;
     assert_int_equal(kevo_store_pg_open(&s, f->url, 0), 0);
-    kevo_item a = {.kind = KEVO_ITEM_EXPERIENCE, .title = "okapi one", .body = "okapi zebra",
-                   .uid = "w-a"};
+    kevo_item a = {
+        .kind = KEVO_ITEM_EXPERIENCE, .title = "okapi one", .body = "okapi zebra", .uid = "w-a"};
     kevo_item b = a, c = a, d = a;
     b.uid = "w-b";
     b.title = "okapi two";
@@ -354,7 +352,8 @@ static void test_store_pg__conninfo_redact(void **state)
         {"postgres://u:secret@h/db", "postgres://u@h/db"},
         {"postgresql://u@h/db?password=secret&sslmode=require&password=again",
          "postgresql://u@h/db?sslmode=require"},
-        {"postgresql:///kevo?host=/tmp/x&user=postgres", "postgresql:///kevo?host=/tmp/x&user=postgres"},
+        {"postgresql:///kevo?host=/tmp/x&user=postgres",
+         "postgresql:///kevo?host=/tmp/x&user=postgres"},
         {"postgresql://h", "postgresql://h"},
         {"pg:host=h password=secret dbname=kevo", "pg:host=h dbname=kevo"},
         {"pg:password = 'se cr\\'et' host=h", "pg:host=h"},
@@ -385,8 +384,10 @@ static void test_store_pg__sandbox_env_has_no_secrets(void **state)
 {
     (void)state;
     static const char *const secrets[][2] = {
-        {"PGPASSWORD", "PgCanary41"},          {"PGPASSFILE", "/root/PassfileCanary42"},
-        {"KEVO_API_KEY", "ApiCanary43"},       {"OPENAI_API_KEY", "OpenAiCanary44"},
+        {"PGPASSWORD", "PgCanary41"},
+        {"PGPASSFILE", "/root/PassfileCanary42"},
+        {"KEVO_API_KEY", "ApiCanary43"},
+        {"OPENAI_API_KEY", "OpenAiCanary44"},
         {"DATABASE_URL", "postgresql://u:UrlCanary45@h/db"},
     };
     size_t n = sizeof(secrets) / sizeof(secrets[0]);
