@@ -131,8 +131,12 @@ int kevo_recipe_params_default(long *out_params, size_t *out_n, const char *reci
  * unroll factors among 2/4/8/16, collapse among 1..depth, and so on. When
  * `source` and `kernel_name` are given (both may be NULL) the choices are
  * narrowed to what the kernel's loop nests allow (collapse and tile depth up
- * to the deepest perfect nest, loop indices that root a nest).
- * out_changed: false when the recipe has no parameter with an alternative.
+ * to the deepest perfect nest, loop indices that root a nest) and to values
+ * with which the recipe applies to it (never the unroll factor the loops
+ * already have, nor a flag set already on the cflags line).
+ * out_changed: false when the recipe has no parameter with an alternative
+ *   (with a source: none whose change still applies; params are then left
+ *   as they are).
  * Returns 0, KEVO_ENOTFOUND for an unknown recipe, KEVO_ENOMEM. */
 int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, const char *recipe,
                               const char *source, const char *kernel_name);

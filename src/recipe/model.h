@@ -276,6 +276,12 @@ int kevo_recipe_ocl_local_tile_apply(kevo_recipe_out *out, const kevo_recipe_mod
 extern const char *const kevo_recipe_flag_sets[];
 extern const size_t kevo_recipe_n_flag_sets;
 
+/* As kevo_recipe_input_apply() without the guard: the rewritten source is
+ * not parsed again (the recipe safety sweep, tests/helpers/recipe_sweep.c,
+ * parses each distinct result once itself). *out_source is the caller's. */
+int kevo_recipe__input_rewrite(char **out_source, const char *recipe, const long *params,
+                               size_t n_params, kevo_recipe_input *in);
+
 /* The traits of the kernel of model m (kevo_recipe_traits). */
 int kevo_recipe__traits(char **out, const kevo_recipe_model *m);
 

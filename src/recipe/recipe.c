@@ -401,6 +401,21 @@ int kevo_recipe_input_check(bool *out_applicable, char **out_reason, const char 
     return check_outcome(out_applicable, out_reason, error);
 }
 
+int kevo_recipe__input_rewrite(char **out_source, const char *recipe, const long *params,
+                               size_t n_params, kevo_recipe_input *in)
+{
+    int error = 0;
+    const kevo_recipe_desc *d = NULL;
+    long p[KEVO_RECIPE_MAX_PARAMS] = {0};
+    bool needs_model = false;
+
+    *out_source = NULL;
+    if ((error = prepare(&d, p, recipe, params, n_params, in)) == 0 &&
+        (error = run_recipe(out_source, d, p, in, &needs_model)) < 0)
+        error = prefixed(error, d->name);
+    return error;
+}
+
 int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recipe,
                       const char *source, const char *kernel_name)
 {
@@ -496,33 +511,66 @@ static size_t param_choices(long *out, size_t cap, const kevo_recipe_desc *d, si
     return n;
 }
 
-/* Change one parameter of d among the choices the model (may be NULL)
- * allows. */
-static void mutate_with(bool *out_changed, long *params, kevo_rng *rng, const kevo_recipe_desc *d,
-                        const kevo_recipe_model *m)
+/* Whether recipe d applies to the input with parameters p: 1 yes, 0 no,
+ * or an error other than "does not apply". */
+static int applies_with(const kevo_recipe_desc *d, const long *p, kevo_recipe_input *in)
 {
-    /* Parameters that have an alternative to their current value. */
+    char *result = NULL;
+    bool needs_model = false;
+    if (strcmp(d->backend, kevo_recipe_is_opencl(in->source) ? "opencl" : "c") != 0)
+        return 0;
+    int error = run_recipe(&result, d, p, in, &needs_model);
+    free(result);
+    if (error == KEVO_EINVAL) {
+        kevo_error_clear();
+        return 0;
+    }
+    return error < 0 ? error : 1;
+}
+
+/* Change one parameter of d among the choices the model (may be NULL)
+ * allows. With an input (in, may be NULL), only to values with which the
+ * recipe applies to it: the generator declares a recipe applicable with
+ * its defaults and then rewrites with mutated parameters, so a value that
+ * makes the recipe decline (unroll by the factor the loop already has, a
+ * flag set already on the cflags line, a loop index that roots no nest)
+ * would be a failed attempt for nothing. When no single change applies,
+ * params stay as they are (*out_changed false). */
+static int mutate_with(bool *out_changed, long *params, kevo_rng *rng, const kevo_recipe_desc *d,
+                       const kevo_recipe_model *m, kevo_recipe_input *in)
+{
+    /* Per parameter, the alternatives to its current value. */
     size_t candidates[KEVO_RECIPE_MAX_PARAMS], nc = 0;
-    long choices[KEVO_RECIPE_MAX_PARAMS][64];
-    size_t nch[KEVO_RECIPE_MAX_PARAMS];
+    long alt[KEVO_RECIPE_MAX_PARAMS][64];
+    size_t nalt[KEVO_RECIPE_MAX_PARAMS];
     for (size_t i = 0; i < d->n_params; i++) {
-        nch[i] = param_choices(choices[i], 64, d, i, m);
-        for (size_t k = 0; k < nch[i]; k++)
-            if (choices[i][k] != params[i]) {
-                candidates[nc++] = i;
-                break;
+        long choices[64];
+        size_t nch = param_choices(choices, 64, d, i, m);
+        nalt[i] = 0;
+        for (size_t k = 0; k < nch; k++) {
+            if (choices[k] == params[i])
+                continue;
+            if (in) {
+                long probe[KEVO_RECIPE_MAX_PARAMS];
+                memcpy(probe, params, d->n_params * sizeof(long));
+                probe[i] = choices[k];
+                int ok = applies_with(d, probe, in);
+                if (ok < 0)
+                    return ok;
+                if (!ok)
+                    continue;
             }
+            alt[i][nalt[i]++] = choices[k];
+        }
+        if (nalt[i] > 0)
+            candidates[nc++] = i;
     }
     if (nc == 0)
-        return;
+        return 0;
     size_t i = candidates[kevo_rng_next(rng) % nc];
-    long alt[64];
-    size_t na = 0;
-    for (size_t k = 0; k < nch[i]; k++)
-        if (choices[i][k] != params[i])
-            alt[na++] = choices[i][k];
-    params[i] = alt[kevo_rng_next(rng) % na];
+    params[i] = alt[i][kevo_rng_next(rng) % nalt[i]];
     *out_changed = true;
+    return 0;
 }
 
 /* The model for narrowing parameter choices: NULL (the static choices)
@@ -553,8 +601,8 @@ int kevo_recipe_input_params_mutate(bool *out_changed, long *params, kevo_rng *r
         return 0;
     if ((error = mutate_model(&m, in)) < 0)
         return error;
-    mutate_with(out_changed, params, rng, d, m);
-    return 0;
+    return mutate_with(out_changed, params, rng, d, m,
+                       in && in->source && in->kernel_name ? in : NULL);
 }
 
 int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, const char *recipe,

@@ -1046,6 +1046,83 @@ static void test_recipe__params_default_and_mutate(void **state)
     }
 }
 
+/* Issue 20: the built-in generator declares a recipe applicable with its
+ * defaults and then rewrites with parameters mutated from them. On the demo's
+ * relu already unrolled by 8 (an earlier step), `unroll` applies with its
+ * default factor 4, and the mutation used to pick 8, which declines ("the
+ * loop already has '#pragma GCC unroll 8'"): an attempt booked as a compile
+ * error. Mutation with a source now hands out only values that apply. */
+static void test_recipe__mutate_keeps_applicable_unroll(void **state)
+{
+    (void)state;
+    long p[KEVO_RECIPE_MAX_PARAMS] = {8};
+    size_t n = 0;
+    char *by8 = apply_ok("unroll", p, 1, RELU, "relu");
+    bool ok = false, changed = false, saw[17] = {false};
+    assert_int_equal(kevo_recipe_check(&ok, NULL, "unroll", by8, "relu"), 0);
+    assert_true(ok); /* factor 4 != 8 */
+    kevo_rng rng;
+    kevo_rng_seed(&rng, 20);
+    for (int i = 0; i < 60; i++) {
+        kevo_recipe_params_default(p, &n, "unroll");
+        assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "unroll", by8, "relu"), 0);
+        assert_true(changed);
+        assert_true(p[0] == 2 || p[0] == 16);
+        saw[p[0]] = true;
+        char *out = apply_ok("unroll", p, n, by8, "relu");
+        free(out);
+    }
+    assert_true(saw[2] && saw[16]);
+    /* without a source, the static choices, 8 among them */
+    bool saw8 = false;
+    for (int i = 0; i < 60; i++) {
+        kevo_recipe_params_default(p, &n, "unroll");
+        kevo_recipe_params_mutate(&changed, p, &rng, "unroll", NULL, NULL);
+        saw8 |= p[0] == 8;
+    }
+    assert_true(saw8);
+    free(by8);
+}
+
+/* The same for `flags`: on a source whose cflags line has -mtune=native and
+ * -ffast-math, `flags` applies with set 0 (-O3 -march=native) and a mutation
+ * never picks set 7 (-mtune=native) or 2 (-ffast-math), which decline. When
+ * no change applies, the parameters are left alone. */
+static void test_recipe__mutate_keeps_applicable_flags(void **state)
+{
+    (void)state;
+    char *src = NULL;
+    bool ok = false, changed = false;
+    assert_int_equal(kevo_recipe_cflags_add(&src, NULL, RELU, "-mtune=native -ffast-math"), 0);
+    assert_int_equal(kevo_recipe_check(&ok, NULL, "flags", src, "relu"), 0);
+    assert_true(ok);
+    kevo_rng rng;
+    kevo_rng_seed(&rng, 7);
+    long p[KEVO_RECIPE_MAX_PARAMS];
+    size_t n = 0;
+    for (int i = 0; i < 80; i++) {
+        kevo_recipe_params_default(p, &n, "flags");
+        assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "flags", src, "relu"), 0);
+        assert_true(changed);
+        assert_true(p[0] != 7 && p[0] != 2 && p[0] != 0);
+        char *out = apply_ok("flags", p, n, src, "relu");
+        free(out);
+    }
+    /* every flag set on the line: no value applies, nothing changes */
+    char *all = NULL;
+    assert_int_equal(kevo_recipe_cflags_add(&all, NULL, RELU,
+                                            "-O3 -march=native -funroll-loops -ffast-math "
+                                            "-fno-math-errno -ffp-contract=fast "
+                                            "-mprefer-vector-width=512 -mtune=native"),
+                     0);
+    kevo_recipe_params_default(p, &n, "flags");
+    assert_int_equal(kevo_recipe_params_mutate(&changed, p, &rng, "flags", all, "relu"), 0);
+    assert_false(changed);
+    assert_int_equal(p[0], 0);
+    free(all);
+    free(src);
+}
+
 static void test_recipe__check(void **state)
 {
     (void)state;
@@ -1151,6 +1228,8 @@ int main(void)
         cmocka_unit_test(test_recipe__chain_failure_names_step),
         cmocka_unit_test(test_recipe__chain_json_roundtrip),
         cmocka_unit_test(test_recipe__params_default_and_mutate),
+        cmocka_unit_test(test_recipe__mutate_keeps_applicable_unroll),
+        cmocka_unit_test(test_recipe__mutate_keeps_applicable_flags),
         cmocka_unit_test(test_recipe__check),
         cmocka_unit_test(test_recipe__parse_errors_and_missing_kernel),
         cmocka_unit_test(test_recipe__text_outside_kernel_untouched),

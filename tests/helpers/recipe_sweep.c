@@ -1,0 +1,835 @@
+/*
+ * tests/helpers/recipe_sweep.c - the recipe safety sweep (issue 20): runs
+ * every C recipe, with every parameter value the built-in generator may
+ * choose, on every suite reference; every recipe on the kernels those
+ * applications produce (one more step, on a deterministic sample or on all
+ * of them); a few deterministic random chains of 6 steps; and, as the
+ * generator does, parameters mutated from the defaults of each recipe that
+ * applies with its defaults (each must apply too). Every result a recipe
+ * declared applicable is parsed as kevo_recipe_input_apply's guard does and
+ * compiled with the C backend's own compile line (kevo_c_compile_flags:
+ * gcc -std=gnu11 -O3 -march=native, the candidate's cflags line, the forced
+ * prototype header) plus -fsyntax-only, each distinct result once. Fails
+ * listing every (task, recipe, parameters) whose result does not compile,
+ * with gcc's first error line.
+ *   recipe_sweep [--level2 sample|all|none] [--stride S] [--walks N]
+ *                [--mutations N] [--all-sizes] [--jobs J] [--keep] SUITE_DIR...
+ * Tile sizes: each structural vector (loop, depth) with the default sizes
+ * and with sizes drawn in rotation from the choices; --all-sizes: each size
+ * alone over all its choices. Step 2 takes one vector in S (5) per recipe
+ * unless --level2 all.
+ * Exit 0 when every applicable result compiles, 1 when some do not (listed
+ * on stdout), 2 on bad usage or input, 3 when gcc cannot be run.
+ *
+ * Must not: run a compiled kernel (the results are only compiled, never
+ * linked or run), or judge correctness (the verifier does).
+ */
+#include "kevo/recipe.h"
+#include "kevo/sys/backend.h"
+#include "kevo/task.h"
+#include "kevo/util.h"
+#include "recipe/model.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_VECTORS 4096
+#define BATCH 24
+
+/* One distinct rewritten source of a task and the applications that gave it. */
+typedef struct variant {
+    char *text;
+    uint64_t hash;
+    kevo_buf labels; /* one "recipe(params) <- chain" line per application */
+    size_t n_apps;
+    int level;          /* 0: the reference, 1: one step, 2: two steps, 3+: walks */
+    char *error;        /* gcc's first error line, or NULL when it compiles */
+    char *hint_key;     /* the cflags of its first line, joined */
+    char **hint;        /* kevo_cflags_parse */
+    bool hint_bad;      /* the cflags line is refused by the backend */
+} variant;
+
+typedef struct task_run {
+    kevo_task *task;
+    char *dir; /* temporary folder with proto.h and v<N>.c */
+    variant *v;
+    size_t n, cap;
+} task_run;
+
+typedef struct counts {
+    size_t tried, applicable, recipe_bugs;
+} counts;
+
+static counts by_level[5];
+static bool all_sizes; /* --all-sizes: every size choice on every structural vector */
+
+/* Parameter vectors of recipe d to sweep on a kernel with n_loop loops:
+ * the cartesian product of the structural parameters (loop -1..n_loop-1,
+ * collapse 1..4, depth, all_nests, factor, set: default and every choice),
+ * with the tile sizes at their defaults, then each size varied alone over
+ * its choices when `sizes` is set. */
+static size_t param_vectors(long (*out)[KEVO_RECIPE_MAX_PARAMS], const kevo_recipe_desc *d,
+                            size_t n_loop, bool sizes)
+{
+    long vals[KEVO_RECIPE_MAX_PARAMS][64];
+    size_t nv[KEVO_RECIPE_MAX_PARAMS];
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_params; i++) {
+        const kevo_recipe_param_desc *p = &d->params[i];
+        nv[i] = 0;
+        if (!strncmp(p->name, "size", 4)) {
+            vals[i][nv[i]++] = p->def;
+            continue;
+        }
+        if (!strcmp(p->name, "loop")) {
+            for (long l = -1; l < (long)n_loop && nv[i] < 64; l++)
+                vals[i][nv[i]++] = l;
+            continue;
+        }
+        if (!strcmp(p->name, "collapse")) {
+            for (long c = 1; c <= 4 && c <= p->max; c++)
+                vals[i][nv[i]++] = c;
+            continue;
+        }
+        vals[i][nv[i]++] = p->def;
+        for (size_t k = 0; k < p->n_choices && nv[i] < 64; k++) {
+            bool seen = false;
+            for (size_t j = 0; j < nv[i]; j++)
+                seen |= vals[i][j] == p->choices[k];
+            if (!seen)
+                vals[i][nv[i]++] = p->choices[k];
+        }
+    }
+    size_t idx[KEVO_RECIPE_MAX_PARAMS] = {0};
+    for (;;) {
+        if (n == MAX_VECTORS)
+            break;
+        for (size_t i = 0; i < d->n_params; i++)
+            out[n][i] = vals[i][idx[i]];
+        n++;
+        size_t i = 0;
+        while (i < d->n_params && ++idx[i] == nv[i])
+            idx[i++] = 0;
+        if (i == d->n_params)
+            break;
+    }
+    if (!sizes)
+        return n;
+    size_t base = n;
+    if (!all_sizes) {
+        /* one more vector per structural one, its sizes drawn in rotation
+         * from the choices, so that every size value is swept */
+        for (size_t b = 0; b < base && n < MAX_VECTORS; b++) {
+            bool any = false;
+            memcpy(out[n], out[b], sizeof(out[n]));
+            for (size_t i = 0; i < d->n_params; i++) {
+                const kevo_recipe_param_desc *p = &d->params[i];
+                if (strncmp(p->name, "size", 4) != 0 || p->n_choices == 0)
+                    continue;
+                out[n][i] = p->choices[(b + i) % p->n_choices];
+                any = true;
+            }
+            n += any;
+        }
+        return n;
+    }
+    /* each tile size alone over its choices, on every structural vector */
+    for (size_t i = 0; i < d->n_params; i++) {
+        const kevo_recipe_param_desc *p = &d->params[i];
+        if (strncmp(p->name, "size", 4) != 0)
+            continue;
+        for (size_t k = 0; k < p->n_choices; k++) {
+            if (p->choices[k] == p->def)
+                continue;
+            for (size_t b = 0; b < base && n < MAX_VECTORS; b++) {
+                memcpy(out[n], out[b], sizeof(out[n]));
+                out[n][i] = p->choices[k];
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static void label_of(char *buf, size_t size, const kevo_recipe_desc *d, const long *p)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s", d->name);
+    for (size_t i = 0; i < d->n_params && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s=%ld", i ? "," : "(", d->params[i].name,
+                              p[i]);
+    if (d->n_params && n < size)
+        snprintf(buf + n, size - n, ")");
+}
+
+/* Record `text` (taken) as produced by `label` after `chain`; returns its
+ * variant index or < 0. */
+static long add_variant(task_run *t, char *text, const char *label, const char *chain, int level)
+{
+    uint64_t h = kevo_hash64(text, strlen(text), 7);
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].hash == h && !strcmp(t->v[i].text, text)) {
+            free(text);
+            if (t->v[i].n_apps++ < 64)
+                kevo_buf_printf(&t->v[i].labels, "%s%s%s\n", label, chain[0] ? " after " : "",
+                                chain);
+            return (long)i;
+        }
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        variant *v = realloc(t->v, cap * sizeof(*v));
+        if (!v) {
+            free(text);
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    variant *v = &t->v[t->n];
+    memset(v, 0, sizeof(*v));
+    v->text = text;
+    v->hash = h;
+    v->level = level;
+    v->n_apps = 1;
+    kevo_buf_printf(&v->labels, "%s%s%s\n", label, chain[0] ? " after " : "", chain);
+    if (level > 0 && !v->error) {
+        /* the guard kevo_recipe_input_apply runs: the result must parse */
+        kevo_recipe_model *m = NULL;
+        int e = kevo_recipe_model_parse(&m, text, t->task->name);
+        kevo_recipe_model_free(m);
+        if (e == KEVO_EINVAL) {
+            kevo_buf b = {0};
+            kevo_buf_printf(&b, "recipe bug: the rewritten source fails: %s", kevo_error_last());
+            v->error = kevo_buf_detach(&b);
+            by_level[level > 4 ? 4 : level].recipe_bugs++;
+        } else if (e < 0) {
+            return e;
+        }
+    }
+    if (kevo_cflags_parse(&v->hint, text) < 0) {
+        v->hint_bad = true;
+        if (!v->error)
+            v->error = strdup(kevo_error_last());
+    }
+    kevo_buf key = {0};
+    for (char **f = v->hint; f && *f; f++)
+        kevo_buf_printf(&key, "%s ", *f);
+    v->hint_key = kevo_buf_detach(&key);
+    if (!v->hint_key)
+        v->hint_key = strdup("");
+    return (long)t->n++;
+}
+
+/* The chain that produced variant i (its first label), for labels of the
+ * next step. */
+static const char *chain_of(const task_run *t, size_t i, char *buf, size_t size)
+{
+    const char *l = kevo_buf_cstr(&t->v[i].labels);
+    const char *e = strchr(l, '\n');
+    snprintf(buf, size, "%.*s", e ? (int)(e - l) : (int)strlen(l), l);
+    return buf;
+}
+
+/* The model's loop count of `src` (0 when it does not parse). */
+static size_t loops_of(const char *src, const char *kernel)
+{
+    kevo_recipe_model *m = NULL;
+    size_t n = 0;
+    if (kevo_recipe_model_parse(&m, src, kernel) == 0)
+        n = m->n_loop;
+    kevo_recipe_model_free(m);
+    kevo_error_clear();
+    return n;
+}
+
+#define DECLINED (-1000L)
+static char last_decline[1024]; /* the reason of the last DECLINED */
+
+/* Rewrite `in` with recipe d and parameters p, as the generator would
+ * (kevo_recipe_input_apply: the recipe, then the guard, which add_variant
+ * runs once per distinct result). Returns the variant index, DECLINED when
+ * the recipe does not apply, or an error < 0. A rewrite that fails for
+ * another reason (a recipe bug: an edit outside the kernel) is a variant
+ * with that error. */
+static long apply_one(task_run *t, kevo_recipe_input *in, const kevo_recipe_desc *d, const long *p,
+                      const char *chain, int level)
+{
+    char *text = NULL, label[256];
+    by_level[level].tried++;
+    int e = kevo_recipe__input_rewrite(&text, d->name, p, d->n_params, in);
+    if (e == KEVO_EINVAL) {
+        snprintf(last_decline, sizeof(last_decline), "%s", kevo_error_last());
+        kevo_error_clear();
+        return DECLINED;
+    }
+    label_of(label, sizeof(label), d, p);
+    if (e == KEVO_ERROR) {
+        kevo_buf b = {0};
+        char msg[1024];
+        snprintf(msg, sizeof(msg), "%s", kevo_error_last());
+        kevo_buf_printf(&b, "// recipe error: %s\n", msg);
+        by_level[level].applicable++;
+        by_level[level].recipe_bugs++;
+        long vi = add_variant(t, kevo_buf_detach(&b), label, chain, level);
+        if (vi >= 0 && !t->v[vi].error)
+            t->v[vi].error = strdup(msg);
+        return vi;
+    }
+    if (e < 0)
+        return e;
+    by_level[level].applicable++;
+    return add_variant(t, text, label, chain, level);
+}
+
+/* Every C recipe with every swept parameter vector on variant `from`; the
+ * applicable results become variants of `level`. With stride > 1 only one
+ * vector in `stride` of each recipe (the default one always), chosen by a
+ * hash of the source: a deterministic sample. */
+static int sweep_from(task_run *t, size_t from, int level, bool sizes, size_t stride)
+{
+    int error = 0;
+    kevo_recipe_input *in = NULL;
+    static long vec[MAX_VECTORS][KEVO_RECIPE_MAX_PARAMS];
+    char chain[1024];
+    size_t n_desc;
+    const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
+    char *src = strdup(t->v[from].text); /* t->v moves as variants are added */
+
+    if (!src)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    size_t n_loop = loops_of(src, t->task->name);
+    if (from == 0)
+        chain[0] = '\0';
+    else
+        chain_of(t, from, chain, sizeof(chain));
+    if ((error = kevo_recipe_input_new(&in, src, t->task->name)) < 0)
+        goto done;
+    uint64_t salt = kevo_hash64(src, strlen(src), 3);
+    for (size_t r = 0; r < n_desc; r++) {
+        const kevo_recipe_desc *d = &descs[r];
+        if (strcmp(d->backend, "c") != 0)
+            continue;
+        size_t nvec = param_vectors(vec, d, n_loop, sizes);
+        for (size_t k = 0; k < nvec; k++) {
+            if (stride > 1 && k != 0 && (k + salt) % stride != 0)
+                continue;
+            long vi = apply_one(t, in, d, vec[k], chain, level);
+            if (vi < 0 && vi != DECLINED) {
+                error = (int)vi;
+                goto done;
+            }
+        }
+    }
+done:
+    kevo_recipe_input_free(in);
+    free(src);
+    return error;
+}
+
+/* What the generator does with variant `from`: every recipe that applies
+ * with its defaults (kevo_recipe_input_check, as find_applicable) is
+ * rewritten with `draws` parameter sets mutated from the defaults
+ * (kevo_recipe_input_params_mutate), each of which must apply too: a
+ * decline there is an attempt the generator books as a failure. */
+static int mutate_check(task_run *t, size_t from, int draws, kevo_rng *rng)
+{
+    int error = 0;
+    kevo_recipe_input *in = NULL;
+    char chain[1024];
+    size_t n_desc;
+    const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
+    char *src = strdup(t->v[from].text);
+
+    if (!src)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    if (from == 0)
+        chain[0] = '\0';
+    else
+        chain_of(t, from, chain, sizeof(chain));
+    if ((error = kevo_recipe_input_new(&in, src, t->task->name)) < 0)
+        goto done;
+    for (size_t r = 0; r < n_desc; r++) {
+        const kevo_recipe_desc *d = &descs[r];
+        bool ok = false;
+        if (strcmp(d->backend, "c") != 0 || d->n_params == 0)
+            continue;
+        if ((error = kevo_recipe_input_check(&ok, NULL, d->name, NULL, 0, in)) < 0)
+            goto done;
+        if (!ok)
+            continue;
+        for (int k = 0; k < draws; k++) {
+            long p[KEVO_RECIPE_MAX_PARAMS];
+            size_t np;
+            bool changed = false;
+            if ((error = kevo_recipe_params_default(p, &np, d->name)) < 0 ||
+                (error = kevo_recipe_input_params_mutate(&changed, p, rng, d->name, in)) < 0)
+                goto done;
+            long vi = apply_one(t, in, d, p, chain, 4);
+            if (vi < 0 && vi != DECLINED) {
+                error = (int)vi;
+                goto done;
+            }
+            if (vi == DECLINED) {
+                char label[256];
+                label_of(label, sizeof(label), d, p);
+                printf("DECLINED %s: %s mutated from its applicable defaults to %s%s%s: %s\n",
+                       t->task->name, d->name, label, chain[0] ? " after " : "", chain,
+                       last_decline);
+                by_level[4].recipe_bugs++;
+            }
+        }
+    }
+done:
+    kevo_recipe_input_free(in);
+    free(src);
+    return error;
+}
+
+/* A deterministic random chain of `len` steps from the reference: at each
+ * step one applicable (recipe, parameters) drawn, the recipe uniformly
+ * among those with an applicable vector, then one of its vectors. */
+static int walk(task_run *t, kevo_rng *rng, int len)
+{
+    int error = 0;
+    static long vec[MAX_VECTORS][KEVO_RECIPE_MAX_PARAMS];
+    static size_t ok_k[32][MAX_VECTORS];
+    size_t n_desc;
+    const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
+    long cur = 0;
+    char chain[1024];
+
+    for (int step = 0; step < len; step++) {
+        kevo_recipe_input *in = NULL;
+        char *src = strdup(t->v[cur].text);
+        if (!src)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        size_t n_loop = loops_of(src, t->task->name), n_ok[32] = {0};
+        if ((error = kevo_recipe_input_new(&in, src, t->task->name)) < 0) {
+            free(src);
+            return error;
+        }
+        for (size_t r = 0; r < n_desc && r < 32; r++) {
+            const kevo_recipe_desc *d = &descs[r];
+            if (strcmp(d->backend, "c") != 0)
+                continue;
+            size_t nvec = param_vectors(vec, d, n_loop, false);
+            for (size_t k = 0; k < nvec; k++) {
+                bool ok = false;
+                if ((error = kevo_recipe_input_check(&ok, NULL, d->name, vec[k], d->n_params,
+                                                     in)) < 0)
+                    break;
+                if (ok)
+                    ok_k[r][n_ok[r]++] = k;
+            }
+        }
+        size_t recipes[32], nr = 0;
+        for (size_t r = 0; r < 32 && error == 0; r++)
+            if (n_ok[r])
+                recipes[nr++] = r;
+        long next = -1;
+        if (error == 0 && nr > 0) {
+            size_t r = recipes[kevo_rng_next(rng) % nr];
+            const kevo_recipe_desc *d = &descs[r];
+            param_vectors(vec, d, n_loop, false);
+            size_t k = ok_k[r][kevo_rng_next(rng) % n_ok[r]];
+            if (cur == 0)
+                chain[0] = '\0';
+            else
+                chain_of(t, (size_t)cur, chain, sizeof(chain));
+            next = apply_one(t, in, d, vec[k], chain, 3);
+            if (next < 0 && next != DECLINED)
+                error = (int)next;
+        }
+        kevo_recipe_input_free(in);
+        free(src);
+        if (error < 0 || next < 0 || t->v[next].error)
+            break;
+        cur = next;
+    }
+    return error;
+}
+
+
+/* ---- compiling ----------------------------------------------------------- */
+
+typedef struct job {
+    task_run *t;
+    size_t idx[BATCH];
+    size_t n;
+    pid_t pid;
+    char *log;
+} job;
+
+static int job_start(job *j)
+{
+    const char *argv[64 + BATCH];
+    char names[BATCH][32];
+    bool openmp;
+    variant *v0 = &j->t->v[j->idx[0]];
+    size_t n = kevo_c_compile_flags(argv, 32, v0->hint, &openmp);
+    argv[n++] = "-fsyntax-only";
+    for (size_t i = 0; i < j->n; i++) {
+        snprintf(names[i], sizeof(names[i]), "v%zu.c", j->idx[i]);
+        argv[n++] = names[i];
+    }
+    argv[n] = NULL;
+    char logname[64];
+    snprintf(logname, sizeof(logname), "gcc-%zu.log", j->idx[0]);
+    j->log = kevo_path_join(j->t->dir, logname);
+    pid_t pid = fork();
+    if (pid < 0)
+        return kevo_error_set(KEVO_EINFRA, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || chdir(j->t->dir) < 0)
+            _exit(126);
+        dup2(fd, 2);
+        dup2(fd, 1);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    j->pid = pid;
+    return 0;
+}
+
+/* Read the job's log: each file's first error line. */
+static int job_finish(job *j, int status)
+{
+    char *log = NULL;
+    if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
+        return kevo_error_set(KEVO_EINFRA, "cannot run gcc in %s", j->t->dir);
+    if (kevo_file_read(&log, NULL, j->log) < 0)
+        return KEVO_EINFRA;
+    bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0), attributed = false;
+    for (char *line = log; line && *line;) {
+        char *eol = strchr(line, '\n');
+        if (eol)
+            *eol = '\0';
+        size_t idx;
+        int used = 0;
+        if ((strstr(line, ": error: ") || strstr(line, ": fatal error: ")) &&
+            sscanf(line, "v%zu.c:%n", &idx, &used) == 1 && used > 0) {
+            for (size_t i = 0; i < j->n; i++)
+                if (j->idx[i] == idx && !j->t->v[idx].error) {
+                    j->t->v[idx].error = strdup(line);
+                    attributed = true;
+                }
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    if (failed && !attributed)
+        for (size_t i = 0; i < j->n; i++)
+            if (!j->t->v[j->idx[i]].error)
+                j->t->v[j->idx[i]].error = strdup("gcc failed without an error line (see log)");
+    free(log);
+    unlink(j->log);
+    free(j->log);
+    j->log = NULL;
+    return 0;
+}
+
+/* Compile every variant that has no error yet: the variants of one task
+ * with the same cflags line in batches of BATCH files per gcc, `jobs` gcc
+ * processes at a time. */
+static int compile_all(task_run **tasks, size_t n_tasks, int jobs)
+{
+    int error = 0, active = 0;
+    job *list = NULL, **slot = calloc((size_t)jobs, sizeof(*slot));
+    size_t n_list = 0, cap = 0, next = 0;
+    bool *taken = NULL;
+
+    if (!slot)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_tasks; i++) {
+        task_run *t = tasks[i];
+        free(taken);
+        if (!(taken = calloc(t->n + 1, sizeof(*taken)))) {
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t a = 0; a < t->n; a++) {
+            if (taken[a] || t->v[a].error)
+                continue;
+            for (size_t b = a; b < t->n; b++) {
+                if (taken[b] || t->v[b].error || strcmp(t->v[a].hint_key, t->v[b].hint_key))
+                    continue;
+                if (n_list == 0 || list[n_list - 1].t != t || list[n_list - 1].n == BATCH ||
+                    strcmp(t->v[list[n_list - 1].idx[0]].hint_key, t->v[b].hint_key)) {
+                    if (n_list == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        job *g = realloc(list, cap * sizeof(*g));
+                        if (!g) {
+                            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+                            goto done;
+                        }
+                        list = g;
+                    }
+                    memset(&list[n_list], 0, sizeof(list[n_list]));
+                    list[n_list++].t = t;
+                }
+                job *j = &list[n_list - 1];
+                j->idx[j->n++] = b;
+                taken[b] = true;
+            }
+        }
+    }
+    for (;;) {
+        for (int s = 0; s < jobs && next < n_list && error == 0; s++) {
+            if (slot[s])
+                continue;
+            if ((error = job_start(&list[next])) < 0)
+                break;
+            slot[s] = &list[next++];
+            active++;
+        }
+        if (active == 0)
+            break;
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            error = kevo_error_set(KEVO_EINFRA, "wait: %s", strerror(errno));
+            break;
+        }
+        for (int s = 0; s < jobs; s++) {
+            if (!slot[s] || slot[s]->pid != pid)
+                continue;
+            int e = job_finish(slot[s], status);
+            if (e < 0 && error == 0)
+                error = e;
+            slot[s] = NULL;
+            active--;
+        }
+    }
+done:
+    free(taken);
+    free(list);
+    free(slot);
+    return error;
+}
+
+/* Write variants [from, t->n) of t into its folder. */
+static int write_variants(task_run *t, size_t from)
+{
+    for (size_t i = from; i < t->n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "v%zu.c", i);
+        char *path = kevo_path_join(t->dir, name);
+        int error = path ? kevo_file_write(path, t->v[i].text, strlen(t->v[i].text)) : KEVO_ENOMEM;
+        free(path);
+        if (error < 0)
+            return error;
+    }
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: recipe_sweep [--level2 sample|all|none] [--stride S] [--walks N] "
+                    "[--mutations N] [--all-sizes] [--jobs J] [--keep] SUITE_DIR...\n");
+}
+
+int main(int argc, char **argv)
+{
+    int error = 0, rc = 0;
+    const char *level2 = "sample";
+    int walks = 4, jobs = 2, draws = 8;
+    long stride = 5;
+    bool keep = false;
+    char **roots = calloc((size_t)argc, sizeof(char *));
+    size_t n_roots = 0;
+    task_run **tasks = NULL;
+    size_t n_tasks = 0;
+    char *tmp = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--level2") && i + 1 < argc)
+            level2 = argv[++i];
+        else if (!strcmp(argv[i], "--walks") && i + 1 < argc)
+            walks = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
+            jobs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mutations") && i + 1 < argc)
+            draws = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--stride") && i + 1 < argc)
+            stride = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--all-sizes"))
+            all_sizes = true;
+        else if (!strcmp(argv[i], "--keep"))
+            keep = true;
+        else if (argv[i][0] == '-') {
+            usage();
+            return 2;
+        } else
+            roots[n_roots++] = argv[i];
+    }
+    if (n_roots == 0 || jobs < 1 || walks < 0 || draws < 0 || stride < 1 ||
+        (strcmp(level2, "sample") && strcmp(level2, "all") && strcmp(level2, "none"))) {
+        usage();
+        return 2;
+    }
+    double t0 = kevo_now_s();
+    if ((error = kevo_mkdtemp(&tmp, "kevo-recipe-sweep-")) < 0)
+        goto done;
+    for (size_t r = 0; r < n_roots; r++) {
+        char **dirs = NULL;
+        size_t nd = 0;
+        if ((error = kevo_task_find(&dirs, &nd, roots[r])) < 0)
+            goto done;
+        task_run **grown = realloc(tasks, (n_tasks + nd) * sizeof(*tasks));
+        if (!grown) {
+            kevo_task_dirs_free(dirs, nd);
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+            goto done;
+        }
+        tasks = grown;
+        for (size_t i = 0; i < nd; i++) {
+            task_run *t = calloc(1, sizeof(*t));
+            char *ref = NULL, *proto = NULL;
+            kevo_buf protoh = {0};
+            if (!t) {
+                error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+                kevo_task_dirs_free(dirs, nd);
+                goto done;
+            }
+            tasks[n_tasks++] = t;
+            if ((error = kevo_task_load(&t->task, dirs[i])) < 0) {
+                kevo_task_dirs_free(dirs, nd);
+                goto done;
+            }
+            if (t->task->torch)
+                continue; /* a PyTorch module: no C reference to rewrite */
+            char sub[32];
+            snprintf(sub, sizeof(sub), "t%zu", n_tasks);
+            t->dir = kevo_path_join(tmp, sub);
+            if ((error = kevo_mkdirs(t->dir, 0700)) < 0 ||
+                (error = kevo_file_read(&ref, NULL, t->task->reference_path)) < 0 ||
+                (error = kevo_c_proto_header(&proto, &protoh, t->task)) < 0) {
+                free(ref);
+                kevo_task_dirs_free(dirs, nd);
+                goto done;
+            }
+            char *pp = kevo_path_join(t->dir, KEVO_C_PROTO_FILE);
+            error = kevo_file_write(pp, kevo_buf_cstr(&protoh), protoh.len);
+            free(pp);
+            free(proto);
+            kevo_buf_free(&protoh);
+            long vi = error < 0 ? error : add_variant(t, ref, "reference", "", 0);
+            if (vi < 0) {
+                error = (int)vi;
+                kevo_task_dirs_free(dirs, nd);
+                goto done;
+            }
+        }
+        kevo_task_dirs_free(dirs, nd);
+    }
+
+    /* step 1: every recipe, every swept vector, on each reference */
+    for (size_t i = 0; i < n_tasks; i++) {
+        task_run *t = tasks[i];
+        if (!t->dir)
+            continue;
+        if ((error = sweep_from(t, 0, 1, true, 1)) < 0)
+            goto done;
+        /* step 2: on the kernels of step 1; the generator's mutations on
+         * the reference and on them */
+        size_t n1 = t->n;
+        kevo_rng rng;
+        kevo_rng_seed(&rng, kevo_hash64(t->task->name, strlen(t->task->name), 11));
+        for (size_t k = 0; k < n1; k++) {
+            if (t->v[k].error)
+                continue;
+            if (k > 0 && strcmp(level2, "none") != 0 &&
+                (error = sweep_from(t, k, 2, false,
+                                    !strcmp(level2, "all") ? 1 : (size_t)stride)) < 0)
+                goto done;
+            if (draws > 0 && (error = mutate_check(t, k, draws, &rng)) < 0)
+                goto done;
+        }
+        for (int w = 0; w < walks; w++)
+            if ((error = walk(t, &rng, 6)) < 0)
+                goto done;
+        if ((error = write_variants(t, 0)) < 0)
+            goto done;
+    }
+    double t_rewrite = kevo_now_s() - t0;
+    if ((error = compile_all(tasks, n_tasks, jobs)) < 0)
+        goto done;
+
+    size_t distinct = 0, bad_variants = 0, bad_apps[5] = {0}, ref_bad = 0, n_c = 0;
+    for (size_t i = 0; i < n_tasks; i++) {
+        task_run *t = tasks[i];
+        if (!t->dir)
+            continue;
+        n_c++;
+        for (size_t k = 0; k < t->n; k++) {
+            variant *v = &t->v[k];
+            distinct += k > 0;
+            if (!v->error)
+                continue;
+            if (k == 0) {
+                ref_bad++;
+                printf("REFERENCE %s does not compile: %s\n", t->task->name, v->error);
+                continue;
+            }
+            bad_variants++;
+            bad_apps[v->level] += v->n_apps;
+            printf("FAIL %s: %s\n", t->task->name, v->error);
+            const char *l = kevo_buf_cstr(&v->labels);
+            printf("  %zu application(s):\n", v->n_apps);
+            for (const char *p = l; *p;) {
+                const char *e = strchr(p, '\n');
+                printf("    %s: %.*s\n", t->task->name, e ? (int)(e - p) : (int)strlen(p), p);
+                p = e ? e + 1 : p + strlen(p);
+            }
+            if (keep)
+                printf("  source: %s/v%zu.c\n", t->dir, k);
+        }
+    }
+    const char *names[5] = {"", "step 1 (references)", "step 2 (on step-1 kernels)",
+                            "walks (6 steps)", "mutated parameters"};
+    printf("recipe sweep: %zu C tasks (%zu tasks found), level2=%s (stride %ld), %d walks, "
+           "%d mutations per applicable recipe\n",
+           n_c, n_tasks, level2, !strcmp(level2, "all") ? 1L : stride, walks, draws);
+    for (int l = 1; l < 5; l++)
+        printf("  %-27s %7zu applications tried, %6zu declared applicable, %zu failed to "
+               "compile, %zu recipe errors%s\n",
+               names[l], by_level[l].tried, by_level[l].applicable, bad_apps[l],
+               by_level[l].recipe_bugs, l == 4 ? " or declines" : "");
+    printf("  %zu distinct results compiled with gcc -fsyntax-only, %zu do not compile; "
+           "%zu references do not compile\n",
+           distinct, bad_variants, ref_bad);
+    printf("  %.1f s rewriting, %.1f s in all\n", t_rewrite, kevo_now_s() - t0);
+    rc = bad_variants || ref_bad || by_level[4].recipe_bugs ? 1 : 0;
+done:
+    if (error < 0) {
+        fprintf(stderr, "recipe_sweep: %s\n", kevo_error_last());
+        rc = error == KEVO_EINFRA ? 3 : 2;
+    }
+    for (size_t i = 0; i < n_tasks; i++) {
+        task_run *t = tasks[i];
+        for (size_t k = 0; k < t->n; k++) {
+            free(t->v[k].text);
+            free(t->v[k].error);
+            free(t->v[k].hint_key);
+            kevo_strv_free(t->v[k].hint);
+            kevo_buf_free(&t->v[k].labels);
+        }
+        free(t->v);
+        free(t->dir);
+        kevo_task_free(t->task);
+        free(t);
+    }
+    free(tasks);
+    if (tmp && !keep)
+        kevo_rmtree(tmp);
+    else if (tmp)
+        fprintf(stderr, "recipe_sweep: results kept in %s\n", tmp);
+    free(tmp);
+    free(roots);
+    return rc;
+}
