@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,22 +18,26 @@
  * shared; a latency measurement holds it exclusively, so nothing else of
  * kevo's runs while a speedup is measured: not another thread of this
  * process (`kevo run --jobs N`: the rwlock) and not another kevo process
- * on this machine (`kevo worker` x N, a `kevo eval` beside a run: flock on
- * one lock file per machine, each holder with its own descriptor, so
- * shared and exclusive holders of the same process are told apart too).
- * The file is $KEVO_TIMING_LOCK, default /tmp/kevo-timing-slot.lock (mode
- * 0666: every user's kevo shares it). When it cannot be opened the slot
- * is process-wide only, said once on stderr. */
+ * on this machine (`kevo worker` x N, a `kevo eval` beside a run: locks on
+ * one lock file per machine). The file locks are open-file-description
+ * locks (F_OFD_SETLKW) on two bytes of it, each holder with its own
+ * descriptor, so holders in one process are told apart too: byte 1 is the
+ * slot; byte 0 a turnstile a measurement holds while it waits for the
+ * shared holders to drain, so that new builds queue behind it instead of
+ * starving it. The file is $KEVO_TIMING_LOCK, default
+ * /tmp/kevo-timing-slot.lock (mode 0666: every user's kevo shares it).
+ * When it cannot be opened the slot is process-wide only, said once. */
 static pthread_rwlock_t timing_slot = PTHREAD_RWLOCK_INITIALIZER;
 static __thread int slot_fd = -1;
 static pthread_once_t slot_warn_once = PTHREAD_ONCE_INIT;
 static char slot_warn_path[256];
+static int slot_warn_errno;
 
 static void slot_warn(void)
 {
     fprintf(stderr, "kevo: cannot open the machine's timing lock %s (%s): latency "
                     "measurements of other kevo processes may overlap with this one's\n",
-            slot_warn_path, strerror(errno));
+            slot_warn_path, strerror(slot_warn_errno));
 }
 
 const char *kevo_verify__slot_path(void)
@@ -43,43 +46,60 @@ const char *kevo_verify__slot_path(void)
     return env && *env ? env : "/tmp/kevo-timing-slot.lock";
 }
 
-static void slot_file_lock(int how)
+enum { TURNSTILE = 0, SLOT = 1 };
+
+/* type: F_RDLCK, F_WRLCK or F_UNLCK on one byte, waiting when needed. */
+static void byte_lock(int byte, short type)
 {
-    if (slot_fd < 0) {
-        const char *path = kevo_verify__slot_path();
-        slot_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-        if (slot_fd < 0) {
-            snprintf(slot_warn_path, sizeof(slot_warn_path), "%s", path);
-            pthread_once(&slot_warn_once, slot_warn);
-            return;
-        }
-        (void)fchmod(slot_fd, 0666); /* whatever the umask: other users' kevo too */
-    }
-    while (flock(slot_fd, how) < 0 && errno == EINTR)
+    if (slot_fd < 0)
+        return;
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1};
+    while (fcntl(slot_fd, F_OFD_SETLKW, &fl) < 0 && errno == EINTR)
         ;
+}
+
+static void slot_file_open(void)
+{
+    if (slot_fd >= 0)
+        return;
+    const char *path = kevo_verify__slot_path();
+    slot_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (slot_fd < 0) {
+        slot_warn_errno = errno;
+        snprintf(slot_warn_path, sizeof(slot_warn_path), "%s", path);
+        pthread_once(&slot_warn_once, slot_warn);
+        return;
+    }
+    (void)fchmod(slot_fd, 0666); /* whatever the umask: other users' kevo too */
 }
 
 void kevo_verify__slot_shared(void)
 {
     pthread_rwlock_rdlock(&timing_slot);
-    slot_file_lock(LOCK_SH);
+    slot_file_open();
+    byte_lock(TURNSTILE, F_WRLCK); /* behind a measurement that waits */
+    byte_lock(SLOT, F_RDLCK);
+    byte_lock(TURNSTILE, F_UNLCK);
 }
 
 void kevo_verify__slot_exclusive(void)
 {
-    /* neither conversion is atomic: shared is let go, then exclusive
-     * awaited (two holders converting at once cannot deadlock) */
-    if (slot_fd >= 0)
-        flock(slot_fd, LOCK_UN);
+    /* not atomic: shared is let go, then exclusive awaited (two holders
+     * converting at once cannot deadlock); the turnstile keeps new shared
+     * holders out meanwhile */
+    byte_lock(SLOT, F_UNLCK);
     pthread_rwlock_unlock(&timing_slot);
     pthread_rwlock_wrlock(&timing_slot);
-    slot_file_lock(LOCK_EX);
+    slot_file_open();
+    byte_lock(TURNSTILE, F_WRLCK);
+    byte_lock(SLOT, F_WRLCK);
+    byte_lock(TURNSTILE, F_UNLCK);
 }
 
 void kevo_verify__slot_release(void)
 {
     if (slot_fd >= 0) {
-        flock(slot_fd, LOCK_UN);
+        byte_lock(SLOT, F_UNLCK);
         close(slot_fd);
         slot_fd = -1;
     }

@@ -1,7 +1,8 @@
 /*
  * test_timing_slot.c - the machine's timing slot (verify/gate_common.c) is
  * machine-wide: exclusive holders in different processes never overlap,
- * and an exclusive holder never overlaps a shared one of another process.
+ * an exclusive holder never overlaps a shared one of another process, and
+ * shared holders that keep coming do not starve an exclusive one.
  * White-box: calls the verifier's internal slot functions.
  */
 #include <setjmp.h>
@@ -148,11 +149,74 @@ static void test_timing_slot__shared_holders_overlap(void **state)
     free(dir);
 }
 
+/* A measurement is not starved by builds that keep coming: two processes
+ * hold the slot shared in overlapping turns for 3 s (some build always
+ * holds it); a third asks for it exclusively after 0.3 s and must get it
+ * within one build's hold, not when the builds stop (with plain flock it
+ * waited for all 3 s). */
+static void test_timing_slot__measurement_not_starved(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-slot-"), 0);
+    char lock[512], waited[512];
+    snprintf(lock, sizeof(lock), "%s/slot.lock", dir);
+    snprintf(waited, sizeof(waited), "%s/waited", dir);
+    setenv("KEVO_TIMING_LOCK", lock, 1);
+    pid_t pids[3];
+    for (int p = 0; p < 2; p++) {
+        pids[p] = fork();
+        assert_true(pids[p] >= 0);
+        if (pids[p] == 0) {
+            usleep((useconds_t)(p * 15000)); /* the two readers' holds overlap */
+            double end = now_s() + 3.0;
+            while (now_s() < end) {
+                kevo_verify__slot_shared();
+                usleep(30000);
+                kevo_verify__slot_release();
+            }
+            _exit(0);
+        }
+    }
+    pids[2] = fork();
+    assert_true(pids[2] >= 0);
+    if (pids[2] == 0) {
+        usleep(300000);
+        double t0 = now_s();
+        kevo_verify__slot_shared();
+        kevo_verify__slot_exclusive();
+        double w = now_s() - t0;
+        kevo_verify__slot_release();
+        FILE *f = fopen(waited, "w");
+        if (!f)
+            _exit(3);
+        fprintf(f, "%.6f\n", w);
+        fclose(f);
+        _exit(0);
+    }
+    for (int p = 0; p < 3; p++) {
+        int st = 0;
+        assert_int_equal(waitpid(pids[p], &st, 0), pids[p]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    FILE *f = fopen(waited, "r");
+    assert_non_null(f);
+    double w = 0;
+    assert_int_equal(fscanf(f, "%lf", &w), 1);
+    fclose(f);
+    printf("exclusive after %.3f s of continuous shared holders\n", w);
+    assert_true(w < 1.5);
+    unsetenv("KEVO_TIMING_LOCK");
+    kevo_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timing_slot__exclusive_across_processes),
         cmocka_unit_test(test_timing_slot__shared_holders_overlap),
+        cmocka_unit_test(test_timing_slot__measurement_not_starved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
