@@ -5,7 +5,9 @@
 # password; a password given in the URL or in PGPASSWORD works and is never
 # printed; `kevo run` of one small task into PostgreSQL, then `kevo report`
 # and `kevo memory stats` from it; `kevo memory export` from PostgreSQL and
-# `import` into SQLite and back, both directions giving the same JSON lines.
+# `import` into SQLite and back, both directions giving the same JSON lines;
+# `kevo best` and `kevo memory filter` on PostgreSQL; `kevo submit` of two
+# tasks worked by two `kevo worker` processes at once, each task once.
 #
 # The server: the ctest fixture's (KEVO_TEST_PG_URL_FILE, tests/helpers/
 # pg_server.sh), else one started here. Exit 77 (skipped, the reason
@@ -163,6 +165,23 @@ ls "$tmp/best" | grep -q "relu" || { ls -R "$tmp/best"; fail "kevo best wrote no
 grep -q "removed 1 tasks, 2 attempts" "$tmp/filter.log" || { cat "$tmp/filter.log"; fail "filter summary"; }
 "$KEVO" memory export "$tmp/filtered.jsonl" --db "$back" 2>/dev/null
 ! grep -q '"relu"' "$tmp/filtered.jsonl" || fail "the export still names relu after filter"
+
+echo "kevo submit + two kevo worker processes on one PostgreSQL store:"
+new_schema; shared=$surl
+t1="$KEVO_SRC/suites/c/level1/001_relu"
+t2="$KEVO_SRC/suites/c/level1/002_leaky_relu"
+"$KEVO" submit "$t1" "$t2" --iterations 2 --quick --db "$shared" >"$tmp/submit.out" 2>&1 \
+    || { cat "$tmp/submit.out" >&2; fail "kevo submit"; }
+"$KEVO" worker --db "$shared" --until-idle --quiet >"$tmp/w1.log" 2>&1 &
+w1=$!
+"$KEVO" worker --db "$shared" --until-idle --quiet >"$tmp/w2.log" 2>&1 \
+    || { cat "$tmp/w2.log" >&2; fail "worker 2"; }
+wait $w1 || { cat "$tmp/w1.log" >&2; fail "worker 1"; }
+"$KEVO" status --db "$shared" >"$tmp/status.out" 2>&1 || { cat "$tmp/status.out" >&2; fail "kevo status"; }
+grep -q "2 tasks: 0 queued, 0 running, 2 done, 0 failed; 4 attempts" "$tmp/status.out" \
+    || { cat "$tmp/status.out"; fail "the shared run did not finish its 2 tasks x 2 attempts once each"; }
+"$psql_bin" -X -At "$url" -c "SELECT count(*) FROM $schema.work WHERE claims = 1" | grep -qx 2 \
+    || fail "a task was claimed more than once"
 
 admin "DO \$\$ DECLARE s text; BEGIN FOR s IN SELECT nspname FROM pg_namespace WHERE nspname LIKE 'kevo_it_$$\\_%' LOOP EXECUTE 'DROP SCHEMA ' || s || ' CASCADE'; END LOOP; END \$\$"
 echo "test_pg_store: ok"
