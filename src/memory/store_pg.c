@@ -1968,6 +1968,36 @@ static char *label_of(PGconn *conn)
     return kevo_buf_detach(&b);
 }
 
+/* The schema that holds the store: named in messages when it is not
+ * "public" (one database may hold several stores); none at all (no schema
+ * of search_path exists) is an error saying so. */
+static int name_schema(pg_store *ps)
+{
+    PGresult *r = NULL;
+    int error = pg_run(ps, "SELECT current_schema()", NULL, &r, "cannot read the schema");
+    if (error < 0)
+        return error;
+    const char *schema = PQntuples(r) > 0 ? col_text(r, 0, 0) : NULL;
+    if (!schema) {
+        PQclear(r);
+        return kevo_error_set(KEVO_EINVAL,
+                              "%s: no schema of the connection's search_path exists to hold the "
+                              "store (create it, or name one with options=-csearch_path%%3D...)",
+                              ps->label);
+    }
+    if (strcmp(schema, "public")) {
+        kevo_buf b = {0};
+        kevo_buf_printf(&b, "%s (schema %s)", ps->label, schema);
+        char *label = kevo_buf_detach(&b);
+        if (label) {
+            free(ps->label);
+            ps->label = label;
+        }
+    }
+    PQclear(r);
+    return 0;
+}
+
 static void pg_free(kevo_store *s)
 {
     pg_store *ps = ctx_of(s);
@@ -2029,7 +2059,8 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
         error = kevo_error_set(KEVO_EIO, "%s: cannot use UTF-8 on this connection", ps->label);
         goto done;
     }
-    if ((error = pg_exec(ps, SESSION_SETUP, NULL, "cannot configure the session")) < 0)
+    if ((error = pg_exec(ps, SESSION_SETUP, NULL, "cannot configure the session")) < 0 ||
+        (error = name_schema(ps)) < 0)
         goto done;
     if ((error = migrate(ps, flags)) < 0)
         goto done;
