@@ -17,15 +17,18 @@ bool kevo_conninfo_is_pg(const char *s)
 }
 
 /* A URI: drop ":password" from the userinfo and every password=
- * parameter (libpq ends the userinfo at the first '@' or '/'). */
+ * parameter. The userinfo is taken to end at the last '@' before the
+ * query, not at the first '/' as libpq reads it: a password holding '/'
+ * or '@' unencoded (which libpq then refuses) is not shown either. */
 static int redact_uri(kevo_buf *b, const char *s)
 {
     const char *rest = strstr(s, "://") + 3;
     int error = kevo_buf_put(b, s, (size_t)(rest - s));
-    const char *end = rest;
-    while (*end && *end != '@' && *end != '/' && *end != '?')
-        end++;
-    if (*end == '@') {
+    const char *end = NULL;
+    for (const char *c = rest; *c && *c != '?'; c++)
+        if (*c == '@')
+            end = c;
+    if (end) {
         const char *colon = memchr(rest, ':', (size_t)(end - rest));
         size_t user_len = colon ? (size_t)(colon - rest) : (size_t)(end - rest);
         if (error == 0)
