@@ -119,6 +119,17 @@ PGPASSWORD=kevo-test-secret "$KEVO" memory stats --json \
 grep -q '"attempts":0' "$tmp/out" || fail "stats --json"
 no_secret kevo-test-secret "$tmp/out" "$tmp/err"
 
+# a run submitted with the password in the URL: not in what it prints, not
+# in the run's stored configuration, not in an export
+"$KEVO" submit "$KEVO_SRC/suites/c/level1/001_relu" --iterations 1 --quick --db "$good" \
+    >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; fail "submit with the right password"; }
+no_secret kevo-test-secret "$tmp/out" "$tmp/err"
+"$psql_bin" -X -At "$url" -c "SELECT config FROM $schema.runs" >"$tmp/config.txt"
+grep -q . "$tmp/config.txt" || fail "no run stored"
+no_secret kevo-test-secret "$tmp/config.txt"
+"$KEVO" memory export "$tmp/pw.jsonl" --db "$good" 2>"$tmp/err"
+no_secret kevo-test-secret "$tmp/pw.jsonl" "$tmp/err"
+
 # a store written by a newer kevo: one line naming both versions
 admin "UPDATE $schema.kevo_meta SET value = '99' WHERE key = 'schema_version'"
 expect_one_line "newer kevo|schema version 99|knows up to" "$KEVO" memory stats --db "$u"
