@@ -25,6 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Claims after which a task whose holders never finished it is failed. */
+#define KEVO_WORKER_MAX_CLAIMS 5
+
 /* What one file of a task folder may weigh in a bundle, and all of them. */
 #define BUNDLE_FILE_MAX (8u << 20)
 #define BUNDLE_TOTAL_MAX (32u << 20)
@@ -362,6 +365,14 @@ static int work_one(worker_shared *ws, kevo_memory *mem, kevo_work *w, const cha
     int error = 0, task_error = 0;
     if ((error = kevo_memory_run_get(&run, mem, w->run_id)) < 0)
         goto done;
+    if (w->claims > KEVO_WORKER_MAX_CLAIMS) {
+        /* a task whose holders keep dying (killed for memory, a machine
+         * that reboots under it) must not take worker after worker */
+        task_error = kevo_error_set(KEVO_EINFRA, "claimed %lld times without finishing: the "
+                                    "workers that held it stopped (killed? out of memory?)",
+                                    (long long)w->claims);
+        goto finish;
+    }
     if (!(stored = cJSON_Parse(run->config_json))) {
         task_error = kevo_error_set(KEVO_EINVAL, "run %lld: stored configuration is not JSON",
                                     (long long)w->run_id);

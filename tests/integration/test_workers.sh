@@ -149,4 +149,17 @@ if [ -n "$pgdir" ]; then
   [ "$n" = 24 ] || fail "the SQLite memory did not arrive in PostgreSQL: $n attempts"
   echo "ok: a PostgreSQL run started from a SQLite memory ($n attempts imported)"
 fi
+# a task whose holders keep dying is failed after 5 claims, not reclaimed forever
+P="$tmp/poison.db"
+prun=$("$KEVO" submit "$SRC/suites/c/level1/001_relu" --db "$P" --iterations 50 --quick --quiet) || fail "submit (poison)"
+for k in 1 2 3 4 5; do
+  "$KEVO" worker --db "$P" --lease 1 --poll 0.2 >"$tmp/p$k.log" 2>&1 & pk=$!
+  for i in $(seq 1 300); do grep -q "(claim $k)" "$tmp/p$k.log" 2>/dev/null && break; sleep 0.1; done
+  kill -9 "$pk"; wait "$pk" 2>/dev/null
+  sleep 1.2 # the lease runs out
+done
+"$KEVO" worker --db "$P" --until-idle --poll 0.2 >"$tmp/p6.log" 2>&1 || fail "the sixth worker"
+grep -q "relu failed: claimed 6 times without finishing" "$tmp/p6.log" || { cat "$tmp/p6.log"; fail "a task killing its workers was not failed"; }
+"$KEVO" status --db "$P" --run "$prun" | grep -q "1 failed" || fail "status does not show the failed task"
+echo "ok: a task whose workers keep dying fails after 5 claims"
 echo "ok: workers (store $( [ -n "$pgdir" ] && echo PostgreSQL || echo SQLite))"
