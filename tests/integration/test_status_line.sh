@@ -4,7 +4,8 @@
 # status line (run id, tasks k/2, the task at work, elapsed), redrawn in
 # place (never a trail of them) under the scrolling per-attempt lines, cut
 # to the terminal's width; verdicts in colour unless NO_COLOR is set; gone
-# at the end, where the last lines name `kevo report` and `kevo best`; gone
+# at the end, where the last lines name `kevo report` and `kevo best` (and
+# those commands work as printed); gone
 # too after Ctrl-C, the stop message on a clean line. With TERM=dumb, and
 # piped, not one escape code or carriage return, and the plain lines of
 # before. Needs tmux (scripts/setup.sh installs it; skipped without it).
@@ -72,6 +73,16 @@ expect_rc stop 130
 # ---- piped (stdout a pipe, stderr the terminal)
 run piped 120 bash -c "\"\$0\" run $T1 $T2 --iterations 3 --quick --db '$tmp/piped.db' | cat >'$tmp/piped.out'" "$KEVO"
 expect_rc piped 0
+# the end lines' commands work as printed
+for what in "best kernels" "HTML report"; do
+    line=$(grep "^  $what: *kevo " "$tmp/piped.out" || true)
+    [ -n "$line" ] || { echo "piped: no '$what' line" >>"$tmp/failures"; continue; }
+    read -r -a words <<<"${line#*: }"
+    (cd "$tmp" && "$KEVO" "${words[@]:1}" >"$tmp/endcmd.out" 2>&1) ||
+        { echo "'${line#*: }' as printed failed: $(head -3 "$tmp/endcmd.out")" >>"$tmp/failures"; }
+done
+[ -f "$tmp/best-run-1/relu.c" ] || echo "kevo best as printed wrote no best-run-1/relu.c" >>"$tmp/failures"
+grep -q "<html" "$tmp/run-1.html" 2>/dev/null || echo "kevo report as printed wrote no run-1.html" >>"$tmp/failures"
 
 python3 - "$tmp" <<'PY'
 import os, re, sys
