@@ -400,6 +400,10 @@ static int work_one(worker_shared *ws, kevo_memory *mem, kevo_work *w, const cha
         (long long)w->claims);
     bool worked = false;
     task_error = kevo_agent__run_task(&worked, mem, prov, w->run_id, dir, NULL, 0, 1, &cfg);
+    kevo_run_event ev = {.kind = KEVO_RUN_EVENT_TASK_FINISHED, .run_id = w->run_id, .index = 0,
+                         .total = 1, .task = w->task, .task_dir = dir,
+                         .iterations = cfg.iterations};
+    kevo_agent__emit(&cfg, &ev);
     pthread_mutex_lock(&l.lock);
     l.done = 1;
     pthread_cond_signal(&l.cond);
