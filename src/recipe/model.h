@@ -282,6 +282,10 @@ extern const size_t kevo_recipe_n_flag_sets;
 int kevo_recipe__input_rewrite(char **out_source, const char *recipe, const long *params,
                                size_t n_params, kevo_recipe_input *in);
 
+/* The number of `for` loops of the input's kernel (its model, parsed on
+ * first need); 0 when it does not parse. */
+size_t kevo_recipe__input_loops(kevo_recipe_input *in);
+
 /* The traits of the kernel of model m (kevo_recipe_traits). */
 int kevo_recipe__traits(char **out, const kevo_recipe_model *m);
 

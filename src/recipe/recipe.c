@@ -416,6 +416,16 @@ int kevo_recipe__input_rewrite(char **out_source, const char *recipe, const long
     return error;
 }
 
+size_t kevo_recipe__input_loops(kevo_recipe_input *in)
+{
+    const kevo_recipe_model *m = NULL;
+    if (input_model(&m, in) < 0) {
+        kevo_error_clear();
+        return 0;
+    }
+    return m->n_loop;
+}
+
 int kevo_recipe_check(bool *out_applicable, char **out_reason, const char *recipe,
                       const char *source, const char *kernel_name)
 {

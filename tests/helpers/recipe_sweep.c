@@ -6,18 +6,25 @@
  * of them); a few deterministic random chains of 6 steps; and, as the
  * generator does, parameters mutated from the defaults of each recipe that
  * applies with its defaults (each must apply too). Every result a recipe
- * declared applicable is parsed as kevo_recipe_input_apply's guard does and
- * compiled with the C backend's own compile line (kevo_c_compile_flags:
+ * declared applicable is compiled with the C backend's own compile line
+ * (with --guard also parsed first, as kevo_recipe_input_apply does: twice
+ * the time; gcc is the stricter judge) (kevo_c_compile_flags:
  * gcc -std=gnu11 -O3 -march=native, the candidate's cflags line, the forced
  * prototype header) plus -fsyntax-only, each distinct result once. Fails
  * listing every (task, recipe, parameters) whose result does not compile,
  * with gcc's first error line.
- *   recipe_sweep [--level2 sample|all|none] [--stride S] [--walks N]
- *                [--mutations N] [--all-sizes] [--jobs J] [--keep] SUITE_DIR...
+ *   recipe_sweep [--level2 sample|all|none] [--per-recipe P] [--stride S]
+ *                [--walks N] [--mutations N] [--all-sizes] [--guard] [--jobs J]
+ *                [--keep] [--emit DIR] SUITE_DIR...
  * Tile sizes: each structural vector (loop, depth) with the default sizes
  * and with sizes drawn in rotation from the choices; --all-sizes: each size
- * alone over all its choices. Step 2 takes one vector in S (5) per recipe
- * unless --level2 all.
+ * alone over all its choices. Step 2 starts from P (--per-recipe, 1) step-1
+ * results per recipe, those whose text hashes lowest, and takes each
+ * recipe's default vector and one in S (--stride, 6) of the others;
+ * --level2 all starts from every step-1 result (with --stride 1: every
+ * vector). The mutation check (--mutations, 4 draws per recipe applicable
+ * with its defaults) runs on the reference and on step 2's starts; walks
+ * (--walks, 3) are 6 steps long.
  * Exit 0 when every applicable result compiles, 1 when some do not (listed
  * on stdout), 2 on bad usage or input, 3 when gcc cannot be run.
  *
@@ -66,6 +73,7 @@ typedef struct counts {
 } counts;
 
 static counts by_level[5];
+static bool guard;     /* --guard: parse each distinct result as kevo_recipe_input_apply does */
 static bool all_sizes; /* --all-sizes: every size choice on every structural vector */
 
 /* Parameter vectors of recipe d to sweep on a kernel with n_loop loops:
@@ -197,7 +205,7 @@ static long add_variant(task_run *t, char *text, const char *label, const char *
     v->level = level;
     v->n_apps = 1;
     kevo_buf_printf(&v->labels, "%s%s%s\n", label, chain[0] ? " after " : "", chain);
-    if (level > 0 && !v->error) {
+    if (guard && level > 0 && !v->error) {
         /* the guard kevo_recipe_input_apply runs: the result must parse */
         kevo_recipe_model *m = NULL;
         int e = kevo_recipe_model_parse(&m, text, t->task->name);
@@ -233,18 +241,6 @@ static const char *chain_of(const task_run *t, size_t i, char *buf, size_t size)
     const char *e = strchr(l, '\n');
     snprintf(buf, size, "%.*s", e ? (int)(e - l) : (int)strlen(l), l);
     return buf;
-}
-
-/* The model's loop count of `src` (0 when it does not parse). */
-static size_t loops_of(const char *src, const char *kernel)
-{
-    kevo_recipe_model *m = NULL;
-    size_t n = 0;
-    if (kevo_recipe_model_parse(&m, src, kernel) == 0)
-        n = m->n_loop;
-    kevo_recipe_model_free(m);
-    kevo_error_clear();
-    return n;
 }
 
 #define DECLINED (-1000L)
@@ -302,13 +298,13 @@ static int sweep_from(task_run *t, size_t from, int level, bool sizes, size_t st
 
     if (!src)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    size_t n_loop = loops_of(src, t->task->name);
     if (from == 0)
         chain[0] = '\0';
     else
         chain_of(t, from, chain, sizeof(chain));
     if ((error = kevo_recipe_input_new(&in, src, t->task->name)) < 0)
         goto done;
+    size_t n_loop = kevo_recipe__input_loops(in);
     uint64_t salt = kevo_hash64(src, strlen(src), 3);
     for (size_t r = 0; r < n_desc; r++) {
         const kevo_recipe_desc *d = &descs[r];
@@ -390,6 +386,48 @@ done:
     return error;
 }
 
+/* The step-1 variants [1, n1) that step 2 and the mutation check start
+ * from: all when per_recipe is 0, else per recipe (the step that made it)
+ * the per_recipe ones whose text hashes lowest, a deterministic sample
+ * that changes only with the recipes' output. *out is the caller's. */
+static int sample_variants(size_t **out, size_t *out_n, const task_run *t, size_t n1,
+                           size_t per_recipe)
+{
+    size_t n = 0;
+    *out = calloc(n1 ? n1 : 1, sizeof(**out));
+    if (!*out)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    size_t n_desc;
+    const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
+    for (size_t r = 0; r < n_desc; r++) {
+        size_t len = strlen(descs[r].name), taken = 0;
+        uint64_t last = 0;
+        while (per_recipe == 0 || taken < per_recipe) {
+            /* the next-lowest hash among this recipe's variants */
+            size_t best = 0;
+            uint64_t best_h = UINT64_MAX;
+            for (size_t k = 1; k < n1; k++) {
+                const char *l = kevo_buf_cstr(&t->v[k].labels);
+                uint64_t h = kevo_hash64(t->v[k].text, strlen(t->v[k].text), 5);
+                if (t->v[k].error || strncmp(l, descs[r].name, len) != 0 ||
+                    (l[len] != '(' && l[len] != '\n' && l[len] != ' '))
+                    continue;
+                if ((taken == 0 || h > last) && h < best_h) {
+                    best_h = h;
+                    best = k;
+                }
+            }
+            if (best == 0)
+                break;
+            (*out)[n++] = best;
+            last = best_h;
+            taken++;
+        }
+    }
+    *out_n = n;
+    return 0;
+}
+
 /* A deterministic random chain of `len` steps from the reference: at each
  * step one applicable (recipe, parameters) drawn, the recipe uniformly
  * among those with an applicable vector, then one of its vectors. */
@@ -408,11 +446,12 @@ static int walk(task_run *t, kevo_rng *rng, int len)
         char *src = strdup(t->v[cur].text);
         if (!src)
             return kevo_error_set(KEVO_ENOMEM, "out of memory");
-        size_t n_loop = loops_of(src, t->task->name), n_ok[32] = {0};
+        size_t n_ok[32] = {0};
         if ((error = kevo_recipe_input_new(&in, src, t->task->name)) < 0) {
             free(src);
             return error;
         }
+        size_t n_loop = kevo_recipe__input_loops(in);
         for (size_t r = 0; r < n_desc && r < 32; r++) {
             const kevo_recipe_desc *d = &descs[r];
             if (strcmp(d->backend, "c") != 0)
@@ -627,19 +666,74 @@ static int write_variants(task_run *t, size_t from)
     return 0;
 }
 
+/* --emit DIR: for a run of `kevo eval` on each (the verifier judges what
+ * this sweep does not: semantics), the first compiling result of each
+ * recipe of steps 1 and 2 per task, as DIR/<task>__<n>.c, and
+ * DIR/manifest.tsv: task folder, file, chain. */
+static int emit_sample(const char *dir, task_run **tasks, size_t n_tasks)
+{
+    int error = 0;
+    kevo_buf man = {0};
+    if ((error = kevo_mkdirs(dir, 0700)) < 0)
+        return error;
+    for (size_t i = 0; i < n_tasks && error == 0; i++) {
+        task_run *t = tasks[i];
+        char seen[64][128];
+        size_t n_seen = 0;
+        for (size_t k = 1; k < t->n && error == 0; k++) {
+            variant *v = &t->v[k];
+            if (v->error || v->level > 2)
+                continue;
+            /* the key: the recipe names of its chain, e.g. "tile<-interchange" */
+            char key[128] = "", first[1024];
+            chain_of(t, k, first, sizeof(first));
+            size_t kl = 0;
+            for (const char *q = first; *q && kl + 1 < sizeof(key);) {
+                size_t w = strcspn(q, "( ");
+                kl += (size_t)snprintf(key + kl, sizeof(key) - kl, "%.*s/", (int)w, q);
+                const char *nx = strstr(q, " after ");
+                if (!nx)
+                    break;
+                q = nx + 7;
+            }
+            bool dup = false;
+            for (size_t j = 0; j < n_seen; j++)
+                dup |= !strcmp(seen[j], key);
+            if (dup || n_seen == 64)
+                continue;
+            snprintf(seen[n_seen++], sizeof(seen[0]), "%s", key);
+            char name[256];
+            snprintf(name, sizeof(name), "%s__%zu.c", t->task->name, k);
+            char *path = kevo_path_join(dir, name);
+            error = path ? kevo_file_write(path, v->text, strlen(v->text)) : KEVO_ENOMEM;
+            free(path);
+            kevo_buf_printf(&man, "%s\t%s\t%s\n", t->task->dir, name, first);
+        }
+    }
+    if (error == 0) {
+        char *path = kevo_path_join(dir, "manifest.tsv");
+        error = path ? kevo_file_write(path, kevo_buf_cstr(&man), man.len) : KEVO_ENOMEM;
+        free(path);
+    }
+    kevo_buf_free(&man);
+    return error;
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: recipe_sweep [--level2 sample|all|none] [--stride S] [--walks N] "
-                    "[--mutations N] [--all-sizes] [--jobs J] [--keep] SUITE_DIR...\n");
+    fprintf(stderr, "usage: recipe_sweep [--level2 sample|all|none] [--per-recipe P] [--stride S] "
+                    "[--walks N] [--mutations N] [--all-sizes] [--guard] [--jobs J] [--keep] "
+                    "[--emit DIR] SUITE_DIR...\n");
 }
 
 int main(int argc, char **argv)
 {
     int error = 0, rc = 0;
     const char *level2 = "sample";
-    int walks = 4, jobs = 2, draws = 8;
-    long stride = 5;
+    int walks = 3, jobs = 2, draws = 4;
+    long stride = 6, per_recipe = 1;
     bool keep = false;
+    const char *emit = NULL;
     char **roots = calloc((size_t)argc, sizeof(char *));
     size_t n_roots = 0;
     task_run **tasks = NULL;
@@ -657,17 +751,23 @@ int main(int argc, char **argv)
             draws = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stride") && i + 1 < argc)
             stride = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--guard"))
+            guard = true;
+        else if (!strcmp(argv[i], "--per-recipe") && i + 1 < argc)
+            per_recipe = atol(argv[++i]);
         else if (!strcmp(argv[i], "--all-sizes"))
             all_sizes = true;
         else if (!strcmp(argv[i], "--keep"))
             keep = true;
+        else if (!strcmp(argv[i], "--emit") && i + 1 < argc)
+            emit = argv[++i];
         else if (argv[i][0] == '-') {
             usage();
             return 2;
         } else
             roots[n_roots++] = argv[i];
     }
-    if (n_roots == 0 || jobs < 1 || walks < 0 || draws < 0 || stride < 1 ||
+    if (n_roots == 0 || jobs < 1 || walks < 0 || draws < 0 || stride < 1 || per_recipe < 1 ||
         (strcmp(level2, "sample") && strcmp(level2, "all") && strcmp(level2, "none"))) {
         usage();
         return 2;
@@ -740,16 +840,25 @@ int main(int argc, char **argv)
         size_t n1 = t->n;
         kevo_rng rng;
         kevo_rng_seed(&rng, kevo_hash64(t->task->name, strlen(t->task->name), 11));
-        for (size_t k = 0; k < n1; k++) {
-            if (t->v[k].error)
-                continue;
-            if (k > 0 && strcmp(level2, "none") != 0 &&
-                (error = sweep_from(t, k, 2, false,
-                                    !strcmp(level2, "all") ? 1 : (size_t)stride)) < 0)
-                goto done;
-            if (draws > 0 && (error = mutate_check(t, k, draws, &rng)) < 0)
-                goto done;
+        size_t *pick = NULL, n_pick = 0;
+        if ((error = sample_variants(&pick, &n_pick, t, n1,
+                                     !strcmp(level2, "all") ? 0 : (size_t)per_recipe)) < 0)
+            goto done;
+        if (draws > 0 && (error = mutate_check(t, 0, draws, &rng)) < 0) {
+            free(pick);
+            goto done;
         }
+        for (size_t q = 0; q < n_pick; q++) {
+            size_t k = pick[q];
+            if (strcmp(level2, "none") != 0 &&
+                (error = sweep_from(t, k, 2, false, (size_t)stride)) < 0)
+                break;
+            if (draws > 0 && (error = mutate_check(t, k, draws, &rng)) < 0)
+                break;
+        }
+        free(pick);
+        if (error < 0)
+            goto done;
         for (int w = 0; w < walks; w++)
             if ((error = walk(t, &rng, 6)) < 0)
                 goto done;
@@ -760,7 +869,9 @@ int main(int argc, char **argv)
     if ((error = compile_all(tasks, n_tasks, jobs)) < 0)
         goto done;
 
-    size_t distinct = 0, bad_variants = 0, bad_apps[5] = {0}, ref_bad = 0, n_c = 0;
+    if (emit && (error = emit_sample(emit, tasks, n_tasks)) < 0)
+        goto done;
+    size_t distinct = 0, bad_variants = 0, bad_apps[5] = {0}, distinct_at[5] = {0}, ref_bad = 0, n_c = 0;
     for (size_t i = 0; i < n_tasks; i++) {
         task_run *t = tasks[i];
         if (!t->dir)
@@ -769,6 +880,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < t->n; k++) {
             variant *v = &t->v[k];
             distinct += k > 0;
+            distinct_at[v->level]++;
             if (!v->error)
                 continue;
             if (k == 0) {
@@ -796,9 +908,9 @@ int main(int argc, char **argv)
            "%d mutations per applicable recipe\n",
            n_c, n_tasks, level2, !strcmp(level2, "all") ? 1L : stride, walks, draws);
     for (int l = 1; l < 5; l++)
-        printf("  %-27s %7zu applications tried, %6zu declared applicable, %zu failed to "
-               "compile, %zu recipe errors%s\n",
-               names[l], by_level[l].tried, by_level[l].applicable, bad_apps[l],
+        printf("  %-27s %7zu applications tried, %6zu declared applicable (%zu new distinct "
+               "results), %zu failed to compile, %zu recipe errors%s\n",
+               names[l], by_level[l].tried, by_level[l].applicable, distinct_at[l], bad_apps[l],
                by_level[l].recipe_bugs, l == 4 ? " or declines" : "");
     printf("  %zu distinct results compiled with gcc -fsyntax-only, %zu do not compile; "
            "%zu references do not compile\n",
