@@ -394,6 +394,10 @@ int kevo_memory_seed_builtin(kevo_memory *mem);
  * updated gives *out_n = 0 and *out_q = 0 (callers apply their q_init). */
 int kevo_memory_q_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t item_id,
                       kevo_stage stage);
+/* The same for items[0..n) at once (one round trip on stores that can):
+ * out_q[i], out_n[i] for item_ids[i]. */
+int kevo_memory_q_get_many(double *out_q, int64_t *out_n, kevo_memory *mem,
+                           const int64_t *item_ids, size_t n, kevo_stage stage);
 /* Q2 of an attempt as a start point for refining. */
 int kevo_memory_q_start_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t attempt_id);
 

@@ -404,13 +404,24 @@ static int select_experience(builder *b)
     }
     size_t k = (size_t)cfg->n, got;
     if (cfg->mode == KEVO_CONTEXT_VALUE) {
-        for (size_t i = 0; i < pool->n; i++) {
-            int64_t n = 0;
-            if ((error = kevo_memory_q_get(&qv[i], &n, b->mem, pool->items[i].id, q->stage)) < 0)
-                goto done;
-            if (n == 0)
-                qv[i] = cfg->q_init;
+        /* the pool's Q-values in one read (one round trip to a server) */
+        int64_t *ids = calloc(pool->n, sizeof(*ids)), *ns = calloc(pool->n, sizeof(*ns));
+        if (!ids || !ns) {
+            free(ids);
+            free(ns);
+            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+            goto done;
         }
+        for (size_t i = 0; i < pool->n; i++)
+            ids[i] = pool->items[i].id;
+        error = kevo_memory_q_get_many(qv, ns, b->mem, ids, pool->n, q->stage);
+        for (size_t i = 0; i < pool->n && error == 0; i++)
+            if (ns[i] == 0)
+                qv[i] = cfg->q_init;
+        free(ids);
+        free(ns);
+        if (error < 0)
+            goto done;
         got = kevo_select_egreedy(picks, qv, pool->n, k, cfg->epsilon, b->rng);
     } else if (cfg->mode == KEVO_CONTEXT_RANDOM) {
         /* every pick uniform among the rest: sampling without replacement */

@@ -913,6 +913,22 @@ int kevo_memory_q_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t i
     return error;
 }
 
+int kevo_memory_q_get_many(double *out_q, int64_t *out_n, kevo_memory *mem,
+                           const int64_t *item_ids, size_t n, kevo_stage stage)
+{
+    kevo_store *s = mem->store;
+    if (n == 0)
+        return 0;
+    if (s->version >= 3 && s->q_get_many)
+        return s->q_get_many(s, KEVO_Q_ITEM, item_ids, n, stage, out_q, out_n);
+    for (size_t i = 0; i < n; i++) {
+        int error = s->q_get(s, KEVO_Q_ITEM, item_ids[i], stage, &out_q[i], &out_n[i]);
+        if (error < 0)
+            return error;
+    }
+    return 0;
+}
+
 int kevo_memory_q_start_get(double *out_q, int64_t *out_n, kevo_memory *mem, int64_t attempt_id)
 {
     int64_t n = 0;

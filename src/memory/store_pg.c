@@ -1457,6 +1457,49 @@ static int pg_q_get(kevo_store *s, kevo_q_target target, int64_t id, kevo_stage 
     return 0;
 }
 
+static int pg_q_get_many(kevo_store *s, kevo_q_target target, const int64_t *ids, size_t n,
+                         kevo_stage stage, double *out_q, int64_t *out_n)
+{
+    pg_store *ps = ctx_of(s);
+    kevo_buf arr = {0};
+    kevo_buf_puts(&arr, "{");
+    for (size_t i = 0; i < n; i++) {
+        kevo_buf_printf(&arr, "%s%" PRId64, i ? "," : "", ids[i]);
+        out_q[i] = 0.0;
+        out_n[i] = 0;
+    }
+    kevo_buf_puts(&arr, "}");
+    int error = kevo_buf_error(&arr);
+    if (error < 0) {
+        kevo_buf_free(&arr);
+        return error;
+    }
+    params p = {0};
+    p_text(&p, arr.ptr);
+    if (target == KEVO_Q_ITEM)
+        p_int(&p, (int)stage);
+    PGresult *r = NULL;
+    error = pg_run(ps,
+                   target == KEVO_Q_ITEM
+                       ? "SELECT item_id, q, n FROM q_item WHERE item_id = ANY($1::bigint[])"
+                         " AND stage = $2"
+                       : "SELECT attempt_id, q, n FROM q_start WHERE attempt_id = ANY($1::bigint[])",
+                   &p, &r, "cannot read Q-values");
+    kevo_buf_free(&arr);
+    if (error < 0)
+        return error;
+    for (int row = 0; row < PQntuples(r); row++) {
+        int64_t id = col_int(r, row, 0);
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] == id) {
+                out_q[i] = col_dbl(r, row, 1);
+                out_n[i] = col_int(r, row, 2);
+            }
+    }
+    PQclear(r);
+    return 0;
+}
+
 static int pg_q_set(kevo_store *s, const kevo_q_row *row)
 {
     pg_store *ps = ctx_of(s);
@@ -2065,7 +2108,7 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
     if ((error = migrate(ps, flags)) < 0)
         goto done;
 
-    s->version = 2;
+    s->version = 3;
     s->name = "postgresql";
     s->free = pg_free;
     s->tx_begin = pg_tx_begin;
@@ -2096,6 +2139,7 @@ int kevo_store_pg_open(kevo_store **out, const char *conninfo, unsigned flags)
     s->distilled_each = pg_distilled_each;
     s->q_get = pg_q_get;
     s->q_set = pg_q_set;
+    s->q_get_many = pg_q_get_many;
     s->q_each = pg_q_each;
     s->start_each = pg_start_each;
     s->reward_stats_get = pg_reward_stats_get;

@@ -1925,6 +1925,28 @@ static void test_store__contract_q_rows(void **state)
     if (att != i1 && att != i2)
         assert_int_equal(n, 0);
 
+    /* q_get_many (version 3, optional): what q_get gives, per id, in one
+     * call; missing ids 0/0, repeated ids repeated */
+    if (s->version >= 3 && s->q_get_many) {
+        int64_t ids[] = {i2, 999999, i1, i2};
+        double qs[4] = {9, 9, 9, 9};
+        int64_t ns[4] = {9, 9, 9, 9};
+        OK(s->q_get_many(s, KEVO_Q_ITEM, ids, 4, KEVO_STAGE_REFINE, qs, ns));
+        for (int i = 0; i < 4; i++) {
+            double q1 = 0;
+            int64_t n1 = 0;
+            OK(s->q_get(s, KEVO_Q_ITEM, ids[i], KEVO_STAGE_REFINE, &q1, &n1));
+            assert_true(qs[i] == q1);
+            assert_int_equal(ns[i], n1);
+        }
+        assert_int_equal(ns[1], 0);
+        assert_true(qs[0] == -0.5 && ns[0] == 4 && qs[3] == -0.5);
+        int64_t sid[] = {att};
+        OK(s->q_get_many(s, KEVO_Q_START, sid, 1, KEVO_STAGE_REFINE, qs, ns));
+        assert_true(qs[0] == 0.625);
+        assert_int_equal(ns[0], 3);
+    }
+
     /* q_each: a target's rows by id then stage; start rows are refine */
     coll c = {0};
     OK(s->q_each(s, KEVO_Q_ITEM, cb_q, &c));

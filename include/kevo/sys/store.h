@@ -43,8 +43,8 @@ extern "C" {
 
 /* 1: the experience graph. 2: the work queue (work_*), machines
  * (machine_*) and kevo_attempt.machine, which attempt_insert/attempt_each
- * of a version-1 store ignore. */
-#define KEVO_STORE_VERSION 2
+ * of a version-1 store ignore. 3: q_get_many (optional). */
+#define KEVO_STORE_VERSION 3
 
 typedef struct kevo_store kevo_store;
 
@@ -242,6 +242,14 @@ struct kevo_store {
      * last_seen). machine_each: all, by id. */
     int (*machine_upsert)(kevo_store *s, const kevo_memory_machine *m);
     int (*machine_each)(kevo_store *s, kevo_store_machine_cb cb, void *arg);
+
+    /* Version 3. Optional (NULL: kevo calls q_get per id). The Q rows of
+     * ids[0..n) at `stage` (KEVO_Q_START: refine) in one round trip:
+     * out_q[i], out_n[i] as q_get gives them for ids[i] (0, 0 when there is
+     * no row; an id may repeat). For stores across a network, where one
+     * query per pool item is what a context build waits on. */
+    int (*q_get_many)(kevo_store *s, kevo_q_target target, const int64_t *ids, size_t n,
+                      kevo_stage stage, double *out_q, int64_t *out_n);
 };
 
 /* The SQLite store (WAL, foreign keys, FTS5). flags: KEVO_MEMORY_*. */
