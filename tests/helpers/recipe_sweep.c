@@ -20,11 +20,11 @@
  * and with sizes drawn in rotation from the choices; --all-sizes: each size
  * alone over all its choices. Step 2 starts from P (--per-recipe, 1) step-1
  * results per recipe, those whose text hashes lowest, and takes each
- * recipe's default vector and one in S (--stride, 6) of the others;
+ * recipe's default vector and one in S (--stride, 12) of the others;
  * --level2 all starts from every step-1 result (with --stride 1: every
- * vector). The mutation check (--mutations, 4 draws per recipe applicable
+ * vector). The mutation check (--mutations, 2 draws per recipe applicable
  * with its defaults) runs on the reference and on step 2's starts; walks
- * (--walks, 3) are 6 steps long.
+ * (--walks, 2) are 6 steps long.
  * Exit 0 when every applicable result compiles, 1 when some do not (listed
  * on stdout), 2 on bad usage or input, 3 when gcc cannot be run.
  *
@@ -730,8 +730,8 @@ int main(int argc, char **argv)
 {
     int error = 0, rc = 0;
     const char *level2 = "sample";
-    int walks = 3, jobs = 2, draws = 4;
-    long stride = 6, per_recipe = 1;
+    int walks = 2, jobs = 2, draws = 2;
+    long stride = 12, per_recipe = 1;
     bool keep = false;
     const char *emit = NULL;
     char **roots = calloc((size_t)argc, sizeof(char *));
