@@ -34,8 +34,11 @@ if [ "$rc" != 1 ] || ! grep -q "REFERENCE relu does not compile: .*error" "$tmp/
     fail=1
 fi
 
-"$SWEEP" --jobs "${JOBS:-2}" "$KEVO_SRC/suites/c/level1" "$KEVO_SRC/suites/c/level2" \
-    >"$tmp/sweep.txt" 2>&1
+# the sweep's work folders in the build tree, away from /tmp (a CI run once
+# lost one of them mid-sweep, under /tmp, with other tests running)
+mkdir -p "$KEVO_BUILD/recipe-sweep-tmp"
+TMPDIR="$KEVO_BUILD/recipe-sweep-tmp" "$SWEEP" --jobs "${JOBS:-2}" "$KEVO_SRC/suites/c/level1" \
+    "$KEVO_SRC/suites/c/level2" >"$tmp/sweep.txt" 2>&1
 rc=$?
 grep -v '^    ' "$tmp/sweep.txt" | tail -8
 if [ "$rc" != 0 ]; then
