@@ -15,22 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-static volatile sig_atomic_t stop_requested;
-/* A status line is on the terminal: a second Ctrl-C erases it on its way out. */
-static volatile sig_atomic_t status_line_shown;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (stop_requested) { /* second Ctrl-C: leave now; the store stays consistent */
-        if (status_line_shown)
-            (void)!write(STDOUT_FILENO, "\r\033[K", 4); /* async-signal-safe */
-        _exit(130);
-    }
-    stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -286,12 +270,8 @@ int kevo_cmd_run(int argc, char **argv)
         rc = KEVO_EXIT_USAGE;
         goto done;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    cfg.stop = &stop_requested;
+    volatile sig_atomic_t *stop_requested = kevo_cli_stop_install();
+    cfg.stop = stop_requested;
     int scratch_error = kevo_sandbox_private_scratch();
     if (scratch_error < 0) {
         fprintf(stderr, "kevo run: %s\n", kevo_error_last());
@@ -300,10 +280,10 @@ int kevo_cmd_run(int argc, char **argv)
     }
     kevo_progress *progress = NULL; /* the plain lines; on a terminal a status line too */
     kevo_progress_options po = {.label = "kevo run", .label_run_id = true, .quiet = cfg.quiet,
-                                .stop = &stop_requested};
+                                .stop = stop_requested};
     if (kevo_progress_new(&progress, &po) == 0) {
         cfg.observer = kevo_progress_observer(progress);
-        status_line_shown = kevo_progress_mode_of(progress) == KEVO_PROGRESS_LIVE;
+        kevo_cli_stop_status_line(kevo_progress_mode_of(progress) == KEVO_PROGRESS_LIVE);
     }
     int64_t run_id = 0;
     int error = kevo_agent_run(&run_id, &cfg);

@@ -16,22 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-static volatile sig_atomic_t stop_requested;
-/* A status line is on the terminal: a second Ctrl-C erases it on its way out. */
-static volatile sig_atomic_t status_line_shown;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (stop_requested) { /* second Ctrl-C: leave now; the lease expires, the store is consistent */
-        if (status_line_shown)
-            (void)!write(STDOUT_FILENO, "\r\033[K", 4); /* async-signal-safe */
-        _exit(130);
-    }
-    stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -128,12 +112,8 @@ int kevo_cmd_worker(int argc, char **argv)
         return KEVO_EXIT_INFRA;
     }
     wc.db_label = label;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    wc.stop = &stop_requested;
+    volatile sig_atomic_t *stop_requested = kevo_cli_stop_install();
+    wc.stop = stop_requested;
     int rc = KEVO_EXIT_OK;
     int scratch_error = kevo_sandbox_private_scratch();
     if (scratch_error < 0) {
@@ -142,9 +122,9 @@ int kevo_cmd_worker(int argc, char **argv)
         return scratch_error == KEVO_EINVAL ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
     }
     kevo_progress *progress = NULL;
-    kevo_progress_options po = {.label = "kevo worker", .quiet = wc.quiet, .stop = &stop_requested};
+    kevo_progress_options po = {.label = "kevo worker", .quiet = wc.quiet, .stop = stop_requested};
     if (kevo_progress_new(&progress, &po) == 0) {
-        status_line_shown = kevo_progress_mode_of(progress) == KEVO_PROGRESS_LIVE;
+        kevo_cli_stop_status_line(kevo_progress_mode_of(progress) == KEVO_PROGRESS_LIVE);
         wc.observer = kevo_progress_observer(progress);
         wc.on_line = wc.quiet ? NULL : line_out;
         wc.ctx = progress;

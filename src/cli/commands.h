@@ -9,6 +9,8 @@
 #define KEVO_CLI_COMMANDS_H
 
 #include <stddef.h>
+#include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 
 typedef struct kevo_command {
@@ -32,6 +34,12 @@ int kevo_cli_run_options(struct kevo_run_config *cfg, const char **paths, int ar
                          const char *cmd, void (*help)(FILE *f));
 /* kevo run's help text (the run options section is what submit takes). */
 void kevo_cli_run_options_help(FILE *f);
+
+/* SIGINT and SIGTERM (stop.c): the first sets the returned flag (give it
+ * to the agent as its stop), a second exits at once with 130. */
+volatile sig_atomic_t *kevo_cli_stop_install(void);
+/* Whether a status line is on the terminal (a second signal erases it). */
+void kevo_cli_stop_status_line(bool shown);
 
 /* The help of `kevo tasks` and its subcommands (cmd_tasks.c). */
 void kevo_cli_tasks_usage(FILE *f);
