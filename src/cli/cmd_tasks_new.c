@@ -621,6 +621,21 @@ static void describe_params(kevo_buf *b, const mapping *m)
     }
 }
 
+/* Remove task.json and reference.c from dir, and dir when this command
+ * made it: what a failed `kevo tasks new` leaves is what was there. */
+static void unwrite_task(const char *dir, bool made_dir)
+{
+    char *jp = kevo_path_join(dir, "task.json"), *rp = kevo_path_join(dir, "reference.c");
+    if (jp)
+        unlink(jp);
+    if (rp)
+        unlink(rp);
+    if (made_dir)
+        rmdir(dir);
+    free(jp);
+    free(rp);
+}
+
 /* Write the files; a failure removes what was written. */
 static int write_task(const char *dir, bool made_dir, const char *json, const char *ref)
 {
@@ -632,12 +647,7 @@ static int write_task(const char *dir, bool made_dir, const char *json, const ch
         chmod(jp, 0644);
         chmod(rp, 0644);
     } else {
-        if (jp)
-            unlink(jp);
-        if (rp)
-            unlink(rp);
-        if (made_dir)
-            rmdir(dir);
+        unwrite_task(dir, made_dir);
     }
     free(jp);
     free(rp);
@@ -802,15 +812,7 @@ int kevo_cmd_tasks_new(int argc, char **argv)
     kevo_task *back = NULL;
     if (kevo_task_load(&back, dir) < 0) {
         usage_error("%s; nothing kept", kevo_error_last());
-        char *jp = kevo_path_join(dir, "task.json"), *rp = kevo_path_join(dir, "reference.c");
-        if (jp)
-            unlink(jp);
-        if (rp)
-            unlink(rp);
-        if (made_dir)
-            rmdir(dir);
-        free(jp);
-        free(rp);
+        unwrite_task(dir, made_dir);
         goto done;
     }
     kevo_task_free(back);
