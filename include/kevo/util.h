@@ -96,6 +96,9 @@ const char *kevo_data_path(const char *env_name, const char *sub);
 /* Monotonic time in seconds / nanoseconds. */
 double kevo_now_s(void);
 int64_t kevo_now_ns(void);
+/* Wall-clock Unix time in milliseconds (what the store records; leases
+ * compare it across machines). */
+int64_t kevo_unix_ms(void);
 /* Wall-clock time as an ISO-8601 UTC string into buf (>= 21 bytes). */
 void kevo_iso_time(char *buf, size_t len);
 

@@ -273,19 +273,12 @@ typedef struct lease {
     pthread_cond_t cond;
 } lease;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void *lease_keeper(void *arg)
 {
     lease *l = arg;
     const kevo_worker_config *wc = l->ws->wc;
     int64_t lease_ms = (int64_t)(wc->lease_s * 1000);
-    int64_t every = lease_ms / 4 > 50 ? lease_ms / 4 : 50, last = now_ms();
+    int64_t every = lease_ms / 4 > 50 ? lease_ms / 4 : 50, last = kevo_unix_ms();
     pthread_mutex_lock(&l->lock);
     while (!l->done) {
         struct timespec ts;
@@ -300,7 +293,7 @@ static void *lease_keeper(void *arg)
             break;
         if (wc->stop && *wc->stop)
             l->stop = 1;
-        int64_t t = now_ms();
+        int64_t t = kevo_unix_ms();
         if (t - last < every)
             continue;
         pthread_mutex_unlock(&l->lock);
@@ -309,7 +302,7 @@ static void *lease_keeper(void *arg)
         if (error == 0) {
             last = t;
             l->until_ms = t + lease_ms;
-        } else if (error == KEVO_ENOTFOUND || now_ms() >= l->until_ms) {
+        } else if (error == KEVO_ENOTFOUND || kevo_unix_ms() >= l->until_ms) {
             /* another worker has it, or may have it by now */
             l->lost = 1;
             l->stop = 1;
@@ -319,6 +312,16 @@ static void *lease_keeper(void *arg)
     }
     pthread_mutex_unlock(&l->lock);
     return NULL;
+}
+
+/* End the lease keeper (it renews nothing more) and wait for it. */
+static void lease_keeper_stop(lease *l)
+{
+    pthread_mutex_lock(&l->lock);
+    l->done = 1;
+    pthread_cond_signal(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    pthread_join(l->keeper_thread, NULL);
 }
 
 static void say(const worker_shared *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -404,11 +407,7 @@ static int work_one(worker_shared *ws, kevo_memory *mem, kevo_work *w, const cha
                          .total = 1, .task = w->task, .task_dir = dir,
                          .iterations = cfg.iterations};
     kevo_agent__emit(&cfg, &ev);
-    pthread_mutex_lock(&l.lock);
-    l.done = 1;
-    pthread_cond_signal(&l.cond);
-    pthread_mutex_unlock(&l.lock);
-    pthread_join(l.keeper_thread, NULL);
+    lease_keeper_stop(&l);
     keeper = false;
     if (l.lost) {
         say(ws, "worker %s: run %lld task %s: lease lost; the worker holding it continues",
@@ -450,13 +449,8 @@ finish:;
         pthread_mutex_unlock(&ws->lock);
     }
 done:
-    if (keeper) {
-        pthread_mutex_lock(&l.lock);
-        l.done = 1;
-        pthread_cond_signal(&l.cond);
-        pthread_mutex_unlock(&l.lock);
-        pthread_join(l.keeper_thread, NULL);
-    }
+    if (keeper)
+        lease_keeper_stop(&l);
     pthread_mutex_destroy(&l.lock);
     pthread_cond_destroy(&l.cond);
     kevo_memory_free(l.mem);
@@ -590,7 +584,7 @@ int kevo_agent_worker(kevo_worker_stats *out, const kevo_worker_config *wc)
     kevo_machine m;
     kevo_machine_get(&m);
     char rnd[9];
-    uint64_t seed = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32);
+    uint64_t seed = (uint64_t)kevo_unix_ms() ^ ((uint64_t)getpid() << 32);
     snprintf(rnd, sizeof(rnd), "%08llx",
              (unsigned long long)(kevo_hash64(&seed, sizeof(seed), 0) & 0xffffffffu));
     snprintf(ws.id_base, sizeof(ws.id_base), "%s:%d:%s", m.hostname[0] ? m.hostname : "host",

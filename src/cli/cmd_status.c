@@ -38,13 +38,6 @@ typedef struct run_status {
     double recent_min; /* the window the recent attempts fell in */
 } run_status;
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The run's attempts: how many, and per minute over the last 10 minutes
  * (or since its first attempt when that is later). */
 static int attempt_rate(run_status *rs, kevo_memory *mem, int64_t now)
@@ -138,7 +131,7 @@ int kevo_cmd_status(int argc, char **argv)
         if (w->state >= 1 && w->state <= 4)
             runs[nruns - 1].n[w->state]++;
     }
-    int64_t now = wall_ms();
+    int64_t now = kevo_unix_ms();
     for (size_t r = 0; r < nruns; r++)
         if ((error = attempt_rate(&runs[r], mem, now)) < 0) {
             fprintf(stderr, "kevo status: %s\n", kevo_error_last());

@@ -24,9 +24,7 @@
 
 int64_t kevo_memory_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return kevo_unix_ms();
 }
 
 void kevo_memory_uid_new(kevo_memory *mem, char out[33], const void *salt, size_t len)
