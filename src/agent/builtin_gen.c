@@ -4,11 +4,13 @@
  * are memory items of kind `recipe`. An arm is a recipe, or for a recipe
  * whose parameter selects between different transformations (`flags`:
  * which flag set) one value of that parameter. Each arm has three items:
- * a general one, one per operator category, and one per trait signature
- * (kevo_recipe_traits() of the task's reference: "traits: deep-nest
- * fp-reduction"), so the Q-values learn which recipes pay off for which
- * kinds of kernels, and the signature carries what was learned to kernels
- * of other categories with the same structure (Level 1 -> Level 2).
+ * four items: a general one, one per operator category, one per trait
+ * signature (kevo_recipe_traits() of the task's reference: "traits:
+ * deep-nest fp-reduction") and one per bottleneck ("bound: memory" or
+ * "bound: compute": the task's roofline on this machine), so the Q-values
+ * learn which recipes pay off for which kinds of kernels, and the signature
+ * and the bottleneck carry what was learned to kernels of other categories
+ * with the same structure or the same limit (Level 1 -> Level 2).
  * Selection is epsilon-greedy over the refine-stage Q of the arms that
  * apply to the start point (category and signature blended by evidence,
  * arm_score()), exploiting the best arm not yet tried from that start
@@ -21,6 +23,7 @@
  */
 #include "internal.h"
 #include "kevo/recipe.h"
+#include "kevo/roofline.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -66,6 +69,7 @@ typedef struct arm_book {
     kevo_item_list *items;
     const char *category;  /* the task's declared category */
     char signature[96];    /* "traits: deep-nest fp-reduction", "traits: none" */
+    const char *bound;     /* "bound: memory", "bound: compute", NULL when unknown */
 } arm_book;
 
 static int book_load(arm_book *b)
@@ -77,6 +81,31 @@ static int book_load(arm_book *b)
     kevo_item_list_free(b->items);
     b->items = NULL;
     return kevo_memory_item_list(&b->items, b->mem, &f);
+}
+
+/* The flops per byte above which a task counts as compute-bound when this
+ * machine was never calibrated: between the DRAM ridge of today's CPUs
+ * (10-25 flop/B) and their cache ridge (1-2 flop/B); the streaming and
+ * reduction tasks sit below 1, GEMMs and convolutions far above 10. */
+#define NOMINAL_RIDGE 4.0
+
+/* The task's bottleneck: its roofline at its timed sizes against this
+ * machine's calibrated peaks (kevo calibrate), the nominal ridge without
+ * them; NULL when the task does not state its work. */
+static const char *task_bound(const kevo_task *task)
+{
+    double flops = 0, bytes = 0;
+    if (kevo_task_work(&flops, &bytes, task) < 0 || flops <= 0 || bytes <= 0) {
+        kevo_error_clear();
+        return NULL;
+    }
+    kevo_peaks peaks;
+    kevo_roofline r;
+    if (kevo_peaks_load(&peaks) == 0 && kevo_roofline_compute(&r, flops, bytes, 1.0, &peaks) == 0 &&
+        r.have_bound)
+        return r.memory_bound ? "bound: memory" : "bound: compute";
+    kevo_error_clear();
+    return flops / bytes < NOMINAL_RIDGE ? "bound: memory" : "bound: compute";
 }
 
 /* `start` is the parsed start point, whose model gives the traits when the
@@ -96,6 +125,7 @@ static int book_open(arm_book *b, kevo_memory *mem, const kevo_agent_task *at,
     snprintf(b->signature, sizeof(b->signature), "traits: %s",
              traits && *traits ? traits : "none");
     free(traits);
+    b->bound = task_bound(at->task);
     return book_load(b);
 }
 
@@ -143,9 +173,10 @@ static int book_item(int64_t *out, arm_book *b, const char *title, const char *r
     return error;
 }
 
-/* The items of an arm: general, the task's category, its trait signature. */
+/* The items of an arm: general, the task's category, its trait signature,
+ * its bottleneck (0 when unknown). */
 typedef struct arm_items {
-    int64_t general, category, signature;
+    int64_t general, category, signature, bound;
 } arm_items;
 
 static int book_arm(arm_items *out, arm_book *b, const kevo_recipe_desc *d, long variant)
@@ -157,29 +188,37 @@ static int book_arm(arm_items *out, arm_book *b, const kevo_recipe_desc *d, long
         error = book_item(&out->category, b, title, d->name, b->category, d->backend);
     if (error == 0)
         error = book_item(&out->signature, b, title, d->name, b->signature, d->backend);
+    out->bound = 0;
+    if (error == 0 && b->bound)
+        error = book_item(&out->bound, b, title, d->name, b->bound, d->backend);
     return error;
 }
 
-/* Record the three items of an arm as used by the proposal, ranked in order. */
+/* Record the items of an arm as used by the proposal, ranked in order. */
 static void proposal_use(kevo_proposal *out, const arm_items *a)
 {
-    const int64_t ids[3] = {a->general, a->category, a->signature};
-    for (int i = 0; i < 3; i++, out->nused++)
-        out->used[out->nused] = (kevo_used_item){ids[i], KEVO_STAGE_REFINE, (int)out->nused + 1, 0};
+    const int64_t ids[4] = {a->general, a->category, a->signature, a->bound};
+    for (int i = 0; i < 4; i++)
+        if (ids[i]) {
+            out->used[out->nused] =
+                (kevo_used_item){ids[i], KEVO_STAGE_REFINE, (int)out->nused + 1, 0};
+            out->nused++;
+        }
 }
 
-/* Score of an arm for this task: the Qs of its category and trait-signature
- * items, weighted by how often each was updated (up to 5 times: after that
- * both count alike); the general Q when neither has been updated; else
- * `prior`. The signature is what carries across categories: a Level 2
- * `fused` GEMM with a sigmoid starts from what paid on Level 1 kernels with
- * the same traits, and its own category takes over as it gathers evidence. */
+/* Score of an arm for this task: the Qs of its category, trait-signature
+ * and bottleneck items, weighted by how often each was updated (up to 5
+ * times: after that they count alike); the general Q when none has been
+ * updated; else `prior`. The signature and the bottleneck are what carry
+ * across categories: a Level 2 `fused` GEMM with a sigmoid starts from what
+ * paid on Level 1 kernels with the same traits and the same limit, and its
+ * own category takes over as it gathers evidence. */
 static double arm_score(kevo_memory *mem, const arm_items *a, double prior)
 {
     double q, sum = 0, wsum = 0;
     int64_t n = 0;
-    const int64_t specific[2] = {a->category, a->signature};
-    for (int i = 0; i < 2; i++)
+    const int64_t specific[3] = {a->category, a->signature, a->bound};
+    for (int i = 0; i < 3; i++)
         if (specific[i] && kevo_memory_q_get(&q, &n, mem, specific[i], KEVO_STAGE_REFINE) == 0 &&
             n > 0) {
             double w = n < 5 ? (double)n : 5.0;

@@ -218,6 +218,56 @@ static void test_builtin__signature_carries_across_categories(void **state)
     assert_string_equal(pick, "omp_parallel");
 }
 
+/* An elementwise exp: the trait signature "libm-call". */
+#define EXPS(name)                                                                                 \
+    "#include <math.h>\n#include <stdint.h>\n"                                                     \
+    "void " name "(const float *x, float *y, int64_t n)\n"                                         \
+    "{\n"                                                                                          \
+    "    for (int64_t i = 0; i < n; i++)\n"                                                        \
+    "        y[i] = expf(x[i]);\n"                                                                 \
+    "}\n"
+
+/* Two tasks of the same trait signature, one compute-bound and one
+ * memory-bound by their work, each paid by a different arm: tasks of a third
+ * category and a signature never seen start with what paid on the task with
+ * their bottleneck. */
+static void test_builtin__bottleneck_carries_across_categories(void **state)
+{
+    fixture *f = *state;
+    kevo_task hot = {.name = "l1_hot", .category = "conv", .level = 1,
+                     .flops = "1e9", .bytes = "1e6"}; /* 1000 flop/B */
+    kevo_task cold = {.name = "l1_cold", .category = "activation", .level = 1,
+                      .flops = "1e6", .bytes = "1e8"}; /* 0.01 flop/B */
+    train(f, &hot, SCALE("l1_hot"), "flags set=2", 20);
+    train(f, &cold, SCALE("l1_cold"), "omp_parallel", 20);
+
+    char pick[128];
+    kevo_task fused_hot = {.name = "l2_hot", .category = "fused", .level = 2,
+                           .flops = "1e9", .bytes = "1e6"};
+    first_pick(pick, sizeof(pick), f, &fused_hot, EXPS("l2_hot"));
+    assert_string_equal(pick, "flags set=2");
+    kevo_task fused_cold = {.name = "l2_cold", .category = "fused", .level = 2,
+                            .flops = "1e6", .bytes = "1e8"};
+    first_pick(pick, sizeof(pick), f, &fused_cold, EXPS("l2_cold"));
+    assert_string_equal(pick, "omp_parallel");
+
+    /* the bottleneck items exist under both names */
+    kevo_item_filter flt = {0};
+    flt.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
+    flt.tag = "builtin";
+    kevo_item_list *list = NULL;
+    assert_int_equal(kevo_memory_item_list(&list, f->mem, &flt), 0);
+    int memory = 0, compute = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        const char *c = list->items[i].category;
+        memory += c && !strcmp(c, "bound: memory");
+        compute += c && !strcmp(c, "bound: compute");
+    }
+    assert_true(memory > 0);
+    assert_int_equal(memory, compute);
+    kevo_item_list_free(list);
+}
+
 static void test_builtin__items_name_category_and_signature(void **state)
 {
     fixture *f = *state;
@@ -271,6 +321,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin__signature_carries_across_categories, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__items_name_category_and_signature, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__bottleneck_carries_across_categories, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
