@@ -18,7 +18,7 @@ done
 PKGS="build-essential cmake pkg-config binutils libsqlite3-dev libcjson-dev
       libcurl4-openssl-dev libseccomp-dev libclang-14-dev clang-14 libclang-rt-14-dev
       libcmocka-dev python3 python3-numpy ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-      chromium python3-venv libpq-dev postgresql tmux"
+      chromium python3-venv libpq-dev postgresql tmux libopenblas0-pthread"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

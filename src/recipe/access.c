@@ -113,6 +113,31 @@ static unsigned lhs_end(const kevo_recipe_model *m, unsigned first, unsigned t1)
     }
 }
 
+/* `(*(T *)&x[idx])` over [b, e): the vector store the `vectorize` recipe
+ * writes (recipe_vec.c), an element write of x at idx (W consecutive
+ * elements from it). */
+static bool vector_element(const kevo_recipe_model *m, unsigned b, unsigned e, kevo_rwrite *w)
+{
+    if (e < b + 9 || !kevo_rtok_is(m, b, "(") || kevo_rtok_match(m, b) != e - 1 ||
+        !kevo_rtok_is(m, b + 1, "*") || !kevo_rtok_is(m, b + 2, "("))
+        return false;
+    unsigned c = kevo_rtok_match(m, b + 2);
+    if (c == (unsigned)-1 || c + 4 >= e || !kevo_rtok_is(m, c - 1, "*") ||
+        !kevo_rtok_is(m, c + 1, "&") || m->tok[c + 2].var < 0 || !kevo_rtok_is(m, c + 3, "["))
+        return false;
+    unsigned rb = kevo_rtok_match(m, c + 3);
+    if (rb != e - 2)
+        return false;
+    for (unsigned t = b + 3; t < c - 1; t++)
+        if (m->tok[t].kind == KEVO_CTOK_PUNCT)
+            return false; /* the type: keywords and a typedef name only */
+    w->kind = KEVO_WRITE_ELEMENT;
+    w->var = m->tok[c + 2].var;
+    w->t_idx0 = c + 3;
+    w->t_idx1 = rb + 1;
+    return true;
+}
+
 static void classify_lhs(const kevo_recipe_model *m, unsigned t0, kevo_rwrite *w)
 {
     unsigned b = w->t_lhs0, e = w->t_lhs1; /* [b, e) */
@@ -138,6 +163,8 @@ static void classify_lhs(const kevo_recipe_model *m, unsigned t0, kevo_rwrite *w
             }
         return;
     }
+    if (m->tok[b].var < 0 && vector_element(m, b, e, w))
+        return;
     if (m->tok[b].var < 0) {
         if (kevo_rtok_is(m, b, "(")) {
             for (unsigned t = b; t < e; t++) {
@@ -154,11 +181,20 @@ static void classify_lhs(const kevo_recipe_model *m, unsigned t0, kevo_rwrite *w
         w->kind = KEVO_WRITE_SCALAR;
         return;
     }
-    for (unsigned t = b + 1; t < e; t++)
+    for (unsigned t = b + 1; t < e; t++) {
+        if (kevo_rtok_is(m, t, "[")) {
+            /* parentheses inside a subscript are not a call: skip it */
+            unsigned c = kevo_rtok_match(m, t);
+            if (c != (unsigned)-1 && c < e) {
+                t = c;
+                continue;
+            }
+        }
         if (kevo_rtok_is(m, t, "->") || kevo_rtok_is(m, t, "(")) {
             w->kind = KEVO_WRITE_DEREF;
             return;
         }
+    }
     if (kevo_rtok_is(m, b + 1, "[")) {
         w->kind = KEVO_WRITE_ELEMENT;
         w->t_idx0 = b + 1;

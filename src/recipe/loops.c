@@ -246,3 +246,12 @@ const char *kevo_recipe_pragma_text(const kevo_recipe_model *m, int l, unsigned 
     *len = 0;
     return "";
 }
+
+int kevo_recipe_pragma_decline(const kevo_recipe_model *m, const char *what, int l)
+{
+    int n;
+    const char *t = kevo_recipe_pragma_text(m, l, ~0u, &n);
+    return kevo_error_set(KEVO_EINVAL,
+                          "the loop at line %u carries '%.*s': apply %s before pragma recipes",
+                          m->loop[l].line, n, t, what);
+}

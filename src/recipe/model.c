@@ -222,10 +222,18 @@ static int var_index(kevo_recipe_model *m, CXCursor **decls, size_t *cap, CXCurs
     v->vtype = vtype_of(t);
     v->is_param = clang_getCursorKind(decl) == CXCursor_ParmDecl;
     v->is_restrict = clang_isRestrictQualifiedType(t) != 0;
+    CXType canon = clang_getCanonicalType(t);
+    v->is_f32 = canon.kind == CXType_Float;
     if (v->vtype == KEVO_VTYPE_POINTER) {
-        CXType pointee = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(t)));
+        CXType pointee = clang_getCanonicalType(clang_getPointeeType(canon));
         v->points_to_function =
             pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto;
+        v->elem_f32 = pointee.kind == CXType_Float;
+        v->elem_const = clang_isConstQualifiedType(pointee) != 0;
+    } else if (v->vtype == KEVO_VTYPE_ARRAY) {
+        CXType elem = clang_getCanonicalType(clang_getArrayElementType(canon));
+        v->elem_f32 = elem.kind == CXType_Float;
+        v->elem_const = clang_isConstQualifiedType(elem) != 0;
     }
     (*decls)[m->n_var] = decl;
     return (int)m->n_var++;

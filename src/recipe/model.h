@@ -47,6 +47,9 @@ typedef struct kevo_rvar {
     bool is_param;     /* a parameter of the kernel */
     bool is_restrict;  /* restrict-qualified pointer */
     bool points_to_function;
+    bool is_f32;     /* its canonical type is float */
+    bool elem_f32;   /* a pointer to, or array of, float (one level) */
+    bool elem_const; /* ... whose elements are const-qualified */
 } kevo_rvar;
 
 enum {
@@ -263,6 +266,18 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
 int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 
+int kevo_recipe_unroll_jam_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                 const char *source, const long *params);
+int kevo_recipe_vectorize_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                const char *source, const long *params);
+int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                     const char *source, const long *params);
+/* The loop `vectorize` picks with loop=-1 (holding_loops: only among loops
+ * that hold other loops, the register-blocking case), or -1. */
+int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops);
+int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                           const long *params);
+
 int kevo_recipe_ocl_ndrange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                                   const char *source, const long *params);
 int kevo_recipe_ocl_work_group_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
@@ -314,6 +329,9 @@ void kevo_recipe_fresh_name(char *buf, size_t size, const kevo_recipe_model *m, 
 int kevo_recipe_insert_pragma(kevo_cparse_edits *e, const kevo_recipe_model *m, int l,
                               const char *pragma_text);
 
+/* Decline because loop l carries a pragma: "the loop at line N carries
+ * '#pragma ...': apply WHAT before pragma recipes". */
+int kevo_recipe_pragma_decline(const kevo_recipe_model *m, const char *what, int l);
 /* The collapse(n) of directive d (1 when absent). */
 int kevo_recipe_pragma_collapse(const kevo_recipe_model *m, int d);
 /* The enclosing loop whose OpenMP loop directive collapses loop l into it,

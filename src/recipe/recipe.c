@@ -48,6 +48,35 @@ static const kevo_recipe_param_desc tile_params[] = {
 static const kevo_recipe_param_desc unroll_params[] = {
     {"factor", "unroll factor", 4, 2, 64, CHOICES(2, 4, 8, 16)},
 };
+static const kevo_recipe_param_desc unroll_jam_params[] = {
+    {"loop",
+     "the loop to unroll and jam, numbered from 0 in source order; -1: the first loop that "
+     "qualifies and has an inner loop or more than one statement",
+     -1, -1, 1000, CHOICES(-1)},
+    {"factor", "copies of the body per iteration of the unrolled loop", 4, 2, 16,
+     CHOICES(2, 4, 8, 16)},
+};
+static const kevo_recipe_param_desc fuse_params[] = {
+    {"pair", "the first loop of the pair to fuse, numbered from 0 in source order; -1: the "
+             "first pair that qualifies",
+     -1, -1, 1000, CHOICES(-1)},
+};
+static const kevo_recipe_param_desc vectorize_params[] = {
+    {"loop",
+     "the loop to vectorise, numbered from 0 in source order; -1: the first loop that qualifies "
+     "and holds other loops (the register-blocking case), else the deepest",
+     -1, -1, 1000, CHOICES(-1)},
+    {"width",
+     "floats per vector: 0 the machine's widest (__BIGGEST_ALIGNMENT__ under -march=native: 16 "
+     "with AVX-512, 8 with AVX2, 4 with SSE or NEON), or 4, 8, 16",
+     0, 0, 16, CHOICES(0, 4, 8, 16)},
+};
+static const kevo_recipe_param_desc register_block_params[] = {
+    {"rows", "copies of the loop around the vectorised one (accumulators per lane)", 4, 1, 8,
+     CHOICES(2, 4, 6, 8)},
+    {"width", "floats per vector: 0 the machine's widest, or 4, 8, 16", 0, 0, 16,
+     CHOICES(0, 4, 8, 16)},
+};
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
      CHOICES(1, 2)},
@@ -96,6 +125,34 @@ static const kevo_recipe_desc descs[] = {
     {"unroll", "#pragma GCC unroll F on innermost loops",
      "some innermost loop carries no OpenMP pragma and is not already unrolled by F", unroll_params,
      N_OF(unroll_params), "c"},
+    {"unroll_jam",
+     "register blocking: unroll a loop by F and jam the copies into its inner loops, each copy's "
+     "scalars renamed (F accumulators in registers), with a remainder loop",
+     "a simple loop whose iterations are independent (stores indexed by its variable, scalars "
+     "private or reductions) and whose inner loops' headers do not use its variable",
+     unroll_jam_params, N_OF(unroll_jam_params), "c"},
+    {"fuse",
+     "fuse a loop nest with the loop nest after it that consumes what it produced: an "
+     "elementwise epilogue moves into the loop that writes its input, or two loops with the "
+     "same header become one",
+     "a loop nest followed, in the same block, by a loop nest that touches what the first "
+     "writes only at the element the first wrote in the same iteration (an elementwise loop "
+     "over the same index range, or a loop with the same header)",
+     fuse_params, N_OF(fuse_params), "c"},
+    {"vectorize",
+     "explicit SIMD with GCC vector extensions: run W iterations of a loop in the lanes of one "
+     "vector (float locals and contiguous accesses become vectors, reductions vector "
+     "accumulators summed after the loop), with a scalar remainder loop",
+     "a simple loop with independent iterations (or float sum reductions) whose body is float "
+     "arithmetic (+ - * /) on locals and on accesses contiguous in its variable, and whose "
+     "inner loops' headers do not depend on it",
+     vectorize_params, N_OF(vectorize_params), "c"},
+    {"register_block",
+     "register blocking in one step: interchange when needed so that a loop holds the "
+     "reduction loop, unroll_jam of the loop around it by `rows`, vectorize of it (rows x width "
+     "accumulators in vector registers across the reduction)",
+     "vectorize applies to a loop that holds other loops, in the source or after interchange",
+     register_block_params, N_OF(register_block_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -124,7 +181,9 @@ static const kevo_recipe_desc descs[] = {
 static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_flags_apply,    kevo_recipe_restrict_apply,    kevo_recipe_omp_parallel_apply,
     kevo_recipe_omp_simd_apply, kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
-    kevo_recipe_unroll_apply,   kevo_recipe_ocl_ndrange_apply, kevo_recipe_ocl_work_group_apply,
+    kevo_recipe_unroll_apply,   kevo_recipe_unroll_jam_apply,  kevo_recipe_fuse_apply,
+    kevo_recipe_vectorize_apply, kevo_recipe_register_block_apply,
+    kevo_recipe_ocl_ndrange_apply, kevo_recipe_ocl_work_group_apply,
     kevo_recipe_ocl_coarsen_apply, kevo_recipe_ocl_local_tile_apply,
 };
 

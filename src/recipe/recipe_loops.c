@@ -29,16 +29,6 @@ static int loop_param(const kevo_recipe_model *m, long which)
     return (int)which;
 }
 
-static int pragma_decline(const kevo_recipe_model *m, int l)
-{
-    int n;
-    const char *t = kevo_recipe_pragma_text(m, l, ~0u, &n);
-    return kevo_error_set(KEVO_EINVAL,
-                          "the loop at line %u carries '%.*s': apply loop transforms before "
-                          "pragma recipes",
-                          m->loop[l].line, n, t);
-}
-
 /* The dependence heuristics shared by both recipes, on loop l's body. */
 static int reorder_safe(const kevo_recipe_model *m, int l)
 {
@@ -81,43 +71,107 @@ static int bounds_invariant(const kevo_recipe_model *m, int o, int c)
     return error;
 }
 
-int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                                  const char *source, const long *params)
+/* When loop o's body is `{ decls; C }` (declarations with initialisers,
+ * then its only inner loop C as the last statement), the declarations can
+ * move into C's body (sinking: recomputed each iteration of C) when nothing
+ * they read is written in C's body and C's header does not use them. *d0
+ * gets the first declaration's token; the child in *child. 0 when the body
+ * is not of that form (no sinking possible: *child = -1). */
+static int sinkable(const kevo_recipe_model *m, int o, int *child, unsigned *d0)
+{
+    const kevo_rloop *O = &m->loop[o];
+    *child = -1;
+    if (O->n_children != 1 || !O->body_compound)
+        return 0;
+    int c = -1;
+    for (size_t k = (size_t)o + 1; k < m->n_loop; k++)
+        if (m->loop[k].parent == o) {
+            c = (int)k;
+            break;
+        }
+    const kevo_rloop *C = &m->loop[c];
+    /* C must be the last statement: only the closing brace after it */
+    if (C->t_end + 1 != O->t_end || !kevo_rtok_is(m, C->t_end, "}"))
+        return 0;
+    unsigned first = O->t_body + 1;
+    if (first >= C->t_for)
+        return 0;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    int error = kevo_recipe_writes(&w, &nw, m, first, C->t_for);
+    if (error < 0)
+        return error;
+    bool ok = nw == 0 && C->n_pragmas == 0;
+    free(w);
+    /* declarations only: each statement holds a declaring name followed by `=` */
+    for (unsigned t = first; ok && t < C->t_for;) {
+        unsigned semi = t;
+        bool decl = false;
+        int depth = 0;
+        while (semi < C->t_for && !(depth == 0 && kevo_rtok_is(m, semi, ";"))) {
+            if (kevo_rtok_is(m, semi, "(") || kevo_rtok_is(m, semi, "[") ||
+                kevo_rtok_is(m, semi, "{"))
+                depth++;
+            else if (kevo_rtok_is(m, semi, ")") || kevo_rtok_is(m, semi, "]") ||
+                     kevo_rtok_is(m, semi, "}"))
+                depth--;
+            if (m->tok[semi].is_decl && kevo_rtok_is(m, semi + 1, "="))
+                decl = true;
+            if (depth < 0 || kevo_rtok_is(m, semi, "{"))
+                ok = false;
+            semi++;
+        }
+        if (semi >= C->t_for || !decl)
+            ok = false;
+        t = semi + 1;
+    }
+    if (!ok)
+        return 0;
+    /* nothing the declarations read is written in C's body; C's header
+     * does not use what they declare */
+    if ((error = kevo_recipe_writes(&w, &nw, m, C->t_body, C->t_end)) < 0)
+        return error;
+    for (size_t i = 0; i < nw && ok; i++)
+        if (w[i].var >= 0 && kevo_recipe_uses_var(m, first, C->t_for, w[i].var))
+            ok = false;
+    free(w);
+    for (unsigned t = first; ok && t < C->t_for; t++)
+        if (m->tok[t].is_decl && m->tok[t].var >= 0 &&
+            kevo_recipe_uses_var(m, C->t_lparen, C->t_rparen, m->tok[t].var))
+            ok = false;
+    if (!ok)
+        return 0;
+    *child = c;
+    *d0 = first;
+    return 0;
+}
+
+/* Interchange loop o with its inner loop (sinking the declarations between
+ * them, see sinkable()); with dry, only the checks. */
+static int interchange_pair(kevo_recipe_out *out, const kevo_recipe_model *m, int o, bool dry)
 {
     int error = 0;
     char why[320];
-    (void)source;
-
-    if (m->n_loop == 0)
-        return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
-    int o;
-    if (params[0] < 0) {
-        size_t inner = 0;
-        while (inner < m->n_loop && m->loop[inner].n_children > 0)
-            inner++;
-        o = m->loop[inner].parent;
-        if (o < 0)
-            return kevo_error_set(KEVO_EINVAL,
-                                  "the first innermost loop (line %u) has no enclosing loop to "
-                                  "swap with",
-                                  m->loop[inner].line);
-    } else if ((o = loop_param(m, params[0])) < 0) {
-        return KEVO_EINVAL;
-    }
     const kevo_rloop *O = &m->loop[o];
     int c = O->sole_child;
+    unsigned d0 = 0;
     if (c < 0) {
-        kevo_recipe_not_perfect_why(why, sizeof(why), m, o);
-        return kevo_error_set(KEVO_EINVAL,
-                              "%s; interchange needs the inner loop to be the whole "
-                              "body of the outer one",
-                              why);
+        if ((error = sinkable(m, o, &c, &d0)) < 0)
+            return error;
+        if (c < 0) {
+            kevo_recipe_not_perfect_why(why, sizeof(why), m, o);
+            return kevo_error_set(KEVO_EINVAL,
+                                  "%s; interchange needs the inner loop to be the whole body of "
+                                  "the outer one, or to follow only declarations it can sink "
+                                  "into the inner loop",
+                                  why);
+        }
     }
     const kevo_rloop *C = &m->loop[c];
     if (O->n_pragmas > 0)
-        return pragma_decline(m, o);
+        return kevo_recipe_pragma_decline(m, "loop transforms", o);
     if (C->n_pragmas > 0)
-        return pragma_decline(m, c);
+        return kevo_recipe_pragma_decline(m, "loop transforms", c);
     int a = kevo_recipe_collapsed_into(m, o);
     if (a >= 0)
         return kevo_error_set(KEVO_EINVAL,
@@ -141,6 +195,8 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
         return error;
     if ((error = reorder_safe(m, o)) < 0)
         return error;
+    if (dry)
+        return 0;
 
     unsigned o0 = m->tok[O->t_for].start, o1 = m->tok[O->t_rparen].end;
     unsigned c0 = m->tok[C->t_for].start, c1 = m->tok[C->t_rparen].end;
@@ -149,7 +205,74 @@ int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model 
         (error = kevo_cparse_edits_add(&out->edits, c0, c1, "%.*s", (int)(o1 - o0), m->src + o0)) <
             0)
         return error;
-    return 0;
+    if (d0) {
+        /* sink: the declarations move to the start of the inner body */
+        unsigned s0 = m->tok[d0].start;
+        size_t il;
+        const char *ind = kevo_recipe_indent(m, c0, &il);
+        kevo_buf decls = {0};
+        error = kevo_buf_printf(&decls, "%.*s", (int)(m->tok[C->t_for - 1].end - s0), m->src + s0);
+        if (error == 0)
+            error = kevo_cparse_edits_add(&out->edits, s0, c0, "%s", "");
+        if (error == 0 && C->body_compound)
+            error = kevo_cparse_edits_add(&out->edits, m->tok[C->t_body].end,
+                                          m->tok[C->t_body].end, "\n%.*s    %s", (int)il, ind,
+                                          kevo_buf_cstr(&decls));
+        else if (error == 0) {
+            error = kevo_cparse_edits_add(&out->edits, m->tok[C->t_body].start,
+                                          m->tok[C->t_body].start, "{\n%.*s    %s\n%.*s    ",
+                                          (int)il, ind, kevo_buf_cstr(&decls), (int)il, ind);
+            if (error == 0)
+                error = kevo_cparse_edits_add(&out->edits, m->tok[C->t_end - 1].end,
+                                              m->tok[C->t_end - 1].end, "\n%.*s}", (int)il, ind);
+        }
+        kevo_buf_free(&decls);
+    }
+    return error;
+}
+
+int kevo_recipe_interchange_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                  const char *source, const long *params)
+{
+    (void)source;
+    if (m->n_loop == 0)
+        return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
+    if (params[0] >= 0) {
+        int o = loop_param(m, params[0]);
+        if (o < 0)
+            return KEVO_EINVAL;
+        if (m->loop[o].n_children == 0)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "the loop at line %u has no inner loop to swap with",
+                                  m->loop[o].line);
+        return interchange_pair(out, m, o, false);
+    }
+    /* -1: the parent of the first innermost loop whose pair can be swapped
+     * (the classic "make the innermost loop stride-1" swap); the reason of
+     * the first innermost loop's pair when none can */
+    int first = -1;
+    for (size_t l = 0; l < m->n_loop; l++) {
+        if (m->loop[l].n_children > 0)
+            continue;
+        int o = m->loop[l].parent;
+        if (o < 0)
+            continue;
+        if (first < 0)
+            first = o;
+        if (interchange_pair(out, m, o, true) == 0)
+            return interchange_pair(out, m, o, false);
+        kevo_error_clear();
+    }
+    if (first < 0) {
+        size_t inner = 0;
+        while (inner < m->n_loop && m->loop[inner].n_children > 0)
+            inner++;
+        return kevo_error_set(KEVO_EINVAL,
+                              "the first innermost loop (line %u) has no enclosing loop to swap "
+                              "with",
+                              m->loop[inner < m->n_loop ? inner : 0].line);
+    }
+    return interchange_pair(out, m, first, false);
 }
 
 /* ---- tile --------------------------------------------------------------- */
@@ -194,7 +317,7 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
                 return kevo_error_set(KEVO_EINVAL, "tile needs a nest of at least 2 loops; the "
                                                    "kernel has no nested loops");
             if (m->loop[first_nest].n_pragmas > 0)
-                return pragma_decline(m, first_nest);
+                return kevo_recipe_pragma_decline(m, "loop transforms", first_nest);
             kevo_recipe_band(m, first_nest, depth, false, why, sizeof(why));
             return kevo_error_set(KEVO_EINVAL,
                                   "tile needs a perfect nest of at least 2 simple, rectangular "
@@ -205,7 +328,7 @@ int kevo_recipe_tile_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
         return KEVO_EINVAL;
     }
     if (m->loop[root].n_pragmas > 0)
-        return pragma_decline(m, root);
+        return kevo_recipe_pragma_decline(m, "loop transforms", root);
     int a = kevo_recipe_collapsed_into(m, root);
     if (a >= 0)
         return kevo_error_set(KEVO_EINVAL,

@@ -7,25 +7,7 @@
  * `gcc -O2 -fopenmp` plus the flags of their cflags line, linked with a small
  * driver, run with OMP_NUM_THREADS=2, and their printed outputs compared.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
-
-#include "kevo/recipe.h"
-
-#include <math.h>
-#include <spawn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
-
-extern char **environ;
+#include "recipe_check.h"
 
 /* ---- kernels ------------------------------------------------------------ */
 
@@ -116,11 +98,6 @@ static const char CONV[] = "#include <stdint.h>\n"
 
 /* ---- drivers ------------------------------------------------------------ */
 
-#define DRIVER_HEAD                                                                                \
-    "#include <stdio.h>\n#include <stdint.h>\n#include <stdlib.h>\n"                               \
-    "static float rnd(unsigned *s) { *s = *s * 1103515245u + 12345u;\n"                            \
-    "  return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f; }\n"
-
 static const char DRIVER_MATMUL[] = DRIVER_HEAD
     "void matmul_square(const float *A, const float *B, float *C, int64_t N);\n"
     "int main(void) { int64_t N = 37; unsigned s = 7;\n"
@@ -158,145 +135,6 @@ static const char DRIVER_BLUR[] =
                 "  for (int64_t i = 0; i < H*W; i++) printf(\"%.9g\\n\", out[i]);\n"
                 "  return 0; }\n";
 
-/* ---- helpers ------------------------------------------------------------ */
-
-static char *apply_ok(const char *recipe, const long *params, size_t n, const char *src,
-                      const char *kernel)
-{
-    char *out = NULL;
-    int rc = kevo_recipe_apply(&out, recipe, params, n, src, kernel);
-    if (rc != 0)
-        print_error("%s failed: %s\n", recipe, kevo_error_last());
-    assert_int_equal(rc, 0);
-    assert_non_null(out);
-    return out;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-    if (!strstr(hay, needle))
-        print_error("expected to find:\n%s\nin:\n%s\n", needle, hay);
-    assert_non_null(strstr(hay, needle));
-}
-
-static void assert_lacks(const char *hay, const char *needle)
-{
-    if (strstr(hay, needle))
-        print_error("did not expect:\n%s\nin:\n%s\n", needle, hay);
-    assert_null(strstr(hay, needle));
-}
-
-/* The recipe declines with KEVO_EINVAL and a reason containing `why`. */
-static void assert_declines(const char *recipe, const long *params, size_t n, const char *src,
-                            const char *kernel, const char *why)
-{
-    char *out = NULL;
-    int rc = kevo_recipe_apply(&out, recipe, params, n, src, kernel);
-    if (rc == 0)
-        print_error("%s unexpectedly applied:\n%s\n", recipe, out);
-    assert_int_equal(rc, KEVO_EINVAL);
-    assert_null(out);
-    if (!strstr(kevo_error_last(), why))
-        print_error("reason '%s' lacks '%s'\n", kevo_error_last(), why);
-    assert_non_null(strstr(kevo_error_last(), why));
-    assert_non_null(strstr(kevo_error_last(), recipe));
-}
-
-static int run(char *const argv[], const char *stdout_path)
-{
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
-    int status = -1;
-    posix_spawn_file_actions_init(&fa);
-    if (stdout_path)
-        posix_spawn_file_actions_addopen(&fa, 1, stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) == 0)
-        waitpid(pid, &status, 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* Build `src` (with its cflags line) + driver in dir under `name`, run it,
- * and return its output (caller frees). */
-static char *build_and_run(const char *dir, const char *name, const char *src, const char *driver,
-                           const char *kernel)
-{
-    char kpath[512], dpath[512], kobj[512], dobj[512], bin[512], outp[512], def[128];
-    char *flags = NULL, *output = NULL;
-    snprintf(kpath, sizeof(kpath), "%s/%s.c", dir, name);
-    snprintf(dpath, sizeof(dpath), "%s/%s_driver.c", dir, name);
-    snprintf(kobj, sizeof(kobj), "%s/%s.o", dir, name);
-    snprintf(dobj, sizeof(dobj), "%s/%s_driver.o", dir, name);
-    snprintf(bin, sizeof(bin), "%s/%s.bin", dir, name);
-    snprintf(outp, sizeof(outp), "%s/%s.out", dir, name);
-    snprintf(def, sizeof(def), "-DKERNEL=%s", kernel);
-    assert_int_equal(kevo_file_write(kpath, src, strlen(src)), 0);
-    assert_int_equal(kevo_file_write(dpath, driver, strlen(driver)), 0);
-
-    assert_int_equal(kevo_recipe_cflags_get(&flags, src), 0);
-    char *argv[40];
-    int n = 0;
-    argv[n++] = "gcc";
-    argv[n++] = "-O2";
-    argv[n++] = "-fopenmp";
-    argv[n++] = "-Werror=implicit-function-declaration";
-    for (char *tok = strtok(flags, " "); tok && n < 30; tok = strtok(NULL, " ")) {
-        assert_true(kevo_cflags_allowed(tok));
-        argv[n++] = tok;
-    }
-    argv[n++] = "-c";
-    argv[n++] = kpath;
-    argv[n++] = "-o";
-    argv[n++] = kobj;
-    argv[n] = NULL;
-    int rc = run(argv, NULL);
-    if (rc != 0)
-        print_error("candidate does not compile:\n%s\n", src);
-    assert_int_equal(rc, 0);
-    char *dargv[] = {"gcc", "-O2", def, "-c", dpath, "-o", dobj, NULL};
-    assert_int_equal(run(dargv, NULL), 0);
-    char *largv[] = {"gcc", "-fopenmp", dobj, kobj, "-o", bin, "-lm", NULL};
-    assert_int_equal(run(largv, NULL), 0);
-    char *rargv[] = {bin, NULL};
-    assert_int_equal(run(rargv, outp), 0);
-    assert_int_equal(kevo_file_read(&output, NULL, outp), 0);
-    free(flags);
-    return output;
-}
-
-/* The rewritten source computes what the original computes (rtol 1e-4). */
-static void assert_same_result(const char *orig, const char *rewritten, const char *driver,
-                               const char *kernel)
-{
-    char *dir = NULL;
-    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-recipe-"), 0);
-    char *a = build_and_run(dir, "orig", orig, driver, kernel);
-    char *b = build_and_run(dir, "new", rewritten, driver, kernel);
-    char *pa = a, *pb = b;
-    size_t count = 0;
-    for (;;) {
-        char *ea, *eb;
-        double x = strtod(pa, &ea), y = strtod(pb, &eb);
-        if (ea == pa || eb == pb) {
-            assert_true(ea == pa && eb == pb); /* same number of values */
-            break;
-        }
-        double tol = 1e-5 + 1e-4 * fmax(fabs(x), fabs(y));
-        if (!(fabs(x - y) <= tol || (isinf(x) && x == y)))
-            print_error("value %zu differs: %.9g vs %.9g\n--- rewritten:\n%s\n", count, x, y,
-                        rewritten);
-        assert_true(fabs(x - y) <= tol || (isinf(x) && x == y));
-        pa = ea;
-        pb = eb;
-        count++;
-    }
-    assert_true(count > 0);
-    free(a);
-    free(b);
-    kevo_rmtree(dir);
-    free(dir);
-}
-
 /* Position of needle in hay (asserting it is there). */
 static size_t pos(const char *hay, const char *needle)
 {
@@ -313,12 +151,13 @@ static void test_recipe__registry_lists_recipes(void **state)
     const kevo_recipe_desc *d = kevo_recipe_list(&n);
     static const char *const want[] = {"flags",       "restrict",       "omp_parallel",
                                        "omp_simd",    "interchange",    "tile",
-                                       "unroll",      "ocl_ndrange",    "ocl_work_group",
-                                       "ocl_coarsen", "ocl_local_tile"};
-    assert_int_equal(n, 11);
+                                       "unroll",      "unroll_jam",     "fuse",
+                                       "vectorize",   "register_block", "ocl_ndrange",
+                                       "ocl_work_group", "ocl_coarsen", "ocl_local_tile"};
+    assert_int_equal(n, 15);
     for (size_t i = 0; i < n; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
-        assert_string_equal(d[i].backend, i < 7 ? "c" : "opencl");
+        assert_string_equal(d[i].backend, i < 11 ? "c" : "opencl");
         assert_non_null(d[i].description);
         assert_non_null(d[i].precondition);
         assert_true(d[i].n_params <= KEVO_RECIPE_MAX_PARAMS);
@@ -700,6 +539,55 @@ static void test_recipe__interchange_perfect_matmul(void **state)
     free(out);
     free(simd);
     free(ji);
+}
+
+/* The row-update matmul (the suite's matmul_square reference): the
+ * declarations between k and j sink into the j loop, then the two swap. */
+static const char MATMUL_ROWS[] =
+    "#include <stdint.h>\n"
+    "void matmul_square(const float *A, const float *B, float *C, int64_t N)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < N; i++) {\n"
+    "        float *c = C + i * N;\n"
+    "        for (int64_t j = 0; j < N; j++)\n"
+    "            c[j] = 0.0f;\n"
+    "        for (int64_t k = 0; k < N; k++) {\n"
+    "            float a = A[i * N + k];\n"
+    "            const float *b = B + k * N;\n"
+    "            for (int64_t j = 0; j < N; j++)\n"
+    "                c[j] += a * b[j];\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static void test_recipe__interchange_sinks_declarations(void **state)
+{
+    (void)state;
+    /* -1: the zeroing loop has no partner; the k-j pair is the first that swaps */
+    char *out = apply_ok("interchange", NULL, 0, MATMUL_ROWS, "matmul_square");
+    size_t j = pos(out, "for (int64_t j = 0; j < N; j++) {\n            for (int64_t k = 0;");
+    size_t a = pos(out, "float a = A[i * N + k];");
+    size_t b = pos(out, "const float *b = B + k * N;");
+    size_t upd = pos(out, "c[j] += a * b[j];");
+    assert_true(j < a && a < b && b < upd);
+    assert_same_result(MATMUL_ROWS, out, DRIVER_MATMUL, "matmul_square");
+    free(out);
+    /* a declaration reading what the inner loop writes cannot sink */
+    assert_declines("interchange", NULL, 0,
+                    "void f(float *c, int n) {\n"
+                    "    for (int k = 0; k < n; k++) {\n"
+                    "        float a = c[0];\n"
+                    "        for (int j = 0; j < n; j++) c[j] += a;\n"
+                    "    }\n}\n",
+                    "f", "or to follow only declarations it can sink");
+    /* nor one the inner loop's header uses */
+    assert_declines("interchange", NULL, 0,
+                    "void f(float *c, int n) {\n"
+                    "    for (int k = 0; k < n; k++) {\n"
+                    "        int m = n - 1;\n"
+                    "        for (int j = 0; j < m; j++) c[j * n + k] += 1.0f;\n"
+                    "    }\n}\n",
+                    "f", "or to follow only declarations it can sink");
 }
 
 static void test_recipe__interchange_declines(void **state)
@@ -1217,6 +1105,7 @@ int main(void)
         cmocka_unit_test(test_recipe__omp_simd_declines),
         cmocka_unit_test(test_recipe__omp_parallel_then_simd_merge),
         cmocka_unit_test(test_recipe__interchange_perfect_matmul),
+        cmocka_unit_test(test_recipe__interchange_sinks_declarations),
         cmocka_unit_test(test_recipe__interchange_declines),
         cmocka_unit_test(test_recipe__tile_stencil_sizes_not_multiple),
         cmocka_unit_test(test_recipe__tile_matmul),

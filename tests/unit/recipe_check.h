@@ -1,0 +1,191 @@
+/*
+ * tests/unit/recipe_check.h - what the recipe tests share: apply a recipe
+ * (asserting it applies), assert its text and its decline's reason, and
+ * check that a rewritten source computes what the original computes (both
+ * built with gcc -O2 -fopenmp plus the flags of their cflags line, linked
+ * with a small driver that prints the outputs, run with OMP_NUM_THREADS as
+ * set, outputs compared at rtol 1e-4). Included by one test file each (not
+ * a test itself: tests/CMakeLists.txt globs test_*.c).
+ */
+#ifndef KEVO_TESTS_RECIPE_CHECK_H
+#define KEVO_TESTS_RECIPE_CHECK_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kevo/recipe.h"
+#include "kevo/util.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define KEVO_TEST_UNUSED __attribute__((unused))
+
+/* The drivers' common head: stdio, stdint, stdlib and a seeded generator
+ * of floats in [-0.5, 0.5). */
+#define DRIVER_HEAD                                                                                \
+    "#include <stdio.h>\n#include <stdint.h>\n#include <stdlib.h>\n"                               \
+    "static float rnd(unsigned *s) { *s = *s * 1103515245u + 12345u;\n"                            \
+    "  return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f; }\n"
+
+static KEVO_TEST_UNUSED char *apply_ok(const char *recipe, const long *params, size_t n, const char *src,
+                      const char *kernel)
+{
+    char *out = NULL;
+    int rc = kevo_recipe_apply(&out, recipe, params, n, src, kernel);
+    if (rc != 0)
+        print_error("%s failed: %s\n", recipe, kevo_error_last());
+    assert_int_equal(rc, 0);
+    assert_non_null(out);
+    return out;
+}
+
+static KEVO_TEST_UNUSED void assert_contains(const char *hay, const char *needle)
+{
+    if (!strstr(hay, needle))
+        print_error("expected to find:\n%s\nin:\n%s\n", needle, hay);
+    assert_non_null(strstr(hay, needle));
+}
+
+static KEVO_TEST_UNUSED void assert_lacks(const char *hay, const char *needle)
+{
+    if (strstr(hay, needle))
+        print_error("did not expect:\n%s\nin:\n%s\n", needle, hay);
+    assert_null(strstr(hay, needle));
+}
+
+/* The recipe declines with KEVO_EINVAL and a reason containing `why`. */
+static KEVO_TEST_UNUSED void assert_declines(const char *recipe, const long *params, size_t n, const char *src,
+                            const char *kernel, const char *why)
+{
+    char *out = NULL;
+    int rc = kevo_recipe_apply(&out, recipe, params, n, src, kernel);
+    if (rc == 0)
+        print_error("%s unexpectedly applied:\n%s\n", recipe, out);
+    assert_int_equal(rc, KEVO_EINVAL);
+    assert_null(out);
+    if (!strstr(kevo_error_last(), why))
+        print_error("reason '%s' lacks '%s'\n", kevo_error_last(), why);
+    assert_non_null(strstr(kevo_error_last(), why));
+    assert_non_null(strstr(kevo_error_last(), recipe));
+}
+
+static KEVO_TEST_UNUSED int run(char *const argv[], const char *stdout_path)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status = -1;
+    posix_spawn_file_actions_init(&fa);
+    if (stdout_path)
+        posix_spawn_file_actions_addopen(&fa, 1, stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) == 0)
+        waitpid(pid, &status, 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Build `src` (with its cflags line) + driver in dir under `name`, run it,
+ * and return its output (caller frees). */
+static KEVO_TEST_UNUSED char *build_and_run(const char *dir, const char *name, const char *src, const char *driver,
+                           const char *kernel)
+{
+    char kpath[512], dpath[512], kobj[512], dobj[512], bin[512], outp[512], def[128];
+    char *flags = NULL, *output = NULL;
+    snprintf(kpath, sizeof(kpath), "%s/%s.c", dir, name);
+    snprintf(dpath, sizeof(dpath), "%s/%s_driver.c", dir, name);
+    snprintf(kobj, sizeof(kobj), "%s/%s.o", dir, name);
+    snprintf(dobj, sizeof(dobj), "%s/%s_driver.o", dir, name);
+    snprintf(bin, sizeof(bin), "%s/%s.bin", dir, name);
+    snprintf(outp, sizeof(outp), "%s/%s.out", dir, name);
+    snprintf(def, sizeof(def), "-DKERNEL=%s", kernel);
+    assert_int_equal(kevo_file_write(kpath, src, strlen(src)), 0);
+    assert_int_equal(kevo_file_write(dpath, driver, strlen(driver)), 0);
+
+    assert_int_equal(kevo_recipe_cflags_get(&flags, src), 0);
+    char *argv[40];
+    int n = 0;
+    argv[n++] = "gcc";
+    argv[n++] = "-O2";
+    argv[n++] = "-fopenmp";
+    argv[n++] = "-Werror=implicit-function-declaration";
+    for (char *tok = strtok(flags, " "); tok && n < 30; tok = strtok(NULL, " ")) {
+        assert_true(kevo_cflags_allowed(tok));
+        argv[n++] = tok;
+    }
+    argv[n++] = "-c";
+    argv[n++] = kpath;
+    argv[n++] = "-o";
+    argv[n++] = kobj;
+    argv[n] = NULL;
+    int rc = run(argv, NULL);
+    if (rc != 0)
+        print_error("candidate does not compile:\n%s\n", src);
+    assert_int_equal(rc, 0);
+    char *dargv[] = {"gcc", "-O2", def, "-c", dpath, "-o", dobj, NULL};
+    assert_int_equal(run(dargv, NULL), 0);
+    char *largv[] = {"gcc", "-fopenmp", dobj, kobj, "-o", bin, "-lm", NULL};
+    assert_int_equal(run(largv, NULL), 0);
+    char *rargv[] = {bin, NULL};
+    assert_int_equal(run(rargv, outp), 0);
+    assert_int_equal(kevo_file_read(&output, NULL, outp), 0);
+    free(flags);
+    return output;
+}
+
+/* The rewritten source computes what the original computes (rtol 1e-4). */
+static KEVO_TEST_UNUSED void assert_same_result(const char *orig, const char *rewritten, const char *driver,
+                               const char *kernel)
+{
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-recipe-"), 0);
+    char *a = build_and_run(dir, "orig", orig, driver, kernel);
+    char *b = build_and_run(dir, "new", rewritten, driver, kernel);
+    char *pa = a, *pb = b;
+    size_t count = 0;
+    for (;;) {
+        char *ea, *eb;
+        double x = strtod(pa, &ea), y = strtod(pb, &eb);
+        if (ea == pa || eb == pb) {
+            assert_true(ea == pa && eb == pb); /* same number of values */
+            break;
+        }
+        double tol = 1e-5 + 1e-4 * fmax(fabs(x), fabs(y));
+        if (!(fabs(x - y) <= tol || (isinf(x) && x == y)))
+            print_error("value %zu differs: %.9g vs %.9g\n--- rewritten:\n%s\n", count, x, y,
+                        rewritten);
+        assert_true(fabs(x - y) <= tol || (isinf(x) && x == y));
+        pa = ea;
+        pb = eb;
+        count++;
+    }
+    assert_true(count > 0);
+    free(a);
+    free(b);
+    kevo_rmtree(dir);
+    free(dir);
+}
+
+/* Apply a chain of recipes (asserting each step applies). */
+static KEVO_TEST_UNUSED char *chain_ok(const kevo_recipe_step *steps, size_t n, const char *src, const char *kernel)
+{
+    char *out = NULL;
+    int rc = kevo_recipe_apply_chain(&out, steps, n, src, kernel);
+    if (rc != 0)
+        print_error("chain failed: %s\n", kevo_error_last());
+    assert_int_equal(rc, 0);
+    return out;
+}
+
+#endif

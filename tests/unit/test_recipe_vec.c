@@ -1,0 +1,310 @@
+/*
+ * tests/unit/test_recipe_vec.c - the `vectorize` recipe (GCC vector
+ * extensions, src/recipe/recipe_vec.c) and `register_block`
+ * (src/recipe/recipe_block.c): where it applies the rewrite holds
+ * the vector type, contiguous vector accesses, vector accumulators and the
+ * scalar remainder, and computes what the original computes (built with
+ * gcc, run, outputs compared) at extents that are not multiples of the
+ * vector width, smaller than it, and zero; where its precondition fails it
+ * declines with a reason naming the line.
+ */
+#include "recipe_check.h"
+
+/* C = A B, the dot-product form: j holds the reduction loop over k. */
+static const char MATMUL_DOT[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < M; i++)\n"
+    "        for (int64_t j = 0; j < N; j++) {\n"
+    "            float acc = 0.0f;\n"
+    "            for (int64_t k = 0; k < K; k++)\n"
+    "                acc += A[i * K + k] * B[k * N + j];\n"
+    "            C[i * N + j] = acc;\n"
+    "        }\n"
+    "}\n";
+
+/* C = A B, the row-update form of the suite's matmul references. */
+static const char MATMUL_ROWS[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < M; i++) {\n"
+    "        float *c = C + i * N;\n"
+    "        for (int64_t j = 0; j < N; j++)\n"
+    "            c[j] = 0.0f;\n"
+    "        for (int64_t k = 0; k < K; k++) {\n"
+    "            float a = A[i * K + k];\n"
+    "            const float *b = B + k * N;\n"
+    "            for (int64_t j = 0; j < N; j++)\n"
+    "                c[j] += a * b[j];\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* y = x W^T + b with a scaled epilogue, the Level 2 form: k is a sum. */
+static const char LINEAR[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *x, const float *w, float *y, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t m = 0; m < M; m++)\n"
+    "        for (int64_t n = 0; n < N; n++) {\n"
+    "            float acc = 0.5f;\n"
+    "            for (int64_t k = 0; k < K; k++)\n"
+    "                acc += x[m * K + k] * w[n * K + k];\n"
+    "            y[m * N + n] = acc * 0.25;\n"
+    "        }\n"
+    "}\n";
+
+/* An elementwise kernel with locals and an inclusive bound. */
+static const char AXPBY[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *x, const float *b, float *y, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    float s = 1.5f;\n"
+    "    for (int64_t i = 0; i <= M * N - 1; i++) {\n"
+    "        float t = x[i] * s;\n"
+    "        float u = t - b[i] / 4.0f;\n"
+    "        y[i] = u * t + s;\n"
+    "    }\n"
+    "}\n";
+
+/* Every kernel here has the prototype of MATMUL_DOT; the driver runs it at
+ * several extents (M, N, K) and prints C. */
+static const char DRIVER[] = DRIVER_HEAD
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);\n"
+    "int main(void) { unsigned s = 7;\n"
+    "  const int64_t ext[][3] = {{7, 37, 13}, {3, 5, 4}, {2, 16, 33}, {1, 1, 1}, {0, 9, 3},\n"
+    "                            {4, 0, 3}, {5, 19, 0}};\n"
+    "  for (int e = 0; e < 7; e++) { int64_t M = ext[e][0], N = ext[e][1], K = ext[e][2];\n"
+    "    float *A = malloc((M*K+N*K+M*N+1)*4), *B = malloc((K*N+N*K+M*N+1)*4), *C = malloc((M*N+1)*4);\n"
+    "    for (int64_t i = 0; i < M*K+N*K+M*N; i++) A[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < K*N+N*K+M*N; i++) B[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < M*N; i++) C[i] = -7.0f;\n"
+    "    mm(A, B, C, M, N, K);\n"
+    "    for (int64_t i = 0; i < M*N; i++) printf(\"%.9g\\n\", C[i]);\n"
+    "    free(A); free(B); free(C); }\n"
+    "  return 0; }\n";
+
+/* ---- applies ------------------------------------------------------------ */
+
+static void test_vec__matmul_outer_loop(void **state)
+{
+    (void)state;
+    char *out = apply_ok("vectorize", NULL, 0, MATMUL_DOT, "mm");
+    assert_contains(out, "typedef float vf __attribute__((vector_size(__BIGGEST_ALIGNMENT__)");
+    assert_contains(out, "vf acc = (0.0f) - (vf){0};");
+    assert_contains(out, "(*(const vf *)&B[k * N + j])");
+    assert_contains(out, "(*(vf *)&C[i * N + j]) =");
+    assert_contains(out, "for (int64_t j = j_vend; j < N; j++)");
+    assert_contains(out, "-march=native");
+    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    free(out);
+}
+
+static void test_vec__reduction_loop(void **state)
+{
+    (void)state;
+    char *out = apply_ok("vectorize", NULL, 0, LINEAR, "mm");
+    /* m and n index w and x with a stride: the sum over k is the one */
+    assert_contains(out, "vf acc_vec = (vf){0};");
+    assert_contains(out, "acc_vec += (");
+    assert_contains(out, "acc += acc_vec[lane];");
+    assert_contains(out, "(*(const vf *)&w[n * K + k])");
+    assert_contains(out, "y[m * N + n] = acc * 0.25;"); /* outside the loop: untouched */
+    assert_same_result(LINEAR, out, DRIVER, "mm");
+    free(out);
+}
+
+static void test_vec__elementwise_widths(void **state)
+{
+    (void)state;
+    for (long w = 0; w <= 16; w += 4) {
+        if (w == 12)
+            continue;
+        long p[2] = {-1, w};
+        char *out = apply_ok("vectorize", p, 2, AXPBY, "mm");
+        if (w) {
+            char want[64];
+            snprintf(want, sizeof(want), "vector_size(%ld)", 4 * w);
+            assert_contains(out, want);
+        }
+        assert_contains(out, "vf t = ((*(const vf *)&x[i]) * s) - (vf){0};"); /* s: a scalar */
+        assert_contains(out, "(*(const vf *)&x[i])");
+        assert_contains(out, "((M * N - 1) + 1)"); /* the inclusive bound */
+        assert_same_result(AXPBY, out, DRIVER, "mm");
+        free(out);
+    }
+}
+
+static void test_vec__chains_with_omp_and_flags(void **state)
+{
+    (void)state;
+    kevo_recipe_step steps[] = {{"omp_parallel", {1}, 1}, {"vectorize", {0}, 0},
+                                {"flags", {2}, 1}};
+    char *out = chain_ok(steps, 3, MATMUL_DOT, "mm");
+    assert_contains(out, "#pragma omp parallel for");
+    assert_contains(out, "-ffast-math");
+    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    free(out);
+    /* register blocking: unroll_jam the rows by 4, vectorise the columns,
+     * then omp_parallel over the rows (the vector stores count as element
+     * stores of C indexed by i) */
+    kevo_recipe_step block[] = {{"unroll_jam", {0, 4}, 2}, {"vectorize", {0}, 0},
+                                {"omp_parallel", {1}, 1}};
+    out = chain_ok(block, 3, MATMUL_DOT, "mm");
+    assert_contains(out, "vf acc_3 = (0.0f) - (vf){0};");
+    assert_contains(out, "(*(vf *)&C[(i + 3) * N + j]) = (acc_3) - (vf){0};");
+    assert_contains(out, "#pragma omp parallel for\n    for (int64_t i = 0;");
+    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    free(out);
+    /* the row-update form: interchange sinks a and b and swaps k and j, then
+     * the same blocking; C's rows stay in registers across k (promotion) */
+    kevo_recipe_step rows[] = {{"interchange", {0}, 0}, {"unroll_jam", {0, 4}, 2},
+                               {"vectorize", {0}, 0}, {"omp_parallel", {1}, 1}};
+    out = chain_ok(rows, 4, MATMUL_ROWS, "mm");
+    assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
+    assert_contains(out, "c_3_reg += (a_3 * (*(const vf *)&b[j])) - (vf){0};");
+    assert_contains(out, "(*(vf *)&c_3[j]) = c_3_reg;");
+    assert_same_result(MATMUL_ROWS, out, DRIVER, "mm");
+    free(out);
+    /* no promotion when the loop also reads the array through another
+     * pointer of the same parameter: row k of C is row i when k == i */
+    static const char SELF[] =
+        "#include <stdint.h>\n"
+        "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+        "{\n"
+        "    for (int64_t i = 0; i < M; i++) {\n"
+        "        float *c = C + i * N;\n"
+        "        for (int64_t j = 0; j < N; j++)\n"
+        "            for (int64_t k = 0; k < M; k++) {\n"
+        "                const float *d = C + k * N;\n"
+        "                c[j] += 0.5f * d[j];\n"
+        "            }\n"
+        "    }\n"
+        "}\n";
+    long j_loop[2] = {1, 0};
+    char *self = apply_ok("vectorize", j_loop, 2, SELF, "mm");
+    assert_null(strstr(self, "_reg"));
+    assert_contains(self, "(*(vf *)&c[j]) += (0.5f * (*(const vf *)&d[j])) - (vf){0};");
+    assert_same_result(SELF, self, DRIVER, "mm");
+    free(self);
+    /* vectorising twice: the vector loop's body is no longer plain float
+     * code, and the remainder loop is left alone */
+    long p[2] = {-1, 0};
+    char *once = apply_ok("vectorize", p, 2, LINEAR, "mm");
+    assert_declines("vectorize", p, 2, once, "mm", "vectorize");
+    long rem[2] = {4, 0}; /* m, n, k (vector), lane, k (remainder) */
+    assert_declines("vectorize", rem, 2, once, "mm", "the remainder of a vectorised loop");
+    free(once);
+}
+
+/* register_block: the chain as one move, on the three forms */
+static void test_vec__register_block(void **state)
+{
+    (void)state;
+    long p[2] = {4, 0};
+    /* row-update form: interchange, then rows of C in registers */
+    char *out = apply_ok("register_block", p, 2, MATMUL_ROWS, "mm");
+    assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
+    assert_contains(out, "for (int64_t i = 0; i < (M > 0 ? M / 4 * 4 : 0); i += 4)");
+    assert_same_result(MATMUL_ROWS, out, DRIVER, "mm");
+    free(out);
+    /* dot-product form: no interchange, four vector accumulators */
+    out = apply_ok("register_block", p, 2, MATMUL_DOT, "mm");
+    assert_contains(out, "vf acc_3 = (0.0f) - (vf){0};");
+    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    free(out);
+    /* x W^T: the sum over k, four rows of W per load of x */
+    out = apply_ok("register_block", p, 2, LINEAR, "mm");
+    assert_contains(out, "vf acc_3_vec = (vf){0};");
+    assert_contains(out, "acc_3 += acc_3_vec[lane];");
+    assert_same_result(LINEAR, out, DRIVER, "mm");
+    free(out);
+    /* rows=1: vectorize alone */
+    long one[2] = {1, 8};
+    out = apply_ok("register_block", one, 2, MATMUL_DOT, "mm");
+    assert_contains(out, "vector_size(32)");
+    assert_null(strstr(out, "acc_1"));
+    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    free(out);
+    assert_declines("register_block", p, 2,
+                    "#include <stdint.h>\n"
+                    "void mm(const float *x, float *y, int64_t n)\n{\n"
+                    "    for (int64_t i = 0; i < n; i++)\n"
+                    "        y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n}\n",
+                    "mm", "vectorize applies to no loop");
+}
+
+/* ---- declines ------------------------------------------------------------- */
+
+#define KERNEL1(body)                                                                              \
+    "#include <stdint.h>\n#include <math.h>\n"                                                     \
+    "void k(const float *x, float *y, int64_t n, double *d)\n{\n" body "}\n"
+
+static void test_vec__declines(void **state)
+{
+    (void)state;
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n"),
+                    "k", "'>' at line 6");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = expf(x[i]);\n"),
+                    "k", "the call of 'expf' at line 6");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 1; i < n; i++)\n"
+                            "        y[i] = y[i - 1] + x[i];\n"),
+                    "k", "y");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[2 * i];\n"),
+                    "k", "not contiguous in 'i'");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[n - i];\n"),
+                    "k", "not contiguous in 'i'");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[i] * n;\n"),
+                    "k", "'n' at line 6 is not a float");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        d[i] = x[i];\n"),
+                    "k", "'d' at line 6 is not an array of float");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    #pragma omp simd\n"
+                            "    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[i];\n"),
+                    "k", "carries '#pragma omp simd'");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    float m = 0.0f;\n"
+                            "    for (int64_t i = 0; i < n; i++)\n"
+                            "        m = fmaxf(m, x[i]);\n"
+                            "    y[0] = m;\n"),
+                    "k", "max");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i += 2)\n"
+                            "        y[i] = x[i];\n"),
+                    "k", "line 5");
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[0] = x[i];\n"),
+                    "k", "vectorize");
+    long bad[2] = {-1, 5};
+    assert_declines("vectorize", bad, 2, MATMUL_DOT, "mm", "width 5");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vec__matmul_outer_loop),
+        cmocka_unit_test(test_vec__reduction_loop),
+        cmocka_unit_test(test_vec__elementwise_widths),
+        cmocka_unit_test(test_vec__chains_with_omp_and_flags),
+        cmocka_unit_test(test_vec__register_block),
+        cmocka_unit_test(test_vec__declines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
