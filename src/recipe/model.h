@@ -297,6 +297,13 @@ extern const size_t kevo_recipe_n_flag_sets;
 int kevo_recipe__input_rewrite(char **out_source, const char *recipe, const long *params,
                                size_t n_params, kevo_recipe_input *in);
 
+/* Recipe `recipe` on `source`, whose model m (borrowed) is already parsed,
+ * without the guard: for recipes built of others (register_block), so that
+ * each intermediate source is parsed once. *out_source is the caller's. */
+int kevo_recipe__rewrite_parsed(char **out_source, const char *recipe, const long *params,
+                                size_t n_params, const kevo_recipe_model *m, const char *source,
+                                const char *kernel_name);
+
 /* The number of `for` loops of the input's kernel (its model, parsed on
  * first need); 0 when it does not parse. */
 size_t kevo_recipe__input_loops(kevo_recipe_input *in);

@@ -242,15 +242,32 @@ static int prefixed(int code, const char *recipe)
     return kevo_error_set(code, "%s: %s", recipe, msg);
 }
 
+/* One recipe run on an input: recipe index and resolved parameters, and
+ * what it gave: the rewritten source, or why it declined (KEVO_EINVAL). */
+typedef struct run_memo {
+    size_t recipe;
+    long p[KEVO_RECIPE_MAX_PARAMS];
+    char *text;   /* NULL when declined */
+    char *reason; /* the decline's message */
+} run_memo;
+
+#define MEMO_MAX 512 /* runs kept per input; later ones run each time */
+
 /* A candidate and, once a recipe has needed it, its model or why it has
- * none. */
+ * none; and the outcome of every recipe run on it so far (the generator's
+ * check, the mutation's probes and the rewrite run the same recipe with the
+ * same parameters: a recipe is a function of its input). */
 struct kevo_recipe_input {
     const char *source; /* borrowed */
     char *kernel_name;
     kevo_recipe_model *model;
     bool parsed;
+    bool borrowed;      /* model is the caller's (kevo_recipe__rewrite_parsed): one
+                           run, nothing kept */
     int parse_error;    /* the parse's error code when model is NULL */
     char *parse_message;
+    run_memo *memo;
+    size_t n_memo, cap_memo;
 };
 
 int kevo_recipe_input_new(kevo_recipe_input **out, const char *source, const char *kernel_name)
@@ -271,7 +288,13 @@ void kevo_recipe_input_free(kevo_recipe_input *in)
 {
     if (!in)
         return;
-    kevo_recipe_model_free(in->model);
+    if (!in->borrowed)
+        kevo_recipe_model_free(in->model);
+    for (size_t i = 0; i < in->n_memo; i++) {
+        free(in->memo[i].text);
+        free(in->memo[i].reason);
+    }
+    free(in->memo);
     free(in->kernel_name);
     free(in->parse_message);
     free(in);
@@ -322,8 +345,8 @@ static int guard_parses(const char *final, const char *kernel_name)
 
 /* Run recipe d with parameters p on the input into *out_source: its edits
  * (or whole file), then its flags. The output is not re-parsed here. */
-static int run_recipe(char **out_source, const kevo_recipe_desc *d, const long *p,
-                      kevo_recipe_input *in, bool *out_needs_model)
+static int run_uncached(char **out_source, const kevo_recipe_desc *d, const long *p,
+                        kevo_recipe_input *in, bool *out_needs_model)
 {
     int error = 0;
     const kevo_recipe_model *m = NULL;
@@ -355,6 +378,46 @@ done:
     kevo_cparse_edits_free(&ro.edits);
     free(ro.whole);
     free(text);
+    return error;
+}
+
+/* run_uncached, or what the same run on this input gave before: an
+ * applicable run's source (a copy) or a decline (KEVO_EINVAL, its message
+ * set again). Other errors are not kept. */
+static int run_recipe(char **out_source, const kevo_recipe_desc *d, const long *p,
+                      kevo_recipe_input *in, bool *out_needs_model)
+{
+    size_t idx = (size_t)(d - descs);
+    *out_source = NULL;
+    *out_needs_model = impls[idx] != kevo_recipe_flags_apply;
+    for (size_t i = 0; i < in->n_memo; i++) {
+        run_memo *r = &in->memo[i];
+        if (r->recipe != idx || memcmp(r->p, p, d->n_params * sizeof(long)) != 0)
+            continue;
+        if (!r->text)
+            return kevo_error_set(KEVO_EINVAL, "%s", r->reason);
+        if (!(*out_source = strdup(r->text)))
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        return 0;
+    }
+    int error = run_uncached(out_source, d, p, in, out_needs_model);
+    if ((error != 0 && error != KEVO_EINVAL) || in->borrowed || in->n_memo == MEMO_MAX)
+        return error;
+    if (in->n_memo == in->cap_memo) {
+        size_t cap = in->cap_memo ? in->cap_memo * 2 : 16;
+        run_memo *grown = realloc(in->memo, cap * sizeof(*grown));
+        if (!grown)
+            return error; /* not kept: the run stands */
+        in->memo = grown;
+        in->cap_memo = cap;
+    }
+    run_memo *r = &in->memo[in->n_memo];
+    memset(r, 0, sizeof(*r));
+    r->recipe = idx;
+    memcpy(r->p, p, d->n_params * sizeof(long));
+    if (error == 0 ? !!(r->text = strdup(*out_source))
+                   : !!(r->reason = strdup(kevo_error_last())))
+        in->n_memo++;
     return error;
 }
 
@@ -473,6 +536,20 @@ int kevo_recipe__input_rewrite(char **out_source, const char *recipe, const long
         (error = run_recipe(out_source, d, p, in, &needs_model)) < 0)
         error = prefixed(error, d->name);
     return error;
+}
+
+int kevo_recipe__rewrite_parsed(char **out_source, const char *recipe, const long *params,
+                                size_t n_params, const kevo_recipe_model *m, const char *source,
+                                const char *kernel_name)
+{
+    /* an input that borrows m: never freed with kevo_recipe_input_free */
+    kevo_recipe_input in = {.source = source,
+                            .kernel_name = (char *)kernel_name,
+                            .model = (kevo_recipe_model *)m,
+                            .parsed = true,
+                            .borrowed = true};
+    *out_source = NULL;
+    return kevo_recipe__input_rewrite(out_source, recipe, params, n_params, &in);
 }
 
 size_t kevo_recipe__input_loops(kevo_recipe_input *in)

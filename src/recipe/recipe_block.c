@@ -40,22 +40,22 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
 {
     char name[256];
     char *swapped = NULL, *jammed = NULL, *done = NULL;
-    kevo_recipe_model *sm = NULL;
+    kevo_recipe_model *sm = NULL, *jm = NULL;
     int error = kernel_name(name, sizeof(name), m);
     if (error < 0)
         return error;
+    /* each intermediate text is parsed once, here; the caller's guard
+     * parses the result */
     const kevo_recipe_model *cm = m;
     const char *cur = source;
     int v = kevo_recipe__vectorize_pick(m, true);
     if (v < 0) {
         long ip[1] = {-1};
-        if (kevo_recipe_apply(&swapped, "interchange", ip, 1, source, name) == 0) {
-            if ((error = kevo_recipe_model_parse(&sm, swapped, name)) < 0)
-                goto out;
-            if ((v = kevo_recipe__vectorize_pick(sm, true)) >= 0) {
-                cm = sm;
-                cur = swapped;
-            }
+        if (kevo_recipe__rewrite_parsed(&swapped, "interchange", ip, 1, m, source, name) == 0 &&
+            kevo_recipe_model_parse(&sm, swapped, name) == 0 &&
+            (v = kevo_recipe__vectorize_pick(sm, true)) >= 0) {
+            cm = sm;
+            cur = swapped;
         }
         kevo_error_clear();
     }
@@ -68,26 +68,37 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
     int around = cm->loop[v].parent;
     if (around >= 0 && params[0] > 1) {
         long jp[2] = {around, params[0]};
-        if (kevo_recipe_apply(&jammed, "unroll_jam", jp, 2, cur, name) < 0)
+        if (kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, cm, cur, name) < 0 ||
+            kevo_recipe_model_parse(&jm, jammed, name) < 0) {
             kevo_error_clear(); /* one accumulator per lane, then */
+            free(jammed);
+            jammed = NULL;
+        }
     }
     long vp[2] = {-1, params[1]};
-    if (kevo_recipe_apply(&done, "vectorize", vp, 2, jammed ? jammed : cur, name) < 0) {
+    if (!jammed ||
+        kevo_recipe__rewrite_parsed(&done, "vectorize", vp, 2, jm, jammed, name) < 0) {
         if (!jammed) {
-            char why[600];
-            snprintf(why, sizeof(why), "%s", kevo_error_last());
-            error = kevo_error_set(KEVO_ERROR, "recipe bug: vectorize declined its own pick: %s",
-                                   why);
-            goto out;
+            error = kevo_recipe__rewrite_parsed(&done, "vectorize", vp, 2, cm, cur, name);
+            if (error == KEVO_EINVAL) {
+                char why[600];
+                snprintf(why, sizeof(why), "%s", kevo_error_last());
+                error = kevo_error_set(KEVO_ERROR,
+                                       "recipe bug: vectorize declined its own pick: %s", why);
+            }
+            if (error < 0)
+                goto out;
+        } else {
+            kevo_error_clear(); /* the jammed body did not vectorise: without the jam */
+            if ((error = kevo_recipe__rewrite_parsed(&done, "vectorize", vp, 2, cm, cur, name)) < 0)
+                goto out;
         }
-        kevo_error_clear(); /* the jammed body did not vectorise: without the jam */
-        if ((error = kevo_recipe_apply(&done, "vectorize", vp, 2, cur, name)) < 0)
-            goto out;
     }
     out->whole = done;
     done = NULL;
 out:
     kevo_recipe_model_free(sm);
+    kevo_recipe_model_free(jm);
     free(swapped);
     free(jammed);
     free(done);

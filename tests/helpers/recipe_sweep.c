@@ -73,6 +73,9 @@ typedef struct counts {
 } counts;
 
 static counts by_level[5];
+/* where the rewriting time goes: seconds and applications per recipe */
+static double recipe_s[32];
+static size_t recipe_n[32];
 static bool guard;     /* --guard: parse each distinct result as kevo_recipe_input_apply does */
 static bool all_sizes; /* --all-sizes: every size choice on every structural vector */
 
@@ -256,8 +259,15 @@ static long apply_one(task_run *t, kevo_recipe_input *in, const kevo_recipe_desc
                       const char *chain, int level)
 {
     char *text = NULL, label[256];
+    size_t n_desc;
+    size_t r = (size_t)(d - kevo_recipe_list(&n_desc));
     by_level[level].tried++;
+    double t0 = kevo_now_s();
     int e = kevo_recipe__input_rewrite(&text, d->name, p, d->n_params, in);
+    if (r < 32) {
+        recipe_s[r] += kevo_now_s() - t0;
+        recipe_n[r]++;
+    }
     if (e == KEVO_EINVAL) {
         snprintf(last_decline, sizeof(last_decline), "%s", kevo_error_last());
         kevo_error_clear();
@@ -459,8 +469,11 @@ static int walk(task_run *t, kevo_rng *rng, int len)
             size_t nvec = param_vectors(vec, d, n_loop, false);
             for (size_t k = 0; k < nvec; k++) {
                 bool ok = false;
-                if ((error = kevo_recipe_input_check(&ok, NULL, d->name, vec[k], d->n_params,
-                                                     in)) < 0)
+                double t0 = kevo_now_s();
+                error = kevo_recipe_input_check(&ok, NULL, d->name, vec[k], d->n_params, in);
+                recipe_s[r] += kevo_now_s() - t0;
+                recipe_n[r]++;
+                if (error < 0)
                     break;
                 if (ok)
                     ok_k[r][n_ok[r]++] = k;
@@ -915,7 +928,14 @@ int main(int argc, char **argv)
     printf("  %zu distinct results compiled with gcc -fsyntax-only, %zu do not compile; "
            "%zu references do not compile\n",
            distinct, bad_variants, ref_bad);
-    printf("  %.1f s rewriting, %.1f s in all\n", t_rewrite, kevo_now_s() - t0);
+    printf("  %.1f s rewriting, %.1f s in all; rewriting per recipe:", t_rewrite,
+           kevo_now_s() - t0);
+    size_t n_desc;
+    const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
+    for (size_t r = 0; r < n_desc && r < 32; r++)
+        if (recipe_n[r])
+            printf(" %s %.1f s/%zu", descs[r].name, recipe_s[r], recipe_n[r]);
+    printf("\n");
     rc = bad_variants || ref_bad || by_level[4].recipe_bugs ? 1 : 0;
 done:
     if (error < 0) {
