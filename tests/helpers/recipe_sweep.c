@@ -10,11 +10,15 @@
  * (with --guard also parsed first, as kevo_recipe_input_apply does: twice
  * the time; gcc is the stricter judge) (kevo_c_compile_flags:
  * gcc -std=gnu11 -O3 -march=native, the candidate's cflags line, the forced
- * prototype header) plus -fsyntax-only, each distinct result once. Fails
- * listing every (task, recipe, parameters) whose result does not compile,
- * with gcc's first error line.
+ * prototype header) plus -fsyntax-only, each distinct result once: up to
+ * 64 results of a task that differ only in the kernel's definition in one
+ * translation unit, each definition renamed (a cc1 start is most of the
+ * cost of a compile here), and each in its own file when that unit fails.
+ * Fails listing every (task, recipe, parameters) whose result does not
+ * compile, with gcc's first error line. --break K (the self-test) puts an
+ * error in every K-th result's kernel: each must be listed.
  *   recipe_sweep [--level2 sample|all|none] [--per-recipe P] [--stride S]
- *                [--walks N] [--mutations N] [--all-sizes] [--guard] [--jobs J]
+ *                [--walks N] [--mutations N] [--all-sizes] [--guard] [--break K] [--jobs J]
  *                [--keep] [--emit DIR] SUITE_DIR...
  * Tile sizes: each structural vector (loop, depth) with the default sizes
  * and with sizes drawn in rotation from the choices; --all-sizes: each size
@@ -37,6 +41,7 @@
 #include "kevo/util.h"
 #include "recipe/model.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -59,6 +64,8 @@ typedef struct variant {
     char *hint_key;     /* the cflags of its first line, joined */
     char **hint;        /* kevo_cflags_parse */
     bool hint_bad;      /* the cflags line is refused by the backend */
+    bool split;         /* text = prelude + the kernel's definition [f0, f1) + rest */
+    size_t f0, f1;
 } variant;
 
 typedef struct task_run {
@@ -77,6 +84,9 @@ static counts by_level[5];
 static double recipe_s[32];
 static size_t recipe_n[32];
 static bool guard;     /* --guard: parse each distinct result as kevo_recipe_input_apply does */
+static long break_every; /* --break K: every K-th result gets an error in its kernel (self-test) */
+static size_t n_broken;
+static size_t n_units, n_in_units, n_alone; /* combined units and their results; files alone */
 static bool all_sizes; /* --all-sizes: every size choice on every structural vector */
 
 /* Parameter vectors of recipe d to sweep on a kernel with n_loop loops:
@@ -509,25 +519,196 @@ static int walk(task_run *t, kevo_rng *rng, int len)
 
 /* ---- compiling ----------------------------------------------------------- */
 
+#define COMBINE 64 /* results per combined translation unit */
+
 typedef struct job {
     task_run *t;
-    size_t idx[BATCH];
+    size_t idx[COMBINE];
     size_t n;
+    bool combined; /* one translation unit of them all (see combine_write) */
     pid_t pid;
     char *log;
 } job;
+
+/* Where the kernel's definition is in `text`: [*f0, *f1) from just after
+ * the previous file-scope declaration, directive or comment to the body's
+ * closing brace, when that span holds one function definition and no
+ * directive but #pragma (comments, strings and character constants are
+ * skipped). False when it is not found so. */
+static bool kernel_span(const char *text, const char *name, size_t *f0, size_t *f1)
+{
+    size_t len = strlen(text), nlen = strlen(name), start = 0;
+    int depth = 0, paren = 0;
+    bool line_start = true;
+    for (size_t i = 0; i < len;) {
+        char c = text[i];
+        if (c == '\n') {
+            line_start = true;
+            i++;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\r') {
+            i++;
+            continue;
+        }
+        if (c == '/' && text[i + 1] == '/') {
+            while (i < len && text[i] != '\n')
+                i++;
+            if (depth == 0)
+                start = i;
+            continue;
+        }
+        if (c == '/' && text[i + 1] == '*') {
+            const char *e = strstr(text + i + 2, "*/");
+            if (!e)
+                return false;
+            i = (size_t)(e - text) + 2;
+            if (depth == 0)
+                start = i;
+            continue;
+        }
+        if (line_start && c == '#') {
+            if (depth > 0 && strncmp(text + i, "#pragma", 7) != 0)
+                return false; /* a directive inside a body: it could reach the next one */
+            while (i < len && (text[i] != '\n' || text[i - 1] == '\\'))
+                i++;
+            if (depth == 0)
+                start = i;
+            continue;
+        }
+        line_start = false;
+        if (c == '"' || c == '\'') {
+            for (i++; i < len && text[i] != c; i++)
+                if (text[i] == '\\')
+                    i++;
+            i++;
+            continue;
+        }
+        if (c == '{')
+            depth++;
+        else if (c == '}') {
+            if (--depth < 0)
+                return false;
+            if (depth == 0)
+                start = i + 1;
+        } else if (c == '(')
+            paren++;
+        else if (c == ')')
+            paren--;
+        else if (c == ';' && depth == 0 && paren == 0)
+            start = i + 1;
+        else if (depth == 0 && paren == 0 && !strncmp(text + i, name, nlen) &&
+                 (i == 0 || !(isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_')) &&
+                 !(isalnum((unsigned char)text[i + nlen]) || text[i + nlen] == '_')) {
+            /* the kernel's name at file scope: a definition when its
+             * parameter list is followed by a body */
+            size_t k = i + nlen;
+            while (isspace((unsigned char)text[k]))
+                k++;
+            if (text[k] != '(') {
+                i += nlen;
+                continue;
+            }
+            int pd = 0;
+            for (; k < len; k++) {
+                pd += text[k] == '(' ? 1 : text[k] == ')' ? -1 : 0;
+                if (pd == 0)
+                    break;
+            }
+            k++;
+            while (k < len && isspace((unsigned char)text[k]))
+                k++;
+            if (text[k] != '{') {
+                i += nlen;
+                continue; /* a declaration (or a call at file scope) */
+            }
+            /* the body: balanced braces, skipping comments and literals */
+            int bd = 0;
+            for (; k < len; k++) {
+                char b = text[k];
+                if (b == '/' && text[k + 1] == '/') {
+                    while (k < len && text[k] != '\n')
+                        k++;
+                } else if (b == '/' && text[k + 1] == '*') {
+                    const char *e = strstr(text + k + 2, "*/");
+                    if (!e)
+                        return false;
+                    k = (size_t)(e - text) + 1;
+                } else if (b == '"' || b == '\'') {
+                    for (k++; k < len && text[k] != b; k++)
+                        if (text[k] == '\\')
+                            k++;
+                } else if (b == '#' && strncmp(text + k, "#pragma", 7) != 0) {
+                    size_t ls = k;
+                    while (ls > 0 && (text[ls - 1] == ' ' || text[ls - 1] == '\t'))
+                        ls--;
+                    if (ls == 0 || text[ls - 1] == '\n')
+                        return false;
+                } else if (b == '{') {
+                    bd++;
+                } else if (b == '}' && --bd == 0) {
+                    *f0 = start;
+                    *f1 = k + 1;
+                    return true;
+                }
+            }
+            return false;
+        }
+        i++;
+    }
+    return false;
+}
+
+/* Write the combined translation unit of job j: the shared prelude, then
+ * each result's kernel definition renamed (NAME__sweep_v<K>) after the
+ * prototype header under the same name, then the shared rest. Each
+ * definition sees what it sees alone, plus the other renamed kernels,
+ * which nothing names: kernel_span let no declaration, macro or directive
+ * but #pragma into a definition. */
+static int combine_write(const job *j, const char *path)
+{
+    task_run *t = j->t;
+    const variant *v0 = &t->v[j->idx[0]];
+    const char *name = t->task->name;
+    kevo_buf b = {0};
+    kevo_buf_printf(&b, "%.*s", (int)v0->f0, v0->text);
+    for (size_t i = 0; i < j->n; i++) {
+        const variant *v = &t->v[j->idx[i]];
+        kevo_buf_printf(&b, "\n#define %s %s__sweep_v%zu\n#include \"%s\"\n", name, name,
+                        j->idx[i], KEVO_C_PROTO_FILE);
+        kevo_buf_printf(&b, "%.*s\n#undef %s\n", (int)(v->f1 - v->f0), v->text + v->f0, name);
+    }
+    kevo_buf_printf(&b, "%s", v0->text + v0->f1);
+    int error = kevo_file_write(path, kevo_buf_cstr(&b), b.len);
+    kevo_buf_free(&b);
+    return error;
+}
 
 static int job_start(job *j)
 {
     const char *argv[64 + BATCH];
     char names[BATCH][32];
+    _Static_assert(BATCH <= COMBINE, "a job holds a batch");
     bool openmp;
     variant *v0 = &j->t->v[j->idx[0]];
     size_t n = kevo_c_compile_flags(argv, 32, v0->hint, &openmp);
     argv[n++] = "-fsyntax-only";
-    for (size_t i = 0; i < j->n; i++) {
-        snprintf(names[i], sizeof(names[i]), "v%zu.c", j->idx[i]);
-        argv[n++] = names[i];
+    if (j->combined) {
+        n_units++;
+        n_in_units += j->n;
+        snprintf(names[0], sizeof(names[0]), "c%zu.c", j->idx[0]);
+        char *path = kevo_path_join(j->t->dir, names[0]);
+        int error = path ? combine_write(j, path) : KEVO_ENOMEM;
+        free(path);
+        if (error < 0)
+            return error;
+        argv[n++] = names[0];
+    } else {
+        n_alone += j->n;
+        for (size_t i = 0; i < j->n; i++) {
+            snprintf(names[i], sizeof(names[i]), "v%zu.c", j->idx[i]);
+            argv[n++] = names[i];
+        }
     }
     argv[n] = NULL;
     char logname[64];
@@ -558,6 +739,13 @@ static int job_finish(job *j, int status)
     if (kevo_file_read(&log, NULL, j->log) < 0)
         return KEVO_EINFRA;
     bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0), attributed = false;
+    if (j->combined) {
+        unlink(j->log);
+        free(j->log);
+        j->log = NULL;
+        free(log);
+        return failed; /* 1: compile them again each in its own file, to say which */
+    }
     for (char *line = log; line && *line;) {
         char *eol = strchr(line, '\n');
         if (eol)
@@ -585,89 +773,171 @@ static int job_finish(job *j, int status)
     return 0;
 }
 
-/* Compile every variant that has no error yet: the variants of one task
- * with the same cflags line in batches of BATCH files per gcc, `jobs` gcc
- * processes at a time. */
-static int compile_all(task_run **tasks, size_t n_tasks, int jobs)
-{
-    int error = 0, active = 0;
-    job *list = NULL, **slot = calloc((size_t)jobs, sizeof(*slot));
-    size_t n_list = 0, cap = 0, next = 0;
-    bool *taken = NULL;
+/* The compile queue: jobs of the tasks rewritten so far, run `slots` gcc
+ * processes at a time while the next tasks are rewritten (fewer while
+ * rewriting: that takes a core), all of them at the end. */
+typedef struct sched {
+    job *list;
+    size_t n, cap, next;
+    job **slot;
+    int n_slot, active;
+} sched;
 
-    if (!slot)
-        return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n_tasks; i++) {
-        task_run *t = tasks[i];
+/* A new empty job for task t at the end of the queue, or NULL. */
+static job *sched_push(sched *s, task_run *t, bool combined)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        /* the running jobs' slots point into the list */
+        ptrdiff_t at[64];
+        for (int k = 0; k < s->n_slot && k < 64; k++)
+            at[k] = s->slot[k] ? s->slot[k] - s->list : -1;
+        job *g = realloc(s->list, cap * sizeof(*g));
+        if (!g) {
+            kevo_error_set(KEVO_ENOMEM, "out of memory");
+            return NULL;
+        }
+        for (int k = 0; k < s->n_slot && k < 64; k++)
+            s->slot[k] = at[k] < 0 ? NULL : g + at[k];
+        s->list = g;
+        s->cap = cap;
+    }
+    job *j = &s->list[s->n++];
+    memset(j, 0, sizeof(*j));
+    j->t = t;
+    j->combined = combined;
+    return j;
+}
+
+/* Queue results idx[0..n) of t, same cflags line, as gcc runs of BATCH
+ * files each (each file its own translation unit). */
+static int sched_add_files(sched *s, task_run *t, const size_t *idx, size_t n)
+{
+    for (size_t i = 0; i < n; i += BATCH) {
+        job *j = sched_push(s, t, false);
+        if (!j)
+            return KEVO_ENOMEM;
+        for (size_t k = i; k < n && k < i + BATCH; k++)
+            j->idx[j->n++] = idx[k];
+    }
+    return 0;
+}
+
+/* Queue the results of task t that have no error yet: those with the same
+ * cflags line, prelude and rest around the kernel (kernel_span) COMBINE to
+ * a translation unit (one cc1 start, most of a compile here: compiled
+ * alone each when that unit fails); the others BATCH files per gcc. */
+static int sched_add_task(sched *s, task_run *t)
+{
+    int error = 0;
+    bool *taken = calloc(t->n + 1, sizeof(*taken));
+    size_t *solo = calloc(t->n + 1, sizeof(*solo)), n_solo = 0;
+    if (!taken || !solo) {
         free(taken);
-        if (!(taken = calloc(t->n + 1, sizeof(*taken)))) {
-            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t a = 0; a < t->n; a++) {
-            if (taken[a] || t->v[a].error)
+        free(solo);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    for (size_t a = 0; a < t->n && error == 0; a++) {
+        variant *va = &t->v[a];
+        if (taken[a] || va->error)
+            continue;
+        n_solo = 0;
+        job *j = NULL;
+        for (size_t b = a; b < t->n && error == 0; b++) {
+            variant *vb = &t->v[b];
+            if (taken[b] || vb->error || strcmp(va->hint_key, vb->hint_key))
                 continue;
-            for (size_t b = a; b < t->n; b++) {
-                if (taken[b] || t->v[b].error || strcmp(t->v[a].hint_key, t->v[b].hint_key))
+            bool same_frame = va->split && vb->split && va->f0 == vb->f0 &&
+                              !memcmp(va->text, vb->text, va->f0) &&
+                              !strcmp(va->text + va->f1, vb->text + vb->f1);
+            if (!va->split) {
+                if (vb->split)
                     continue;
-                if (n_list == 0 || list[n_list - 1].t != t || list[n_list - 1].n == BATCH ||
-                    strcmp(t->v[list[n_list - 1].idx[0]].hint_key, t->v[b].hint_key)) {
-                    if (n_list == cap) {
-                        cap = cap ? cap * 2 : 256;
-                        job *g = realloc(list, cap * sizeof(*g));
-                        if (!g) {
-                            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-                            goto done;
-                        }
-                        list = g;
-                    }
-                    memset(&list[n_list], 0, sizeof(list[n_list]));
-                    list[n_list++].t = t;
+                solo[n_solo++] = b; /* the unsplit ones of a's cflags group, file by file */
+            } else if (same_frame) {
+                if (!j || j->n == COMBINE) {
+                    if (!(j = sched_push(s, t, true)))
+                        error = KEVO_ENOMEM;
                 }
-                job *j = &list[n_list - 1];
-                j->idx[j->n++] = b;
-                taken[b] = true;
+                if (j)
+                    j->idx[j->n++] = b;
+            } else {
+                continue; /* another frame: its own group */
             }
+            taken[b] = true;
         }
+        if (error == 0 && n_solo)
+            error = sched_add_files(s, t, solo, n_solo);
     }
-    for (;;) {
-        for (int s = 0; s < jobs && next < n_list && error == 0; s++) {
-            if (slot[s])
-                continue;
-            if ((error = job_start(&list[next])) < 0)
-                break;
-            slot[s] = &list[next++];
-            active++;
-        }
-        if (active == 0)
-            break;
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            error = kevo_error_set(KEVO_EINFRA, "wait: %s", strerror(errno));
-            break;
-        }
-        for (int s = 0; s < jobs; s++) {
-            if (!slot[s] || slot[s]->pid != pid)
-                continue;
-            int e = job_finish(slot[s], status);
-            if (e < 0 && error == 0)
-                error = e;
-            slot[s] = NULL;
-            active--;
-        }
-    }
-done:
     free(taken);
-    free(list);
-    free(slot);
+    free(solo);
     return error;
 }
 
-/* Write variants [from, t->n) of t into its folder. */
+/* Start queued jobs in up to `use` slots and collect finished ones; with
+ * `drain`, until the queue is empty and every job has finished. */
+static int sched_run(sched *s, int use, bool drain)
+{
+    int error = 0;
+    for (;;) {
+        for (int k = 0; k < use && s->next < s->n && error == 0; k++) {
+            if (s->slot[k])
+                continue;
+            if ((error = job_start(&s->list[s->next])) < 0)
+                break;
+            s->slot[k] = &s->list[s->next++];
+            s->active++;
+        }
+        if (s->active == 0 || error < 0)
+            return error;
+        int status;
+        pid_t pid = waitpid(-1, &status, drain ? 0 : WNOHANG);
+        if (pid == 0)
+            return 0; /* nothing has finished yet: back to rewriting */
+        if (pid < 0)
+            return kevo_error_set(KEVO_EINFRA, "wait: %s", strerror(errno));
+        for (int k = 0; k < s->n_slot; k++) {
+            if (!s->slot[k] || s->slot[k]->pid != pid)
+                continue;
+            job *done = s->slot[k];
+            s->slot[k] = NULL;
+            s->active--;
+            int e = job_finish(done, status);
+            if (e == 1) {
+                /* the combined unit failed: each result in its own file */
+                size_t idx[COMBINE], n = done->n;
+                task_run *t = done->t;
+                memcpy(idx, done->idx, n * sizeof(*idx));
+                e = sched_add_files(s, t, idx, n);
+            }
+            if (e < 0 && error == 0)
+                error = e;
+        }
+    }
+}
+
+/* Write variants [from, t->n) of t into its folder, each with where its
+ * kernel is (kernel_span); with --break K, every K-th result (not the
+ * reference) first gets an undeclared name in its kernel's body. */
 static int write_variants(task_run *t, size_t from)
 {
     for (size_t i = from; i < t->n; i++) {
+        variant *v = &t->v[i];
+        v->split = kernel_span(v->text, t->task->name, &v->f0, &v->f1);
+        if (break_every > 0 && i > 0 && i % (size_t)break_every == 0 && !v->error) {
+            size_t at = v->split ? v->f1 - 1 : strlen(v->text);
+            kevo_buf b = {0};
+            kevo_buf_printf(&b, "%.*s%s%s", (int)at, v->text,
+                            v->split ? " sweep_break_undeclared = 1; " : "\n#error sweep break\n",
+                            v->text + at);
+            char *broken = kevo_buf_detach(&b);
+            if (!broken)
+                return kevo_error_set(KEVO_ENOMEM, "out of memory");
+            free(v->text);
+            v->text = broken;
+            v->split = kernel_span(v->text, t->task->name, &v->f0, &v->f1);
+            n_broken++;
+        }
         char name[32];
         snprintf(name, sizeof(name), "v%zu.c", i);
         char *path = kevo_path_join(t->dir, name);
@@ -735,7 +1005,7 @@ static int emit_sample(const char *dir, task_run **tasks, size_t n_tasks)
 static void usage(void)
 {
     fprintf(stderr, "usage: recipe_sweep [--level2 sample|all|none] [--per-recipe P] [--stride S] "
-                    "[--walks N] [--mutations N] [--all-sizes] [--guard] [--jobs J] [--keep] "
+                    "[--walks N] [--mutations N] [--all-sizes] [--guard] [--break K] [--jobs J] [--keep] "
                     "[--emit DIR] SUITE_DIR...\n");
 }
 
@@ -752,6 +1022,7 @@ int main(int argc, char **argv)
     task_run **tasks = NULL;
     size_t n_tasks = 0;
     char *tmp = NULL;
+    sched queue = {0};
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--level2") && i + 1 < argc)
@@ -766,6 +1037,8 @@ int main(int argc, char **argv)
             stride = atol(argv[++i]);
         else if (!strcmp(argv[i], "--guard"))
             guard = true;
+        else if (!strcmp(argv[i], "--break") && i + 1 < argc)
+            break_every = atol(argv[++i]);
         else if (!strcmp(argv[i], "--per-recipe") && i + 1 < argc)
             per_recipe = atol(argv[++i]);
         else if (!strcmp(argv[i], "--all-sizes"))
@@ -780,12 +1053,17 @@ int main(int argc, char **argv)
         } else
             roots[n_roots++] = argv[i];
     }
-    if (n_roots == 0 || jobs < 1 || walks < 0 || draws < 0 || stride < 1 || per_recipe < 1 ||
+    if (n_roots == 0 || jobs < 1 || jobs > 64 || walks < 0 || draws < 0 || stride < 1 || per_recipe < 1 ||
         (strcmp(level2, "sample") && strcmp(level2, "all") && strcmp(level2, "none"))) {
         usage();
         return 2;
     }
     double t0 = kevo_now_s();
+    if (!(queue.slot = calloc((size_t)jobs, sizeof(*queue.slot)))) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    queue.n_slot = jobs;
     if ((error = kevo_mkdtemp(&tmp, "kevo-recipe-sweep-")) < 0)
         goto done;
     for (size_t r = 0; r < n_roots; r++) {
@@ -875,11 +1153,12 @@ int main(int argc, char **argv)
         for (int w = 0; w < walks; w++)
             if ((error = walk(t, &rng, 6)) < 0)
                 goto done;
-        if ((error = write_variants(t, 0)) < 0)
+        if ((error = write_variants(t, 0)) < 0 || (error = sched_add_task(&queue, t)) < 0 ||
+            (error = sched_run(&queue, jobs > 1 ? jobs - 1 : 1, false)) < 0)
             goto done;
     }
     double t_rewrite = kevo_now_s() - t0;
-    if ((error = compile_all(tasks, n_tasks, jobs)) < 0)
+    if ((error = sched_run(&queue, jobs, true)) < 0)
         goto done;
 
     if (emit && (error = emit_sample(emit, tasks, n_tasks)) < 0)
@@ -925,10 +1204,15 @@ int main(int argc, char **argv)
                "results), %zu failed to compile, %zu recipe errors%s\n",
                names[l], by_level[l].tried, by_level[l].applicable, distinct_at[l], bad_apps[l],
                by_level[l].recipe_bugs, l == 4 ? " or declines" : "");
+    if (break_every > 0)
+        printf("  %zu results broken on purpose (--break %ld)\n", n_broken, break_every);
+    printf("  gcc runs: %zu combined units of %zu results, %zu files alone (the results "
+           "combine_write could not join, and those of failed units)\n",
+           n_units, n_in_units, n_alone);
     printf("  %zu distinct results compiled with gcc -fsyntax-only, %zu do not compile; "
            "%zu references do not compile\n",
            distinct, bad_variants, ref_bad);
-    printf("  %.1f s rewriting, %.1f s in all; rewriting per recipe:", t_rewrite,
+    printf("  %.1f s rewriting (compiles run beside it), %.1f s in all; per recipe:", t_rewrite,
            kevo_now_s() - t0);
     size_t n_desc;
     const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
@@ -939,6 +1223,9 @@ int main(int argc, char **argv)
     rc = bad_variants || ref_bad || by_level[4].recipe_bugs ? 1 : 0;
 done:
     if (error < 0) {
+        /* let the running compiles end before their folders go */
+        while (queue.active > 0 && wait(NULL) > 0)
+            queue.active--;
         fprintf(stderr, "recipe_sweep: %s\n", kevo_error_last());
         rc = error == KEVO_EINFRA ? 3 : 2;
     }
@@ -957,6 +1244,10 @@ done:
         free(t);
     }
     free(tasks);
+    for (size_t i = 0; i < queue.n; i++)
+        free(queue.list[i].log);
+    free(queue.list);
+    free(queue.slot);
     if (tmp && !keep)
         kevo_rmtree(tmp);
     else if (tmp)

@@ -9,8 +9,8 @@
 # backend's compile line (-fsyntax-only), and each mutated parameter set must
 # still apply. On failure it lists every (task, recipe, parameters) with
 # gcc's first error line.
-# Then it checks that the sweep can fail: a kernel whose candidate carries a
-# cflags line the backend refuses is reported.
+# Then it checks that the sweep can fail: a reference that does not compile
+# is reported, and so is each result broken on purpose (--break).
 set -uo pipefail
 KEVO_SRC=${KEVO_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KEVO_BUILD=${KEVO_BUILD:-$KEVO_SRC/build}
@@ -31,6 +31,25 @@ rc=$?
 if [ "$rc" != 1 ] || ! grep -q "REFERENCE relu does not compile: .*error" "$tmp/broken.txt"; then
     echo "FAIL: a kernel that does not compile was not reported (exit $rc):"
     cat "$tmp/broken.txt"
+    fail=1
+fi
+
+# every result that does not compile is reported, also where the sweep
+# compiles many in one translation unit: --break 5 puts an undeclared name
+# in every 5th result's kernel (two tasks of Level 1 and one of Level 2)
+mkdir -p "$tmp/few"
+for d in level1/015_matmul_square level1/001_relu level2/001_conv2d_relu_biasadd; do
+    cp -r "$KEVO_SRC/suites/c/$d" "$tmp/few/"
+done
+"$SWEEP" --level2 none --walks 0 --mutations 0 --break 5 "$tmp/few" >"$tmp/break.txt" 2>&1
+rc=$?
+broken=$(sed -n 's/^  \([0-9]*\) results broken on purpose.*/\1/p' "$tmp/break.txt")
+listed=$(grep -c "^FAIL .*sweep_break" "$tmp/break.txt")
+units=$(sed -n 's/^  gcc runs: \([0-9]*\) combined units.*/\1/p' "$tmp/break.txt")
+if [ "$rc" != 1 ] || [ -z "$broken" ] || [ "$broken" -lt 5 ] || [ "$listed" != "$broken" ] ||
+    [ "$(grep -c '^FAIL' "$tmp/break.txt")" != "$broken" ] || [ "${units:-0}" -lt 1 ]; then
+    echo "FAIL: $broken results broken on purpose, $listed of them listed (exit $rc, ${units:-0} combined units):"
+    grep -v '^    ' "$tmp/break.txt" | head -40
     fail=1
 fi
 
