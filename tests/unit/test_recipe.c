@@ -972,6 +972,48 @@ static void test_recipe__mutate_keeps_applicable_unroll(void **state)
     free(by8);
 }
 
+/* An input keeps what each recipe run on it gave (the generator checks,
+ * probes mutations and rewrites with the same recipe and parameters): a
+ * second run gives the same text as the first and as a fresh parse, and a
+ * decline says the same reason again. */
+static void test_recipe__input_runs_repeat_alike(void **state)
+{
+    (void)state;
+    long p8[KEVO_RECIPE_MAX_PARAMS] = {8};
+    char *by8 = apply_ok("unroll", p8, 1, RELU, "relu");
+    kevo_recipe_input *in = NULL;
+    assert_int_equal(kevo_recipe_input_new(&in, by8, "relu"), 0);
+    char *a = NULL, *b = NULL, *why1 = NULL, *why2 = NULL;
+    bool ok = true;
+    for (int round = 0; round < 2; round++) {
+        char **why = round ? &why2 : &why1;
+        assert_int_equal(kevo_recipe_input_check(&ok, why, "unroll", p8, 1, in), 0);
+        assert_false(ok);
+        assert_non_null(*why);
+        assert_non_null(strstr(*why, "unroll 8"));
+    }
+    assert_string_equal(why1, why2);
+    long p2[KEVO_RECIPE_MAX_PARAMS] = {2};
+    assert_int_equal(kevo_recipe_input_check(&ok, NULL, "unroll", p2, 1, in), 0);
+    assert_true(ok);
+    assert_int_equal(kevo_recipe_input_apply(&a, "unroll", p2, 1, in), 0);
+    assert_int_equal(kevo_recipe_input_apply(&b, "unroll", p2, 1, in), 0);
+    assert_string_equal(a, b);
+    char *fresh = apply_ok("unroll", p2, 1, by8, "relu");
+    assert_string_equal(a, fresh);
+    free(b);
+    b = NULL;
+    assert_int_equal(kevo_recipe_input_apply(&b, "unroll", p8, 1, in), KEVO_EINVAL);
+    assert_null(b);
+    kevo_recipe_input_free(in);
+    free(a);
+    free(b);
+    free(fresh);
+    free(why1);
+    free(why2);
+    free(by8);
+}
+
 /* The same for `flags`: on a source whose cflags line has -mtune=native and
  * -ffast-math, `flags` applies with set 0 (-O3 -march=native) and a mutation
  * never picks set 7 (-mtune=native) or 2 (-ffast-math), which decline. When
@@ -1118,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_recipe__chain_json_roundtrip),
         cmocka_unit_test(test_recipe__params_default_and_mutate),
         cmocka_unit_test(test_recipe__mutate_keeps_applicable_unroll),
+        cmocka_unit_test(test_recipe__input_runs_repeat_alike),
         cmocka_unit_test(test_recipe__mutate_keeps_applicable_flags),
         cmocka_unit_test(test_recipe__check),
         cmocka_unit_test(test_recipe__parse_errors_and_missing_kernel),
