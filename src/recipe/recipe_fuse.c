@@ -746,6 +746,19 @@ typedef struct epi_state {
     int group_end[8]; /* consumer loop j covers chain loops (group_end[j-1], group_end[j]] */
 } epi_state;
 
+/* KEVO_EINVAL with the reason when loop L is not a plain counted loop
+ * (kevo_rloop.simple) or can leave early; 0 otherwise. */
+static int loop_plain(const kevo_rloop *L)
+{
+    if (!L->simple)
+        return kevo_error_set(KEVO_EINVAL, "%s", L->why);
+    if (L->early_exit)
+        return kevo_error_set(KEVO_EINVAL,
+                              "the loop at line %u can leave early (break, return or goto)",
+                              L->line);
+    return 0;
+}
+
 static int epilogue(kevo_recipe_out *out, fuse_ctx *c, pair_info *pi)
 {
     const kevo_recipe_model *m = c->m;
@@ -767,16 +780,8 @@ static int epilogue(kevo_recipe_out *out, fuse_ctx *c, pair_info *pi)
                                    m->loop[pi->c].line);
             goto done;
         }
-        if (!L->simple) {
-            error = kevo_error_set(KEVO_EINVAL, "%s", L->why);
+        if ((error = loop_plain(L)) < 0)
             goto done;
-        }
-        if (L->early_exit) {
-            error = kevo_error_set(KEVO_EINVAL,
-                                   "the loop at line %u can leave early (break, return or goto)",
-                                   L->line);
-            goto done;
-        }
         s->cons[s->n_cons++] = l;
         if (L->sole_child >= 0) {
             l = L->sole_child;
@@ -867,16 +872,8 @@ static int epilogue(kevo_recipe_out *out, fuse_ctx *c, pair_info *pi)
     for (int i = 0; i < n; i++) {
         const kevo_rloop *L = &m->loop[s->chain[i]];
         c->sym[c->n_sym++] = L->var;
-        if (!L->simple) {
-            error = kevo_error_set(KEVO_EINVAL, "%s", L->why);
+        if ((error = loop_plain(L)) < 0)
             goto done;
-        }
-        if (L->early_exit) {
-            error = kevo_error_set(KEVO_EINVAL,
-                                   "the loop at line %u can leave early (break, return or goto)",
-                                   L->line);
-            goto done;
-        }
         if (i > 0 && !unconditional_child(m, s->chain[i])) {
             error = kevo_error_set(KEVO_EINVAL,
                                    "the loop at line %u does not run once per iteration of the "
