@@ -865,3 +865,47 @@ done:
     free(w);
     return error;
 }
+
+/* End (exclusive) of the expression starting at token a: the `;` at depth
+ * 0, or `,` (declined elsewhere), or a closing bracket of depth -1. */
+unsigned kevo_recipe_expr_end(const kevo_recipe_model *m, unsigned a, unsigned t1)
+{
+    int depth = 0;
+    for (unsigned t = a; t < t1; t++) {
+        const char *s;
+        size_t n;
+        s = kevo_rtok_text(m, t, &n);
+        if (n == 1 && (s[0] == '(' || s[0] == '[' || s[0] == '{'))
+            depth++;
+        else if (n == 1 && (s[0] == ')' || s[0] == ']' || s[0] == '}')) {
+            if (--depth < 0)
+                return t;
+        } else if (depth == 0 && n == 1 && (s[0] == ';' || s[0] == ','))
+            return t;
+    }
+    return t1;
+}
+
+/* The parameter a pointer variable derives from: itself for a parameter,
+ * the first pointer parameter of a local's initialiser; -1 unknown. */
+int kevo_recipe_root_param(const kevo_recipe_model *m, int v)
+{
+    if (v < 0)
+        return -1;
+    if (m->var[v].is_param)
+        return v;
+    for (size_t t = 0; t + 1 < m->n_tok; t++)
+        if (m->tok[t].var == v && m->tok[t].is_decl) {
+            if (!kevo_rtok_is(m, t + 1, "="))
+                return -1;
+            unsigned e = kevo_recipe_expr_end(m, (unsigned)t + 2, (unsigned)m->n_tok);
+            for (unsigned k = (unsigned)t + 2; k < e; k++) {
+                int w = m->tok[k].var;
+                if (w >= 0 && w != v && (m->var[w].vtype == KEVO_VTYPE_POINTER ||
+                                         m->var[w].vtype == KEVO_VTYPE_ARRAY))
+                    return kevo_recipe_root_param(m, w);
+            }
+            return -1;
+        }
+    return -1;
+}

@@ -225,6 +225,14 @@ int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned
  * KEVO_EINVAL with the reason. */
 int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1);
 
+/* End (exclusive) of the expression starting at token a: the `;` at depth
+ * 0, or `,`, or a closing bracket of depth -1; t1 when none comes first. */
+unsigned kevo_recipe_expr_end(const kevo_recipe_model *m, unsigned a, unsigned t1);
+
+/* The parameter a pointer variable derives from: itself for a parameter,
+ * the first pointer parameter of a local's initialiser; -1 unknown. */
+int kevo_recipe_root_param(const kevo_recipe_model *m, int v);
+
 /* --- edits (edit.c) ------------------------------------------------------- */
 
 /* Recipes record their edits in a kevo_cparse_edits list (kevo/cparse.h:
@@ -275,6 +283,8 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
 /* The loop `vectorize` picks with loop=-1 (holding_loops: only among loops
  * that hold other loops, the register-blocking case), or -1. */
 int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops);
+int kevo_recipe_pack_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                           const long *params);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 

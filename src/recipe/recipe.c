@@ -153,6 +153,15 @@ static const kevo_recipe_desc descs[] = {
      "accumulators in vector registers across the reduction)",
      "vectorize applies to a loop that holds other loops, in the source or after interchange",
      register_block_params, N_OF(register_block_params), "c"},
+    {"pack",
+     "pack the operand a vectorised loop reads along its reduction loop into contiguous "
+     "panels ([j panel][k][lanes]) once, before the outermost loop that reads the same lanes "
+     "again (the rows of a register-blocked matmul), in a 64-byte aligned buffer; the loop as "
+     "it was when the buffer cannot be had",
+     "a vector load `*(const vf *)&x[e + j]` in a loop `k` directly inside a loop `j += W`, "
+     "whose address moves with k and j and is the same for every iteration of a loop around "
+     "them, from a parameter the kernel never writes",
+     NULL, 0, "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -182,7 +191,7 @@ static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_flags_apply,    kevo_recipe_restrict_apply,    kevo_recipe_omp_parallel_apply,
     kevo_recipe_omp_simd_apply, kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
     kevo_recipe_unroll_apply,   kevo_recipe_unroll_jam_apply,  kevo_recipe_fuse_apply,
-    kevo_recipe_vectorize_apply, kevo_recipe_register_block_apply,
+    kevo_recipe_vectorize_apply, kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
     kevo_recipe_ocl_ndrange_apply, kevo_recipe_ocl_work_group_apply,
     kevo_recipe_ocl_coarsen_apply, kevo_recipe_ocl_local_tile_apply,
 };

@@ -85,26 +85,6 @@ static bool range_varying(const vec_ctx *c, unsigned a, unsigned b)
     return false;
 }
 
-/* End (exclusive) of the expression starting at token a: the `;` at depth
- * 0, or `,` (declined elsewhere), or a closing bracket of depth -1. */
-static unsigned expr_end(const kevo_recipe_model *m, unsigned a, unsigned t1)
-{
-    int depth = 0;
-    for (unsigned t = a; t < t1; t++) {
-        const char *s;
-        size_t n;
-        s = kevo_rtok_text(m, t, &n);
-        if (n == 1 && (s[0] == '(' || s[0] == '[' || s[0] == '{'))
-            depth++;
-        else if (n == 1 && (s[0] == ')' || s[0] == ']' || s[0] == '}')) {
-            if (--depth < 0)
-                return t;
-        } else if (depth == 0 && n == 1 && (s[0] == ';' || s[0] == ','))
-            return t;
-    }
-    return t1;
-}
-
 static bool is_reduction_var(const vec_ctx *c, int v)
 {
     for (size_t i = 0; i < c->sc.n_red; i++)
@@ -209,7 +189,7 @@ static int mark_varying(vec_ctx *c)
             int v = m->tok[t].var;
             if (v < 0 || !m->tok[t].is_decl || c->varying[v] || !kevo_rtok_is(m, t + 1, "="))
                 continue;
-            unsigned e = expr_end(m, t + 2, L->t_end);
+            unsigned e = kevo_recipe_expr_end(m, t + 2, L->t_end);
             if (range_varying(c, t + 2, e))
                 c->varying[v] = changed = true;
         }
@@ -217,7 +197,7 @@ static int mark_varying(vec_ctx *c)
             int v = w[i].var;
             if (w[i].kind != KEVO_WRITE_SCALAR || v < 0 || !c->local[v] || c->varying[v])
                 continue;
-            unsigned e = expr_end(m, w[i].t_op + 1, L->t_end);
+            unsigned e = kevo_recipe_expr_end(m, w[i].t_op + 1, L->t_end);
             if (range_varying(c, w[i].t_op + 1, e))
                 c->varying[v] = changed = true;
         }
@@ -539,7 +519,7 @@ static bool vec_check(vec_ctx *c, const kevo_recipe_model *m, int l)
     }
     bool ok = true, any = false;
     for (size_t i = 0; i < nw && ok; i++) {
-        unsigned e = expr_end(m, w[i].t_op + 1, L->t_end);
+        unsigned e = kevo_recipe_expr_end(m, w[i].t_op + 1, L->t_end);
         bool target = (w[i].kind == KEVO_WRITE_SCALAR && w[i].var >= 0 &&
                        (c->varying[w[i].var] || is_reduction_var(c, w[i].var))) ||
                       (w[i].kind == KEVO_WRITE_ELEMENT && range_varying(c, w[i].t_idx0, w[i].t_idx1));
@@ -558,7 +538,7 @@ static bool vec_check(vec_ctx *c, const kevo_recipe_model *m, int l)
     for (unsigned t = L->t_body; ok && t < L->t_end; t++) {
         int v = m->tok[t].var;
         if (v >= 0 && m->tok[t].is_decl && c->varying[v] && kevo_rtok_is(m, t + 1, "="))
-            ok = statement_operands_float(c, t + 2, expr_end(m, t + 2, L->t_end));
+            ok = statement_operands_float(c, t + 2, kevo_recipe_expr_end(m, t + 2, L->t_end));
     }
     if (ok && !any) {
         snprintf(c->why, sizeof(c->why),
@@ -629,30 +609,6 @@ typedef struct promo {
     char name[64];    /* the register */
 } promo;
 
-/* The parameter a pointer variable derives from: itself for a parameter,
- * the first pointer parameter of a local's initialiser; -1 unknown. */
-static int root_of(const kevo_recipe_model *m, int v)
-{
-    if (v < 0)
-        return -1;
-    if (m->var[v].is_param)
-        return v;
-    for (size_t t = 0; t + 1 < m->n_tok; t++)
-        if (m->tok[t].var == v && m->tok[t].is_decl) {
-            if (!kevo_rtok_is(m, t + 1, "="))
-                return -1;
-            unsigned e = expr_end(m, (unsigned)t + 2, (unsigned)m->n_tok);
-            for (unsigned k = (unsigned)t + 2; k < e; k++) {
-                int w = m->tok[k].var;
-                if (w >= 0 && w != v && (m->var[w].vtype == KEVO_VTYPE_POINTER ||
-                                         m->var[w].vtype == KEVO_VTYPE_ARRAY))
-                    return root_of(m, w);
-            }
-            return -1;
-        }
-    return -1;
-}
-
 /* Whether tokens [a, b) use a variable declared or written in loop I (its
  * induction variable included). */
 static bool changes_in(const kevo_recipe_model *m, const kevo_rloop *I, const kevo_rwrite *w,
@@ -714,7 +670,7 @@ static int find_promotions(promo **out, size_t *out_n, const vec_ctx *c)
         /* every access of a candidate in I at its subscript; no unpromoted
          * array of the same root read in I */
         for (size_t q = first; q < n; q++) {
-            bool ok = root_of(m, p[q].var) >= 0;
+            bool ok = kevo_recipe_root_param(m, p[q].var) >= 0;
             for (unsigned t = I->t_body; ok && t + 1 < I->t_end; t++) {
                 int v = m->tok[t].var;
                 if (v < 0 || !kevo_rtok_is(m, t + 1, "["))
@@ -727,7 +683,7 @@ static int find_promotions(promo **out, size_t *out_n, const vec_ctx *c)
                 bool promoted = false;
                 for (size_t r = first; r < n; r++)
                     promoted |= p[r].var == v;
-                if (!promoted && root_of(m, v) == root_of(m, p[q].var))
+                if (!promoted && kevo_recipe_root_param(m, v) == kevo_recipe_root_param(m, p[q].var))
                     ok = false;
             }
             if (!ok) {
@@ -765,7 +721,7 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
                       (w[i].kind == KEVO_WRITE_ELEMENT && range_varying(c, w[i].t_idx0, w[i].t_idx1));
         if (!target)
             continue;
-        unsigned e = expr_end(m, w[i].t_op + 1, L->t_end);
+        unsigned e = kevo_recipe_expr_end(m, w[i].t_op + 1, L->t_end);
         if ((error = ins_add(&il, m->tok[w[i].t_op + 1].start, 0, K_WRAP_OPEN, "(")) == 0)
             error = ins_add(&il, m->tok[e - 1].end, 0, K_WRAP_CLOSE, close);
     }
@@ -785,7 +741,7 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
             }
             error = ins_add(&il, m->tok[k].start, m->tok[k].end, K_REPLACE, vt);
             if (error == 0 && kevo_rtok_is(m, t + 1, "=")) {
-                unsigned e = expr_end(m, t + 2, L->t_end);
+                unsigned e = kevo_recipe_expr_end(m, t + 2, L->t_end);
                 if ((error = ins_add(&il, m->tok[t + 2].start, 0, K_WRAP_OPEN, "(")) == 0)
                     error = ins_add(&il, m->tok[e - 1].end, 0, K_WRAP_CLOSE, close);
             }

@@ -40,6 +40,56 @@ extern char **environ;
     "static float rnd(unsigned *s) { *s = *s * 1103515245u + 12345u;\n"                            \
     "  return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f; }\n"
 
+/* The matmul fixtures of the vectorize and pack tests (one prototype). */
+/* C = A B, the dot-product form: j holds the reduction loop over k. */
+static KEVO_TEST_UNUSED const char MATMUL_DOT[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < M; i++)\n"
+    "        for (int64_t j = 0; j < N; j++) {\n"
+    "            float acc = 0.0f;\n"
+    "            for (int64_t k = 0; k < K; k++)\n"
+    "                acc += A[i * K + k] * B[k * N + j];\n"
+    "            C[i * N + j] = acc;\n"
+    "        }\n"
+    "}\n";
+
+/* C = A B, the row-update form of the suite's matmul references. */
+static KEVO_TEST_UNUSED const char MATMUL_ROWS[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < M; i++) {\n"
+    "        float *c = C + i * N;\n"
+    "        for (int64_t j = 0; j < N; j++)\n"
+    "            c[j] = 0.0f;\n"
+    "        for (int64_t k = 0; k < K; k++) {\n"
+    "            float a = A[i * K + k];\n"
+    "            const float *b = B + k * N;\n"
+    "            for (int64_t j = 0; j < N; j++)\n"
+    "                c[j] += a * b[j];\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* A driver for kernels with the prototype of MATMUL_DOT: the driver runs it at
+ * several extents (M, N, K) and prints C. */
+static KEVO_TEST_UNUSED const char MM_DRIVER[] = DRIVER_HEAD
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);\n"
+    "int main(void) { unsigned s = 7;\n"
+    "  const int64_t ext[][3] = {{7, 37, 13}, {3, 5, 4}, {2, 16, 33}, {1, 1, 1}, {0, 9, 3},\n"
+    "                            {4, 0, 3}, {5, 19, 0}};\n"
+    "  for (int e = 0; e < 7; e++) { int64_t M = ext[e][0], N = ext[e][1], K = ext[e][2];\n"
+    "    float *A = malloc((M*K+N*K+M*N+1)*4), *B = malloc((K*N+N*K+M*N+1)*4), *C = malloc((M*N+1)*4);\n"
+    "    for (int64_t i = 0; i < M*K+N*K+M*N; i++) A[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < K*N+N*K+M*N; i++) B[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < M*N; i++) C[i] = -7.0f;\n"
+    "    mm(A, B, C, M, N, K);\n"
+    "    for (int64_t i = 0; i < M*N; i++) printf(\"%.9g\\n\", C[i]);\n"
+    "    free(A); free(B); free(C); }\n"
+    "  return 0; }\n";
+
 static KEVO_TEST_UNUSED char *apply_ok(const char *recipe, const long *params, size_t n, const char *src,
                       const char *kernel)
 {

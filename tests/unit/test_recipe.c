@@ -152,12 +152,12 @@ static void test_recipe__registry_lists_recipes(void **state)
     static const char *const want[] = {"flags",       "restrict",       "omp_parallel",
                                        "omp_simd",    "interchange",    "tile",
                                        "unroll",      "unroll_jam",     "fuse",
-                                       "vectorize",   "register_block", "ocl_ndrange",
+                                       "vectorize",   "register_block", "pack",        "ocl_ndrange",
                                        "ocl_work_group", "ocl_coarsen", "ocl_local_tile"};
-    assert_int_equal(n, 15);
+    assert_int_equal(n, 16);
     for (size_t i = 0; i < n; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
-        assert_string_equal(d[i].backend, i < 11 ? "c" : "opencl");
+        assert_string_equal(d[i].backend, i < 12 ? "c" : "opencl");
         assert_non_null(d[i].description);
         assert_non_null(d[i].precondition);
         assert_true(d[i].n_params <= KEVO_RECIPE_MAX_PARAMS);
@@ -543,7 +543,7 @@ static void test_recipe__interchange_perfect_matmul(void **state)
 
 /* The row-update matmul (the suite's matmul_square reference): the
  * declarations between k and j sink into the j loop, then the two swap. */
-static const char MATMUL_ROWS[] =
+static const char MATMUL_SQUARE_ROWS[] =
     "#include <stdint.h>\n"
     "void matmul_square(const float *A, const float *B, float *C, int64_t N)\n"
     "{\n"
@@ -564,13 +564,13 @@ static void test_recipe__interchange_sinks_declarations(void **state)
 {
     (void)state;
     /* -1: the zeroing loop has no partner; the k-j pair is the first that swaps */
-    char *out = apply_ok("interchange", NULL, 0, MATMUL_ROWS, "matmul_square");
+    char *out = apply_ok("interchange", NULL, 0, MATMUL_SQUARE_ROWS, "matmul_square");
     size_t j = pos(out, "for (int64_t j = 0; j < N; j++) {\n            for (int64_t k = 0;");
     size_t a = pos(out, "float a = A[i * N + k];");
     size_t b = pos(out, "const float *b = B + k * N;");
     size_t upd = pos(out, "c[j] += a * b[j];");
     assert_true(j < a && a < b && b < upd);
-    assert_same_result(MATMUL_ROWS, out, DRIVER_MATMUL, "matmul_square");
+    assert_same_result(MATMUL_SQUARE_ROWS, out, DRIVER_MATMUL, "matmul_square");
     free(out);
     /* a declaration reading what the inner loop writes cannot sink */
     assert_declines("interchange", NULL, 0,

@@ -10,38 +10,6 @@
  */
 #include "recipe_check.h"
 
-/* C = A B, the dot-product form: j holds the reduction loop over k. */
-static const char MATMUL_DOT[] =
-    "#include <stdint.h>\n"
-    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
-    "{\n"
-    "    for (int64_t i = 0; i < M; i++)\n"
-    "        for (int64_t j = 0; j < N; j++) {\n"
-    "            float acc = 0.0f;\n"
-    "            for (int64_t k = 0; k < K; k++)\n"
-    "                acc += A[i * K + k] * B[k * N + j];\n"
-    "            C[i * N + j] = acc;\n"
-    "        }\n"
-    "}\n";
-
-/* C = A B, the row-update form of the suite's matmul references. */
-static const char MATMUL_ROWS[] =
-    "#include <stdint.h>\n"
-    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
-    "{\n"
-    "    for (int64_t i = 0; i < M; i++) {\n"
-    "        float *c = C + i * N;\n"
-    "        for (int64_t j = 0; j < N; j++)\n"
-    "            c[j] = 0.0f;\n"
-    "        for (int64_t k = 0; k < K; k++) {\n"
-    "            float a = A[i * K + k];\n"
-    "            const float *b = B + k * N;\n"
-    "            for (int64_t j = 0; j < N; j++)\n"
-    "                c[j] += a * b[j];\n"
-    "        }\n"
-    "    }\n"
-    "}\n";
-
 /* y = x W^T + b with a scaled epilogue, the Level 2 form: k is a sum. */
 static const char LINEAR[] =
     "#include <stdint.h>\n"
@@ -69,23 +37,6 @@ static const char AXPBY[] =
     "    }\n"
     "}\n";
 
-/* Every kernel here has the prototype of MATMUL_DOT; the driver runs it at
- * several extents (M, N, K) and prints C. */
-static const char DRIVER[] = DRIVER_HEAD
-    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K);\n"
-    "int main(void) { unsigned s = 7;\n"
-    "  const int64_t ext[][3] = {{7, 37, 13}, {3, 5, 4}, {2, 16, 33}, {1, 1, 1}, {0, 9, 3},\n"
-    "                            {4, 0, 3}, {5, 19, 0}};\n"
-    "  for (int e = 0; e < 7; e++) { int64_t M = ext[e][0], N = ext[e][1], K = ext[e][2];\n"
-    "    float *A = malloc((M*K+N*K+M*N+1)*4), *B = malloc((K*N+N*K+M*N+1)*4), *C = malloc((M*N+1)*4);\n"
-    "    for (int64_t i = 0; i < M*K+N*K+M*N; i++) A[i] = rnd(&s);\n"
-    "    for (int64_t i = 0; i < K*N+N*K+M*N; i++) B[i] = rnd(&s);\n"
-    "    for (int64_t i = 0; i < M*N; i++) C[i] = -7.0f;\n"
-    "    mm(A, B, C, M, N, K);\n"
-    "    for (int64_t i = 0; i < M*N; i++) printf(\"%.9g\\n\", C[i]);\n"
-    "    free(A); free(B); free(C); }\n"
-    "  return 0; }\n";
-
 /* ---- applies ------------------------------------------------------------ */
 
 static void test_vec__matmul_outer_loop(void **state)
@@ -98,7 +49,7 @@ static void test_vec__matmul_outer_loop(void **state)
     assert_contains(out, "(*(vf *)&C[i * N + j]) =");
     assert_contains(out, "for (int64_t j = j_vend; j < N; j++)");
     assert_contains(out, "-march=native");
-    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
 }
 
@@ -112,7 +63,7 @@ static void test_vec__reduction_loop(void **state)
     assert_contains(out, "acc += acc_vec[lane];");
     assert_contains(out, "(*(const vf *)&w[n * K + k])");
     assert_contains(out, "y[m * N + n] = acc * 0.25;"); /* outside the loop: untouched */
-    assert_same_result(LINEAR, out, DRIVER, "mm");
+    assert_same_result(LINEAR, out, MM_DRIVER, "mm");
     free(out);
 }
 
@@ -132,7 +83,7 @@ static void test_vec__elementwise_widths(void **state)
         assert_contains(out, "vf t = ((*(const vf *)&x[i]) * s) - (vf){0};"); /* s: a scalar */
         assert_contains(out, "(*(const vf *)&x[i])");
         assert_contains(out, "((M * N - 1) + 1)"); /* the inclusive bound */
-        assert_same_result(AXPBY, out, DRIVER, "mm");
+        assert_same_result(AXPBY, out, MM_DRIVER, "mm");
         free(out);
     }
 }
@@ -145,7 +96,7 @@ static void test_vec__chains_with_omp_and_flags(void **state)
     char *out = chain_ok(steps, 3, MATMUL_DOT, "mm");
     assert_contains(out, "#pragma omp parallel for");
     assert_contains(out, "-ffast-math");
-    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
     /* register blocking: unroll_jam the rows by 4, vectorise the columns,
      * then omp_parallel over the rows (the vector stores count as element
@@ -156,7 +107,7 @@ static void test_vec__chains_with_omp_and_flags(void **state)
     assert_contains(out, "vf acc_3 = (0.0f) - (vf){0};");
     assert_contains(out, "(*(vf *)&C[(i + 3) * N + j]) = (acc_3) - (vf){0};");
     assert_contains(out, "#pragma omp parallel for\n    for (int64_t i = 0;");
-    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
     /* the row-update form: interchange sinks a and b and swaps k and j, then
      * the same blocking; C's rows stay in registers across k (promotion) */
@@ -166,7 +117,7 @@ static void test_vec__chains_with_omp_and_flags(void **state)
     assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
     assert_contains(out, "c_3_reg += (a_3 * (*(const vf *)&b[j])) - (vf){0};");
     assert_contains(out, "(*(vf *)&c_3[j]) = c_3_reg;");
-    assert_same_result(MATMUL_ROWS, out, DRIVER, "mm");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     /* no promotion when the loop also reads the array through another
      * pointer of the same parameter: row k of C is row i when k == i */
@@ -187,7 +138,7 @@ static void test_vec__chains_with_omp_and_flags(void **state)
     char *self = apply_ok("vectorize", j_loop, 2, SELF, "mm");
     assert_null(strstr(self, "_reg"));
     assert_contains(self, "(*(vf *)&c[j]) += (0.5f * (*(const vf *)&d[j])) - (vf){0};");
-    assert_same_result(SELF, self, DRIVER, "mm");
+    assert_same_result(SELF, self, MM_DRIVER, "mm");
     free(self);
     /* vectorising twice: the vector loop's body is no longer plain float
      * code, and the remainder loop is left alone */
@@ -208,25 +159,25 @@ static void test_vec__register_block(void **state)
     char *out = apply_ok("register_block", p, 2, MATMUL_ROWS, "mm");
     assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
     assert_contains(out, "for (int64_t i = 0; i < (M > 0 ? M / 4 * 4 : 0); i += 4)");
-    assert_same_result(MATMUL_ROWS, out, DRIVER, "mm");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     /* dot-product form: no interchange, four vector accumulators */
     out = apply_ok("register_block", p, 2, MATMUL_DOT, "mm");
     assert_contains(out, "vf acc_3 = (0.0f) - (vf){0};");
-    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
     /* x W^T: the sum over k, four rows of W per load of x */
     out = apply_ok("register_block", p, 2, LINEAR, "mm");
     assert_contains(out, "vf acc_3_vec = (vf){0};");
     assert_contains(out, "acc_3 += acc_3_vec[lane];");
-    assert_same_result(LINEAR, out, DRIVER, "mm");
+    assert_same_result(LINEAR, out, MM_DRIVER, "mm");
     free(out);
     /* rows=1: vectorize alone */
     long one[2] = {1, 8};
     out = apply_ok("register_block", one, 2, MATMUL_DOT, "mm");
     assert_contains(out, "vector_size(32)");
     assert_null(strstr(out, "acc_1"));
-    assert_same_result(MATMUL_DOT, out, DRIVER, "mm");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
     assert_declines("register_block", p, 2,
                     "#include <stdint.h>\n"

@@ -1,0 +1,177 @@
+/*
+ * tests/unit/test_recipe_pack.c - the `pack` recipe (src/recipe/recipe_pack.c):
+ * after register blocking it copies the operand the vector loop reads
+ * along k into panels once, and the loads read the panels; the rewrite
+ * computes what the original computes (built with gcc, run, outputs
+ * compared at extents that are not multiples of the vector width, smaller
+ * than it, and zero), also when the buffer cannot be had (the driver's own
+ * aligned_alloc fails: the loop as it was runs), with OpenMP threads, and on
+ * loads whose lanes are not `x[e + j]` (the copy takes exactly the lanes a
+ * load reads). Where its precondition fails it declines with a reason.
+ */
+#include "recipe_check.h"
+
+/* MM_DRIVER with an aligned_alloc that always fails (it takes the libc
+ * one's place in the linked program). */
+static const char NO_ALLOC_DRIVER[] =
+    "#include <stddef.h>\n"
+    "void *aligned_alloc(size_t a, size_t n) { (void)a; (void)n; return NULL; }\n";
+
+static char *no_alloc_driver(void)
+{
+    size_t a = strlen(NO_ALLOC_DRIVER), b = strlen(MM_DRIVER);
+    char *d = malloc(a + b + 1);
+    assert_non_null(d);
+    memcpy(d, NO_ALLOC_DRIVER, a);
+    memcpy(d + a, MM_DRIVER, b + 1);
+    return d;
+}
+
+static char *blocked(const char *src, long rows, long width)
+{
+    long p[2] = {rows, width};
+    return apply_ok("register_block", p, 2, src, "mm");
+}
+
+static void test_pack__after_register_block(void **state)
+{
+    (void)state;
+    char *b = blocked(MATMUL_ROWS, 4, 0);
+    char *out = apply_ok("pack", NULL, 0, b, "mm");
+    assert_contains(out, "aligned_alloc(64, ");
+    assert_contains(out, "(*(const vf *)&b_pack[((j - b_pack_j0) / b_pack_w * b_pack_nk + (k - "
+                         "b_pack_k0)) * b_pack_w])");
+    /* the machine's width: the vector type is copied for the panel width */
+    assert_contains(out, "const int64_t b_pack_w = ((int64_t)(sizeof(vf) / sizeof(float)))");
+    assert_contains(out, "(&(B + k * N)[j])[b_pack_lane]");
+    assert_contains(out, "free(b_pack);");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    char *d = no_alloc_driver();
+    assert_same_result(MATMUL_ROWS, out, d, "mm");
+    free(d);
+    assert_declines("pack", NULL, 0, out, "mm", "packed already");
+    free(out);
+    free(b);
+    /* the dot-product form: B[k * N + j] is loaded directly */
+    long w8 = 8;
+    b = blocked(MATMUL_DOT, 2, w8);
+    out = apply_ok("pack", NULL, 0, b, "mm");
+    assert_contains(out, "(&B[k * N + j])[B_pack_lane]");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
+    free(out);
+    free(b);
+}
+
+/* With the OpenMP loop above the rows, in either order. */
+static void test_pack__with_omp_parallel(void **state)
+{
+    (void)state;
+    const kevo_recipe_step before[] = {
+        {"register_block", {4, 8}, 2}, {"omp_parallel", {1, 1}, 2}, {"pack", {0}, 0}};
+    char *out = chain_ok(before, 3, MATMUL_ROWS, "mm");
+    /* the pragma stays right above its loop, in both branches */
+    const char *p = strstr(out, "#pragma omp parallel for\n");
+    assert_non_null(p);
+    assert_non_null(strstr(p + 1, "#pragma omp parallel for\n"));
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+    const kevo_recipe_step after[] = {
+        {"register_block", {4, 8}, 2}, {"pack", {0}, 0}, {"omp_parallel", {1, 1}, 2}};
+    out = chain_ok(after, 3, MATMUL_ROWS, "mm");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+}
+
+/* Hand-written vector loops: lanes that are not `x[e + j]` are copied as
+ * the load reads them. */
+#define VEC_KERNEL(load)                                                                           \
+    "#include <stdint.h>\n"                                                                        \
+    "typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));\n"                  \
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"         \
+    "{\n"                                                                                          \
+    "    const int64_t nv = N / 16 * 8;\n"                                                         \
+    "    for (int64_t i = 0; i < M; i++)\n"                                                        \
+    "        for (int64_t j = 0; j < nv; j += 8) {\n"                                              \
+    "            v8 acc = {0};\n"                                                                  \
+    "            for (int64_t k = 0; k < K; k++) {\n"                                              \
+    "                float a = A[i * K + k];\n"                                                    \
+    "                acc += a * (*(const v8 *)&" load ");\n"                                       \
+    "            }\n"                                                                              \
+    "            *(v8 *)&C[i * N + j] = acc;\n"                                                    \
+    "        }\n"                                                                              \
+    "}\n"
+
+static void test_pack__lanes_as_loaded(void **state)
+{
+    (void)state;
+    static const char *const srcs[] = {
+        VEC_KERNEL("B[k * N + 2 * j]"),      /* every other vector */
+        VEC_KERNEL("B[k * N + (nv - 8 - j)]"), /* right to left */
+        VEC_KERNEL("B[(K - 1 - k) * N + j]"), /* rows upwards */
+    };
+    for (size_t i = 0; i < sizeof(srcs) / sizeof(*srcs); i++) {
+        char *out = apply_ok("pack", NULL, 0, srcs[i], "mm");
+        assert_contains(out, "B_pack");
+        assert_same_result(srcs[i], out, MM_DRIVER, "mm");
+        free(out);
+    }
+}
+
+static void test_pack__declines(void **state)
+{
+    (void)state;
+    assert_declines("pack", NULL, 0, MATMUL_ROWS, "mm", "apply vectorize or register_block first");
+    /* the operand is the output */
+    assert_declines("pack", NULL, 0, VEC_KERNEL("C[k * N + j]"), "mm",
+                    "'C' (line 11) points into memory the kernel writes");
+    /* the address moves with the row: nothing to reuse */
+    assert_declines("pack", NULL, 0, VEC_KERNEL("B[(i + k) * N + j]"), "mm",
+                    "changes inside the loop at line 6");
+    /* a pointer stepped along k */
+    assert_declines("pack", NULL, 0,
+                    "#include <stdint.h>\n"
+                    "typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));\n"
+                    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, "
+                    "int64_t K)\n{\n"
+                    "    for (int64_t i = 0; i < M; i++)\n"
+                    "        for (int64_t j = 0; j < N / 8 * 8; j += 8) {\n"
+                    "            v8 acc = {0};\n"
+                    "            const float *b = B;\n"
+                    "            for (int64_t k = 0; k < K; k++) {\n"
+                    "                acc += A[i * K + k] * (*(const v8 *)&b[j]);\n"
+                    "                b += N;\n"
+                    "            }\n"
+                    "            *(v8 *)&C[i * N + j] = acc;\n"
+                    "        }\n}\n",
+                    "mm", "no vector load");
+    /* threads of one region could take different branches */
+    char *b = blocked(MATMUL_ROWS, 4, 8);
+    const char *at = strstr(b, "    for (int64_t i = 0;");
+    assert_non_null(at);
+    kevo_buf region = {0};
+    assert_int_equal(kevo_buf_printf(&region, "%.*s#pragma omp parallel\n{\n#pragma omp for\n%s",
+                                     (int)(at - b), b, at),
+                     0);
+    char *r = kevo_buf_detach(&region);
+    /* close the region at the end of the function */
+    char *last = strrchr(r, '}');
+    assert_non_null(last);
+    kevo_buf closed = {0};
+    assert_int_equal(kevo_buf_printf(&closed, "%.*s}\n}\n", (int)(last - r), r), 0);
+    char *c = kevo_buf_detach(&closed);
+    assert_declines("pack", NULL, 0, c, "mm", "OpenMP");
+    free(c);
+    free(r);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pack__after_register_block),
+        cmocka_unit_test(test_pack__with_omp_parallel),
+        cmocka_unit_test(test_pack__lanes_as_loaded),
+        cmocka_unit_test(test_pack__declines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
