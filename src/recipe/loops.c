@@ -99,8 +99,8 @@ int kevo_recipe_band(const kevo_recipe_model *m, int l, int max, bool strided_ok
             break;
         }
         if (L->early_exit) {
-            why_set(why, why_len, "the loop at line %u can leave early (break, return or goto)",
-                    L->line);
+            char ee[96];
+            why_set(why, why_len, "%s", kevo_recipe_early_exit_why(ee, sizeof(ee), L));
             break;
         }
         bool ok = true;
@@ -254,4 +254,10 @@ int kevo_recipe_pragma_decline(const kevo_recipe_model *m, const char *what, int
     return kevo_error_set(KEVO_EINVAL,
                           "the loop at line %u carries '%.*s': apply %s before pragma recipes",
                           m->loop[l].line, n, t, what);
+}
+
+const char *kevo_recipe_early_exit_why(char *buf, size_t len, const kevo_rloop *L)
+{
+    snprintf(buf, len, "the loop at line %u can leave early (break, return or goto)", L->line);
+    return buf;
 }

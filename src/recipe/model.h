@@ -333,6 +333,9 @@ int kevo_recipe_perfect_depth(const kevo_recipe_model *m, int l);
  * the reason the band stops (static buffer of the caller, may be NULL). */
 int kevo_recipe_band(const kevo_recipe_model *m, int l, int max, bool strided_ok, char *why,
                      size_t why_len);
+/* The reason a recipe declines loop L, which can leave early: "the loop at
+ * line N can leave early (break, return or goto)", written into buf. */
+const char *kevo_recipe_early_exit_why(char *buf, size_t len, const kevo_rloop *L);
 /* Why loop l's body is not exactly one loop (for messages). */
 void kevo_recipe_not_perfect_why(char *why, size_t len, const kevo_recipe_model *m, int l);
 /* The k-th loop of the perfect nest below l (k = 0 is l). */

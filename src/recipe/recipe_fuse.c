@@ -752,10 +752,9 @@ static int loop_plain(const kevo_rloop *L)
 {
     if (!L->simple)
         return kevo_error_set(KEVO_EINVAL, "%s", L->why);
+    char ee[96];
     if (L->early_exit)
-        return kevo_error_set(KEVO_EINVAL,
-                              "the loop at line %u can leave early (break, return or goto)",
-                              L->line);
+        return kevo_error_set(KEVO_EINVAL, "%s", kevo_recipe_early_exit_why(ee, sizeof(ee), L));
     return 0;
 }
 
@@ -1411,10 +1410,10 @@ static int try_pair(kevo_recipe_out *out, const kevo_recipe_model *m, int p)
         return kevo_error_set(KEVO_EINVAL,
                               "the loop at line %u is collapsed into the omp loop at line %u",
                               P->line, m->loop[a].line);
+    char ee[96];
     if (P->early_exit || C->early_exit)
-        return kevo_error_set(KEVO_EINVAL,
-                              "the loop at line %u can leave early (break, return or goto)",
-                              P->early_exit ? P->line : C->line);
+        return kevo_error_set(KEVO_EINVAL, "%s",
+                              kevo_recipe_early_exit_why(ee, sizeof(ee), P->early_exit ? P : C));
 
     fuse_ctx c = {.m = m, .r0 = P->t_for, .r1 = C->t_end};
     if ((error = kevo_recipe_writes(&c.w, &c.nw, m, P->t_for, C->t_end)) < 0 ||

@@ -20,6 +20,10 @@
  * declared outside are reductions or privates, stores indexed by i, arrays
  * read only where written) and declines otherwise, naming line and variable.
  *
+ * A loop carrying `#pragma omp parallel for` (what omp_parallel adds) keeps
+ * it on the jammed loop (parallel_for_kept()): register blocking after the
+ * rows were parallelised.
+ *
  * Must not: add pragmas or flags (see recipe_omp.c), or edit outside the
  * rewritten loop (and the braces it may need around it).
  */
@@ -394,6 +398,28 @@ static bool has_word_const(const char *p, size_t n)
     return false;
 }
 
+/* Whether loop l's pragmas are one `#pragma omp parallel for` that stays
+ * right for the jammed loop: no collapse (the loop below would no longer
+ * be its whole body), no clause that speaks of the last iteration or of
+ * the iteration order (lastprivate, linear, ordered). Its iterations are
+ * independent (the checks below), so the jammed loop's are too, and the
+ * remainder loop after it runs the last few serially. */
+static bool parallel_for_kept(const kevo_recipe_model *m, int l)
+{
+    const kevo_rloop *L = &m->loop[l];
+    if (L->n_pragmas != 1 || L->pragma_flags != (KEVO_PRAGMA_OMP_PARALLEL | KEVO_PRAGMA_OMP_FOR) ||
+        kevo_recipe_pragma_collapse(m, L->pragmas[0]) != 1)
+        return false;
+    const kevo_rdirective *d = &m->dir[L->pragmas[0]];
+    size_t n = d->end - d->start;
+    char text[512];
+    if (n >= sizeof(text))
+        return false;
+    memcpy(text, m->src + d->start, n);
+    text[n] = '\0';
+    return !strstr(text, "lastprivate") && !strstr(text, "linear") && !strstr(text, "ordered");
+}
+
 /* Everything that must hold for loop x->L, and the per-copy variables
  * (x->renamed). sc gets the loop's scalars: the privates among them that are
  * renamed are declared by the caller with __typeof__ for each copy. */
@@ -406,7 +432,7 @@ static int check_loop(jam_ctx *x, kevo_rscalars *sc)
 
     if (!L->simple)
         return kevo_error_set(KEVO_EINVAL, "%s", L->why);
-    if (L->n_pragmas > 0)
+    if (L->n_pragmas > 0 && !parallel_for_kept(m, l))
         return kevo_recipe_pragma_decline(m, "unroll_jam", l);
     int a = kevo_recipe_collapsed_into(m, l);
     if (a >= 0)
@@ -414,9 +440,9 @@ static int check_loop(jam_ctx *x, kevo_rscalars *sc)
                               "the loop at line %u is collapsed into the omp loop at line %u: "
                               "apply unroll_jam before pragma recipes",
                               L->line, m->loop[a].line);
+    char ee[96];
     if (L->early_exit)
-        return kevo_error_set(
-            KEVO_EINVAL, "the loop at line %u can leave early (break, return or goto)", L->line);
+        return kevo_error_set(KEVO_EINVAL, "%s", kevo_recipe_early_exit_why(ee, sizeof(ee), L));
     unsigned ct = continue_of(m, l);
     if (ct != (unsigned)-1)
         return kevo_error_set(KEVO_EINVAL,

@@ -177,10 +177,10 @@ static int interchange_pair(kevo_recipe_out *out, const kevo_recipe_model *m, in
         return kevo_error_set(KEVO_EINVAL,
                               "the loop at line %u is collapsed into the omp loop at line %u",
                               O->line, m->loop[a].line);
+    char ee[96];
     if (O->early_exit || C->early_exit)
-        return kevo_error_set(KEVO_EINVAL,
-                              "the loop at line %u can leave early (break, return or goto)",
-                              O->early_exit ? O->line : C->line);
+        return kevo_error_set(KEVO_EINVAL, "%s",
+                              kevo_recipe_early_exit_why(ee, sizeof(ee), O->early_exit ? O : C));
     if (!O->canonical)
         return kevo_error_set(KEVO_EINVAL, "%s", O->why);
     if (!C->canonical)

@@ -115,8 +115,7 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         goto done;
     }
     if (L->early_exit) {
-        snprintf(why, sizeof(why), "the loop at line %u can leave early (break, return or goto)",
-                 L->line);
+        kevo_recipe_early_exit_why(why, sizeof(why), L);
         error = add_reason(reasons, why);
         goto done;
     }
@@ -271,10 +270,7 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
         } else if (!L->canonical) {
             snprintf(why, sizeof(why), "%s", L->why);
         } else if (L->early_exit) {
-            snprintf(why, sizeof(why),
-                     "the loop at line %u can leave early (break, return or "
-                     "goto)",
-                     L->line);
+            kevo_recipe_early_exit_why(why, sizeof(why), L);
         } else if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0 ||
                    kevo_recipe_stores_indexed(m, L->t_body, L->t_end, &L->var, 1) < 0 ||
                    kevo_recipe_same_index(m, L->t_body, L->t_end) < 0) {

@@ -337,8 +337,9 @@ static int ndr_plan_nest(nest_plan *p, const kevo_recipe_model *m, long dims)
     const kevo_rloop *L = &m->loop[p->loop];
     if (!L->simple)
         return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, L->why);
+    char ee[96];
     if (L->early_exit)
-        return kevo_error_set(KEVO_EINVAL, "loop at line %u can leave early", L->line);
+        return kevo_error_set(KEVO_EINVAL, "%s", kevo_recipe_early_exit_why(ee, sizeof(ee), L));
     kevo_rscalars sc;
     if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0)
         return kevo_error_set(KEVO_EINVAL, "loop at line %u: %s", L->line, kevo_error_last());

@@ -422,8 +422,7 @@ static bool vec_check(vec_ctx *c, const kevo_recipe_model *m, int l)
         return false;
     }
     if (L->early_exit) {
-        snprintf(c->why, sizeof(c->why),
-                 "the loop at line %u can leave early (break, return or goto)", L->line);
+        kevo_recipe_early_exit_why(c->why, sizeof(c->why), L);
         return false;
     }
     if (L->t_lb1 == L->t_lb0 + 1 && m->tok[L->t_lb0].var >= 0) {

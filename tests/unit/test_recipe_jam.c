@@ -327,9 +327,15 @@ static void test_recipe_jam__declines(void **state)
                     "skip", "'continue' at line 3");
     assert_declines("unroll_jam", p, 2,
                     "void cp(const float *x, float *y, int n) {\n"
-                    "    #pragma omp parallel for\n"
+                    "    #pragma omp parallel for ordered\n"
                     "    for (int i = 0; i < n; i++) y[i] = x[i];\n}\n",
-                    "cp", "the loop at line 3 carries '#pragma omp parallel for'");
+                    "cp", "the loop at line 3 carries '#pragma omp parallel for ordered'");
+    assert_declines("unroll_jam", p, 2,
+                    "void cp(const float *x, float *y, int n) {\n"
+                    "    #pragma omp parallel\n"
+                    "    #pragma omp for\n"
+                    "    for (int i = 0; i < n; i++) y[i] = x[i];\n}\n",
+                    "cp", "the loop at line 4 carries '#pragma omp parallel'");
     assert_declines("unroll_jam", p, 2,
                     "void rs(const float *x, float *y, int n, int m) {\n"
                     "    for (int i = 0; i < n; i++) {\n"
@@ -427,10 +433,27 @@ static void test_recipe_jam__chain_parallel_flags(void **state)
     free(src);
 }
 
+/* After omp_parallel: the jammed rows loop keeps `omp parallel for`, the
+ * remainder runs after it (register blocking of a parallel kernel). */
+static void test_recipe_jam__keeps_parallel_for(void **state)
+{
+    (void)state;
+    long omp[2] = {1, 0}, rb[2] = {4, 8};
+    char *par = apply_ok("omp_parallel", omp, 2, MATMUL_ROWS, "mm");
+    char *out = apply_ok("register_block", rb, 2, par, "mm");
+    assert_contains(out, "    #pragma omp parallel for\n"
+                         "    for (int64_t i = 0; i < (M > 0 ? M / 4 * 4 : 0); i += 4) {\n");
+    assert_contains(out, "vf c_3_reg");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+    free(par);
+}
+
 int main(void)
 {
     setenv("OMP_NUM_THREADS", "2", 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recipe_jam__keeps_parallel_for),
         cmocka_unit_test(test_recipe_jam__matmul_square_reference),
         cmocka_unit_test(test_recipe_jam__rect_accumulators),
         cmocka_unit_test(test_recipe_jam__conv2d_reference),
