@@ -76,6 +76,17 @@ static const kevo_recipe_param_desc register_block_params[] = {
      CHOICES(2, 4, 6, 8)},
     {"width", "floats per vector: 0 the machine's widest, or 4, 8, 16", 0, 0, 16,
      CHOICES(0, 4, 8, 16)},
+    {"pack",
+     "1: pack the operands as `pack` does (a read strided in the vectorised loop transposed "
+     "before, the vector loads into panels after); 0: registers only (not a tuning choice: "
+     "each step is skipped where it does not apply)",
+     1, 0, 1, CHOICES(1)},
+};
+static const kevo_recipe_param_desc pack_params[] = {
+    {"layout",
+     "-1: panels of a vector load, else a read strided in j transposed; 0: panels only; 1: "
+     "transposed only",
+     -1, -1, 1, CHOICES(-1)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
@@ -150,7 +161,8 @@ static const kevo_recipe_desc descs[] = {
     {"register_block",
      "register blocking in one step: interchange when needed so that a loop holds the "
      "reduction loop, unroll_jam of the loop around it by `rows`, vectorize of it (rows x width "
-     "accumulators in vector registers across the reduction)",
+     "accumulators in vector registers across the reduction), and with `pack` the operands "
+     "packed (transposed before when strided, in panels after)",
      "vectorize applies to a loop that holds other loops, in the source or after interchange",
      register_block_params, N_OF(register_block_params), "c"},
     {"pack",
@@ -160,8 +172,9 @@ static const kevo_recipe_desc descs[] = {
      "it was when the buffer cannot be had",
      "a vector load `*(const vf *)&x[e + j]` in a loop `k` directly inside a loop `j += W`, "
      "whose address moves with k and j and is the same for every iteration of a loop around "
-     "them, from a parameter the kernel never writes",
-     NULL, 0, "c"},
+     "them, from a parameter the kernel never writes (panels); or a read strided in a loop `j` "
+     "inside a reduction loop `k` (transposed to [k][j], so that `vectorize` can run j in lanes)",
+     pack_params, N_OF(pack_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",

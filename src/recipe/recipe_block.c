@@ -9,6 +9,10 @@
  *   2. `unroll_jam` of the loop around it by `rows` (skipped when it does
  *      not apply: then one accumulator per lane);
  *   3. `vectorize` (loop -1, `width`).
+ * With `pack` (the default), `pack` layout 1 first when it lets step 1 find
+ * a loop holding the reduction (a read strided in that loop, the rows of W
+ * in x W^T, transposed), and `pack` layout 0 last when it applies (the
+ * vector loads copied into panels): the whole GEMM schedule in one move.
  * The built-in generator adds one recipe per attempt and keeps the fastest
  * kernel as the next start point, so it would not walk through the slow
  * intermediate (an interchanged matmul reads B by columns) to the fast
@@ -18,9 +22,70 @@
  */
 #include "model.h"
 
+#include "kevo/util.h"
+
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Intermediate models, kept per thread: the sweep and the generator's
+ * probes run register_block on one source with many (rows, width): the
+ * interchanged text, the jammed one (per rows) and the transposed one are
+ * the same each time, and a libclang parse (~5 ms) was most of the
+ * recipe's cost. An entry owns its text and model; at most 4 are in use
+ * in one call, so 8 entries never evict one a call still holds. */
+#define MODEL_CACHE 8
+typedef struct model_entry {
+    uint64_t hash;
+    char *text, *name;
+    kevo_recipe_model *model;
+    unsigned long used;
+} model_entry;
+static _Thread_local model_entry model_cache[MODEL_CACHE];
+static _Thread_local unsigned long model_clock;
+
+/* The model of `text` (kernel `name`), from the cache or parsed into it;
+ * borrowed (valid for this call of the recipe). */
+static int cached_parse(const kevo_recipe_model **out, const char *text, const char *name)
+{
+    size_t len = strlen(text);
+    uint64_t h = kevo_hash64(text, len, 0x9e3779b97f4a7c15ull);
+    model_entry *victim = &model_cache[0];
+    for (size_t i = 0; i < MODEL_CACHE; i++) {
+        model_entry *e = &model_cache[i];
+        if (e->model && e->hash == h && !strcmp(e->text, text) && !strcmp(e->name, name)) {
+            e->used = ++model_clock;
+            *out = e->model;
+            return 0;
+        }
+        if (e->used < victim->used)
+            victim = e;
+    }
+    char *t = strdup(text), *n = strdup(name);
+    kevo_recipe_model *mm = NULL;
+    if (!t || !n) {
+        free(t);
+        free(n);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    int error = kevo_recipe_model_parse(&mm, t, n);
+    if (error < 0) {
+        free(t);
+        free(n);
+        return error;
+    }
+    kevo_recipe_model_free(victim->model);
+    free(victim->text);
+    free(victim->name);
+    victim->hash = h;
+    victim->text = t;
+    victim->name = n;
+    victim->model = mm;
+    victim->used = ++model_clock;
+    *out = mm;
+    return 0;
+}
 
 /* The kernel's name: the identifier before the parameter list. */
 static int kernel_name(char *buf, size_t size, const kevo_recipe_model *m)
@@ -39,20 +104,30 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
                                      const char *source, const long *params)
 {
     char name[256];
-    char *swapped = NULL, *jammed = NULL, *done = NULL;
-    kevo_recipe_model *sm = NULL, *jm = NULL;
+    char *swapped = NULL, *jammed = NULL, *done = NULL, *packed = NULL, *panels = NULL;
+    const kevo_recipe_model *sm = NULL, *jm = NULL, *pm = NULL, *dm = NULL;
     int error = kernel_name(name, sizeof(name), m);
     if (error < 0)
         return error;
     /* each intermediate text is parsed once, here; the caller's guard
      * parses the result */
+    if (params[2]) {
+        long lp[1] = {1};
+        if (kevo_recipe__rewrite_parsed(&packed, "pack", lp, 1, m, source, name) == 0 &&
+            cached_parse(&pm, packed, name) == 0 &&
+            kevo_recipe__vectorize_pick(pm, true) >= 0) {
+            m = pm; /* the transposed operand: j holds k now with contiguous reads */
+            source = packed;
+        }
+        kevo_error_clear();
+    }
     const kevo_recipe_model *cm = m;
     const char *cur = source;
     int v = kevo_recipe__vectorize_pick(m, true);
     if (v < 0) {
         long ip[1] = {-1};
         if (kevo_recipe__rewrite_parsed(&swapped, "interchange", ip, 1, m, source, name) == 0 &&
-            kevo_recipe_model_parse(&sm, swapped, name) == 0 &&
+            cached_parse(&sm, swapped, name) == 0 &&
             (v = kevo_recipe__vectorize_pick(sm, true)) >= 0) {
             cm = sm;
             cur = swapped;
@@ -69,7 +144,7 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
     if (around >= 0 && params[0] > 1) {
         long jp[2] = {around, params[0]};
         if (kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, cm, cur, name) < 0 ||
-            kevo_recipe_model_parse(&jm, jammed, name) < 0) {
+            cached_parse(&jm, jammed, name) < 0) {
             kevo_error_clear(); /* one accumulator per lane, then */
             free(jammed);
             jammed = NULL;
@@ -94,13 +169,23 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
                 goto out;
         }
     }
+    if (params[2]) {
+        long lp[1] = {0};
+        if (cached_parse(&dm, done, name) == 0 &&
+            kevo_recipe__rewrite_parsed(&panels, "pack", lp, 1, dm, done, name) == 0) {
+            free(done);
+            done = panels;
+            panels = NULL;
+        }
+        kevo_error_clear();
+    }
     out->whole = done;
     done = NULL;
 out:
-    kevo_recipe_model_free(sm);
-    kevo_recipe_model_free(jm);
     free(swapped);
     free(jammed);
     free(done);
+    free(packed);
+    free(panels);
     return error;
 }

@@ -195,6 +195,31 @@ done:
     return error < 0 ? error : applied;
 }
 
+/* Whether nest r only fills the buffer of a `pack` (every store to an
+ * array named *_pack or *_packt): not the kernel's work. */
+static bool pack_fill(const kevo_recipe_model *m, int r)
+{
+    const kevo_rloop *L = &m->loop[r];
+    kevo_rwrite *w = NULL;
+    size_t nw = 0, fills = 0;
+    if (kevo_recipe_writes(&w, &nw, m, L->t_body, L->t_end) < 0) {
+        kevo_error_clear();
+        return false;
+    }
+    bool only = true;
+    for (size_t i = 0; i < nw && only; i++) {
+        if (w[i].kind == KEVO_WRITE_SCALAR)
+            continue;
+        const char *n = w[i].var >= 0 ? m->var[w[i].var].name : "";
+        size_t len = strlen(n);
+        only = (len > 5 && !strcmp(n + len - 5, "_pack")) ||
+               (len > 6 && !strcmp(n + len - 6, "_packt"));
+        fills++;
+    }
+    free(w);
+    return only && fills > 0;
+}
+
 int kevo_recipe_omp_parallel_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                                    const char *source, const long *params)
 {
@@ -213,6 +238,8 @@ int kevo_recipe_omp_parallel_apply(kevo_recipe_out *out, const kevo_recipe_model
     for (size_t r = 0; r < m->n_loop; r++) {
         if (m->loop[r].parent >= 0)
             continue;
+        if (!params[1] && pack_fill(m, (int)r))
+            continue; /* the first nest is the kernel's work, not a copy `pack` added */
         int rc = parallel_nest(out, m, (int)r, params[0], &reasons);
         if (rc < 0) {
             error = rc;

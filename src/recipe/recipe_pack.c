@@ -37,6 +37,7 @@
  */
 #include "model.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,13 @@ typedef struct pack_ctx {
     const kevo_rloop *V, *R, *A;
     kevo_rwrite *fw; /* every write of the function */
     size_t nfw;
+    bool transposed;                        /* a strided scalar read, not a vector load */
     unsigned x0, x1;                        /* the first load's X[...]: tokens [x0, x1) */
+    unsigned *skip;                         /* token ranges of fallback branches: [2i, 2i+1) */
+    size_t nskip;
+    int *root;           /* per variable: root_of(), computed once (-2: not yet) */
+    signed char *rw;     /* per variable: root_written() for the current A (-1: not yet) */
+    const kevo_rloop *rw_a; /* the A that rw is for */
     unsigned tdef[PACK_MAX_TYPEDEFS];       /* typedef statements to copy: first token */
     size_t ntdef;
     char why[400];
@@ -80,26 +87,67 @@ static bool vector_load_at(const kevo_recipe_model *m, unsigned t, unsigned *x1)
     return true;
 }
 
-/* Whether memory reached from variable v can change: some write in the
- * function lands on its root parameter, a write kevo cannot read, or a
- * call is passed something derived from it. */
-static bool root_written(const pack_ctx *c, int v)
+/* Where the memory variable v points into comes from: its parameter
+ * (kevo_recipe_root_param), or v itself for a local initialised with an
+ * allocation and never assigned (a buffer of an earlier pack); -1 unknown. */
+static int root_of_uncached(const pack_ctx *c, int v)
 {
     const kevo_recipe_model *m = c->m;
-    int root = kevo_recipe_root_param(m, v);
+    int r = kevo_recipe_root_param(m, v);
+    if (r >= 0 || v < 0 || m->var[v].is_param)
+        return r;
+    for (size_t t = 0; t + 2 < m->n_tok; t++) {
+        if (m->tok[t].var != v || !m->tok[t].is_decl)
+            continue;
+        if (!kevo_rtok_is(m, (unsigned)t + 1, "="))
+            return -1;
+        unsigned e = kevo_recipe_expr_end(m, (unsigned)t + 2, (unsigned)m->n_tok);
+        bool fresh = false;
+        for (unsigned k = (unsigned)t + 2; k + 1 < e; k++)
+            fresh |= kevo_rtok_is(m, k + 1, "(") &&
+                     (kevo_rtok_is(m, k, "aligned_alloc") || kevo_rtok_is(m, k, "malloc") ||
+                      kevo_rtok_is(m, k, "calloc"));
+        for (size_t i = 0; fresh && i < c->nfw; i++)
+            fresh = !(c->fw[i].kind == KEVO_WRITE_SCALAR && c->fw[i].var == v);
+        return fresh ? v : -1;
+    }
+    return -1;
+}
+
+static int root_of(const pack_ctx *c, int v)
+{
+    if (v < 0)
+        return -1;
+    if (c->root[v] == -2)
+        c->root[v] = root_of_uncached(c, v);
+    return c->root[v];
+}
+
+/* Whether memory reached from variable v can change inside A (the copy is
+ * made at A's start): a write there lands on its root, or on memory kevo
+ * cannot trace, or a call there is passed a pointer into it. */
+static bool root_written_uncached(const pack_ctx *c, int v)
+{
+    const kevo_recipe_model *m = c->m;
+    const kevo_rloop *A = c->A;
+    int root = root_of(c, v);
     if (root < 0)
         return true;
     for (size_t i = 0; i < c->nfw; i++) {
         const kevo_rwrite *w = &c->fw[i];
+        if (w->t_op < A->t_for || w->t_op >= A->t_end)
+            continue;
         if (w->kind == KEVO_WRITE_UNKNOWN)
             return true;
         if (w->kind == KEVO_WRITE_SCALAR && w->var == root)
             return true; /* the pointer itself moves */
-        if ((w->kind == KEVO_WRITE_ELEMENT || w->kind == KEVO_WRITE_DEREF) &&
-            (w->var < 0 || kevo_recipe_root_param(m, w->var) == root))
-            return true;
+        if (w->kind == KEVO_WRITE_ELEMENT || w->kind == KEVO_WRITE_DEREF) {
+            int r = w->var < 0 ? -1 : root_of(c, w->var);
+            if (r < 0 || r == root)
+                return true;
+        }
     }
-    for (unsigned t = m->t_fbody; t + 1 < m->n_tok; t++) {
+    for (unsigned t = A->t_for; t + 1 < A->t_end; t++) {
         if (m->tok[t].kind != KEVO_CTOK_IDENT || m->tok[t].var >= 0 ||
             !kevo_rtok_is(m, t + 1, "(") || kevo_rtok_is(m, t, "sizeof"))
             continue;
@@ -107,12 +155,25 @@ static bool root_written(const pack_ctx *c, int v)
         for (unsigned k = t + 2; rp != (unsigned)-1 && k < rp; k++) {
             int a = m->tok[k].var;
             if (a >= 0 && (m->var[a].vtype == KEVO_VTYPE_POINTER ||
-                           m->var[a].vtype == KEVO_VTYPE_ARRAY) &&
-                kevo_recipe_root_param(m, a) == root)
-                return true;
+                           m->var[a].vtype == KEVO_VTYPE_ARRAY)) {
+                int r = root_of(c, a);
+                if (r < 0 || r == root)
+                    return true;
+            }
         }
     }
     return false;
+}
+
+static bool root_written(pack_ctx *c, int v)
+{
+    if (c->rw_a != c->A) {
+        memset(c->rw, -1, c->m->n_var ? c->m->n_var : 1);
+        c->rw_a = c->A;
+    }
+    if (c->rw[v] < 0)
+        c->rw[v] = root_written_uncached(c, v) ? 1 : 0;
+    return c->rw[v] == 1;
 }
 
 /* Whether variable v is written anywhere in [t0, t1) (any kind of write
@@ -285,86 +346,220 @@ static bool hoist_all(pack_ctx *c, pack_texts *p)
         !hoist_text(c, &p->jub, V->t_ub0, V->t_ub1, 0) ||
         !hoist_text(c, &p->klb, R->t_lb0, R->t_lb1, 0) ||
         !hoist_text(c, &p->kub, R->t_ub0, R->t_ub1, 0) ||
-        !hoist_text(c, &p->w, w0, V->t_rparen, 0))
+        (!c->transposed && !hoist_text(c, &p->w, w0, V->t_rparen, 0)))
         return false;
     return true;
 }
 
-/* V and R: a vectorised loop holding a simple reduction loop. */
+/* V and R: a vectorised loop holding a simple reduction loop (panels), or
+ * a simple loop holding a reduction loop that writes no element (the
+ * transposed layout: `acc += x[i * K + k] * w[j * K + k]`). */
 static bool loops_ok(pack_ctx *c, int v, int r)
 {
     const kevo_recipe_model *m = c->m;
     const kevo_rloop *V = &m->loop[v], *R = &m->loop[r];
-    if (!V->canonical || !V->declared || V->cond_op != KEVO_COND_LT || V->step == 1 ||
-        V->step < 0 || V->early_exit)
+    if (!R->simple || R->early_exit || R->cond_op != KEVO_COND_LT || R->parent != v ||
+        !V->canonical || !V->declared || V->cond_op != KEVO_COND_LT || V->early_exit)
+        return false;
+    if (c->transposed) {
+        if (!V->simple)
+            return false;
+        for (size_t i = 0; i < c->nfw; i++)
+            if (c->fw[i].t_op >= R->t_body && c->fw[i].t_op < R->t_end &&
+                c->fw[i].kind != KEVO_WRITE_SCALAR)
+                return false;
+        return true;
+    }
+    if (V->step == 1 || V->step < 0)
         return false;
     unsigned s0 = V->t_semi2 + 1;
     if (V->step == 0 && !kevo_rtok_is(m, s0 + 1, "+=") && !kevo_rtok_is(m, s0 + 1, "="))
         return false;
-    if (!R->simple || R->early_exit || R->cond_op != KEVO_COND_LT || R->parent != v)
-        return false;
     return true;
 }
 
-/* Find V, R, the load and A; false with c->why. */
-static bool pack_find(pack_ctx *c)
+/* Whether token t (a variable followed by `[`) is a one-subscript read:
+ * not an address, not assigned, not incremented; *x1 gets the token after
+ * `]`. */
+static bool scalar_read_at(const kevo_recipe_model *m, unsigned t, unsigned t_end, unsigned *x1)
+{
+    if (m->tok[t].var < 0 || !kevo_rtok_is(m, t + 1, "["))
+        return false;
+    if (t > 0 && (kevo_rtok_is(m, t - 1, "&") || kevo_rtok_is(m, t - 1, "++") ||
+                  kevo_rtok_is(m, t - 1, "--")))
+        return false;
+    unsigned rb = kevo_rtok_match(m, t + 1);
+    if (rb == (unsigned)-1 || rb + 1 >= t_end)
+        return false;
+    size_t n;
+    const char *after = kevo_rtok_text(m, rb + 1, &n);
+    if (kevo_rtok_is(m, rb + 1, "[") || kevo_rtok_is(m, rb + 1, "++") ||
+        kevo_rtok_is(m, rb + 1, "--") ||
+        (n >= 1 && after[n - 1] == '=' && !kevo_rtok_is(m, rb + 1, "==") &&
+         !kevo_rtok_is(m, rb + 1, "<=") && !kevo_rtok_is(m, rb + 1, ">=") &&
+         !kevo_rtok_is(m, rb + 1, "!=")))
+        return false;
+    *x1 = rb + 1;
+    return true;
+}
+
+/* Whether the name of variable x ends with `suffix`. */
+static bool named_like(const kevo_recipe_model *m, int x, const char *suffix)
+{
+    size_t n = strlen(m->var[x].name), k = strlen(suffix);
+    return n > k && !strcmp(m->var[x].name + n - k, suffix);
+}
+
+/* The fallback branches of earlier packs, `if (X_pack) {...} else {...}`:
+ * their loads are the loop as it was, not packed again. */
+static int find_fallbacks(pack_ctx *c)
 {
     const kevo_recipe_model *m = c->m;
-    char first[400] = "";
-    for (size_t r = 0; r < m->n_loop; r++) {
-        const kevo_rloop *R = &m->loop[r];
-        if (R->parent < 0 || R->n_children > 0 || !loops_ok(c, R->parent, (int)r))
+    for (unsigned t = m->t_fbody; t + 5 < m->n_tok; t++) {
+        int x = m->tok[t + 2].var;
+        if (!kevo_rtok_is(m, t, "if") || !kevo_rtok_is(m, t + 1, "(") || x < 0 ||
+            !kevo_rtok_is(m, t + 3, ")") || !kevo_rtok_is(m, t + 4, "{") ||
+            !(named_like(m, x, "_pack") || named_like(m, x, "_packt")))
             continue;
-        c->V = &m->loop[R->parent];
-        c->R = R;
-        for (unsigned t = R->t_body; t + 1 < R->t_end; t++) {
-            unsigned x1;
-            if (!vector_load_at(m, t, &x1))
-                continue;
-            int x = m->tok[t].var;
-            bool in_r = m->var[x].decl_off != (unsigned)-1 &&
-                        m->var[x].decl_off >= m->tok[R->t_body].start &&
-                        m->var[x].decl_off < m->tok[R->t_end - 1].end;
-            if (!m->var[x].elem_f32 || (!in_r && !kevo_recipe_uses_var(m, t + 1, x1, R->var)))
-                continue;
-            c->x0 = t;
-            c->x1 = x1;
-            /* the outermost loop around V whose start the address is
-             * invariant from */
-            const kevo_rloop *best = NULL;
-            for (int a = c->V->parent; a >= 0; a = m->loop[a].parent) {
-                c->A = &m->loop[a];
-                pack_texts p = {0};
-                bool ok = !c->A->early_exit && hoist_all(c, &p);
-                pack_texts_free(&p);
-                if (ok)
-                    best = c->A;
-                else {
-                    if (!first[0])
-                        snprintf(first, sizeof(first), "%s", c->why);
-                    break;
-                }
-            }
-            if (best) {
-                c->A = best;
-                return true;
-            }
-            if (!first[0])
-                snprintf(first, sizeof(first),
-                         "the load of '%s' at line %u is inside no loop around the loop at "
-                         "line %u: there is nothing to reuse",
-                         m->var[x].name, kevo_recipe_line(m, m->tok[t].start), c->V->line);
-        }
+        unsigned close = kevo_rtok_match(m, t + 4);
+        if (close == (unsigned)-1 || close + 2 >= m->n_tok || !kevo_rtok_is(m, close + 1, "else") ||
+            !kevo_rtok_is(m, close + 2, "{"))
+            continue;
+        unsigned end = kevo_rtok_match(m, close + 2);
+        if (end == (unsigned)-1)
+            continue;
+        unsigned *v = realloc(c->skip, (c->nskip + 1) * 2 * sizeof(*v));
+        if (!v)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        c->skip = v;
+        c->skip[2 * c->nskip] = close + 2;
+        c->skip[2 * c->nskip + 1] = end;
+        c->nskip++;
     }
-    snprintf(c->why, sizeof(c->why), "%s",
-             first[0] ? first
-                      : "no vector load `*(const vf *)&x[e + j]` moving with a reduction loop "
-                        "`k` inside a vectorised loop `j += W` (apply vectorize or "
-                        "register_block first)");
+    return 0;
+}
+
+static bool in_fallback(const pack_ctx *c, unsigned t)
+{
+    for (size_t i = 0; i < c->nskip; i++)
+        if (t >= c->skip[2 * i] && t < c->skip[2 * i + 1])
+            return true;
     return false;
 }
 
-/* What A must not be: collapsed, inside a parallel region, packed. */
+/* Whether `text` multiplies the word `name` (`name *` or `* name`): the
+ * read is strided in that variable. */
+static bool multiplies(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+        bool word = (p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                    !(isalnum((unsigned char)p[n]) || p[n] == '_');
+        if (!word)
+            continue;
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        const char *b = p;
+        while (b > text && b[-1] == ' ')
+            b--;
+        if (*q == '*' || (b > text && b[-1] == '*'))
+            return true;
+    }
+    return false;
+}
+
+/* The outermost loop around V from whose start the candidate's address
+ * and the bounds can be copied: c->A, or false (c->why set). */
+static bool find_outer(pack_ctx *c)
+{
+    const kevo_recipe_model *m = c->m;
+    const kevo_rloop *best = NULL;
+    c->why[0] = '\0';
+    for (int a = c->V->parent; a >= 0; a = m->loop[a].parent) {
+        c->A = &m->loop[a];
+        pack_texts p = {0};
+        bool ok = !c->A->early_exit && hoist_all(c, &p);
+        if (ok && c->transposed && !multiplies(kevo_buf_cstr(&p.x), m->var[c->V->var].name)) {
+            snprintf(c->why, sizeof(c->why),
+                     "the read of '%s' at line %u is not strided in '%s': nothing to transpose",
+                     m->var[m->tok[c->x0].var].name, kevo_recipe_line(m, m->tok[c->x0].start),
+                     m->var[c->V->var].name);
+            ok = false;
+        }
+        pack_texts_free(&p);
+        if (!ok)
+            break;
+        best = c->A;
+    }
+    if (best) {
+        c->A = best;
+        return true;
+    }
+    if (!c->why[0])
+        snprintf(c->why, sizeof(c->why),
+                 "the %s of '%s' at line %u is inside no loop around the loop at line %u: there "
+                 "is nothing to reuse",
+                 c->transposed ? "read" : "load", m->var[m->tok[c->x0].var].name,
+                 kevo_recipe_line(m, m->tok[c->x0].start), c->V->line);
+    return false;
+}
+
+/* Find V, R, the access and A; false with c->why. Panels of a vector load
+ * first, else a strided scalar read transposed. */
+static bool pack_find(pack_ctx *c, int pass0, int pass1)
+{
+    const kevo_recipe_model *m = c->m;
+    char first[400] = "";
+    bool packed = false;
+    for (int pass = pass0; pass <= pass1; pass++) {
+        c->transposed = pass == 1;
+        for (size_t r = 0; r < m->n_loop; r++) {
+            const kevo_rloop *R = &m->loop[r];
+            if (R->parent < 0 || R->n_children > 0 || !loops_ok(c, R->parent, (int)r))
+                continue;
+            c->V = &m->loop[R->parent];
+            c->R = R;
+            for (unsigned t = R->t_body; t + 1 < R->t_end; t++) {
+                unsigned x1;
+                if (pass == 0 ? !vector_load_at(m, t, &x1)
+                              : !scalar_read_at(m, t, R->t_end, &x1))
+                    continue;
+                int x = m->tok[t].var;
+                bool in_r = m->var[x].decl_off != (unsigned)-1 &&
+                            m->var[x].decl_off >= m->tok[R->t_body].start &&
+                            m->var[x].decl_off < m->tok[R->t_end - 1].end;
+                /* a panel buffer is not packed again; a transposed one is
+                 * packed into panels once vectorised */
+                if (in_fallback(c, t) || named_like(m, x, "_pack") ||
+                    (pass == 1 && named_like(m, x, "_packt"))) {
+                    packed = true;
+                    continue;
+                }
+                if (!m->var[x].elem_f32 || (!in_r && !kevo_recipe_uses_var(m, t + 1, x1, R->var)))
+                    continue;
+                c->x0 = t;
+                c->x1 = x1;
+                if (find_outer(c))
+                    return true;
+                if (!first[0])
+                    snprintf(first, sizeof(first), "%s", c->why);
+                t = x1 - 1;
+            }
+        }
+    }
+    snprintf(c->why, sizeof(c->why), "%s",
+             first[0]  ? first
+             : packed ? "the loads are packed already (they read a pack's buffer, or lie in "
+                        "the branch that runs when its buffer could not be had)"
+                      : "no vector load `*(const vf *)&x[e + j]` moving with a reduction loop "
+                        "`k` inside a vectorised loop `j += W` (apply vectorize or "
+                        "register_block first), and no read strided in `j` inside a "
+                        "reduction loop `k` to transpose");
+    return false;
+}
+
+/* What A must not be: collapsed, inside a parallel region. */
 static bool context_ok(pack_ctx *c)
 {
     const kevo_recipe_model *m = c->m;
@@ -390,14 +585,41 @@ static bool context_ok(pack_ctx *c)
                      kevo_recipe_line(m, m->dir[d].start));
             return false;
         }
-    for (size_t v = 0; v < m->n_var; v++) {
-        size_t n = strlen(m->var[v].name);
-        if (n > 5 && !strcmp(m->var[v].name + n - 5, "_pack")) {
-            snprintf(c->why, sizeof(c->why), "the kernel is packed already ('%s')",
-                     m->var[v].name);
-            return false;
-        }
+    return true;
+}
+
+/* In the transposed layout, the declaration of the operand's pointer
+ * (`const float *b = B + j * K;`) when every use of it in A is a read the
+ * copy replaces: its tokens [*d0, *d1), so that the copy drops it (a
+ * pointer that depends on j would stop `vectorize`). false to keep it. */
+static bool dead_declaration(const pack_ctx *c, unsigned nrep, unsigned *d0, unsigned *d1)
+{
+    const kevo_recipe_model *m = c->m;
+    const kevo_rloop *A = c->A;
+    int x = m->tok[c->x0].var;
+    unsigned d = (unsigned)-1, uses = 0;
+    for (unsigned t = A->t_for; t < A->t_end; t++) {
+        if (m->tok[t].var != x)
+            continue;
+        if (m->tok[t].is_decl)
+            d = t;
+        else
+            uses++;
     }
+    if (d == (unsigned)-1 || uses != nrep || !kevo_rtok_is(m, d + 1, "="))
+        return false;
+    unsigned e = kevo_recipe_expr_end(m, d + 2, A->t_end);
+    if (!kevo_rtok_is(m, e, ";"))
+        return false;
+    unsigned s = d;
+    while (s > A->t_body && !kevo_rtok_is(m, s - 1, ";") && !kevo_rtok_is(m, s - 1, "{") &&
+           !kevo_rtok_is(m, s - 1, "}") && !kevo_rtok_is(m, s - 1, ")"))
+        s--;
+    for (unsigned t = s; t < d; t++)
+        if (m->tok[t].kind == KEVO_CTOK_PUNCT && !kevo_rtok_is(m, t, "*"))
+            return false;
+    *d0 = s;
+    *d1 = e + 1;
     return true;
 }
 
@@ -418,7 +640,8 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
     size_t nt = 0;
     char base[80];
     snprintf(base, sizeof(base), "%s", m->var[m->tok[c->x0].var].name);
-    kevo_recipe_fresh_name(buf, sizeof(buf), m, base, "_pack", taken, nt);
+    kevo_recipe_fresh_name(buf, sizeof(buf), m, base, c->transposed ? "_packt" : "_pack", taken,
+                           nt);
     memcpy(taken[nt++], buf, sizeof(buf));
     struct {
         char *dst;
@@ -441,22 +664,46 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
     unsigned s_end = m->tok[A->t_end - 1].end;
     size_t il;
     const char *ind = kevo_recipe_indent(m, s_start, &il);
-    /* A with every identical load reading the buffer */
-    if ((error = kevo_buf_printf(&load, "%s[((%s - %s) / %s * %s + (%s - %s)) * %s]", buf, jn, j0,
-                                 nw, nk, kn, k0, nw)) < 0)
+    /* A with every identical access reading the buffer */
+    if (c->transposed)
+        error = kevo_buf_printf(&load, "%s[(%s - %s) * %s - %s + %s]", buf, kn, k0, nj, j0, jn);
+    else
+        error = kevo_buf_printf(&load, "%s[((%s - %s) / %s * %s + (%s - %s)) * %s]", buf, jn, j0,
+                                nw, nk, kn, k0, nw);
+    if (error < 0)
         goto done;
-    unsigned pos = s_start;
-    for (unsigned t = R->t_body; t + 1 < R->t_end; t++) {
+    unsigned reps[2 * 64], nrep = 0;
+    for (unsigned t = R->t_body; t + 1 < R->t_end && nrep < 64; t++) {
         unsigned x1;
-        if (!vector_load_at(m, t, &x1) || !kevo_rtok_same(m, t, x1, c->x0, c->x1))
+        bool hit = c->transposed ? scalar_read_at(m, t, R->t_end, &x1)
+                                 : vector_load_at(m, t, &x1);
+        if (!hit || !kevo_rtok_same(m, t, x1, c->x0, c->x1))
             continue;
-        if ((error = kevo_buf_printf(&copy, "%.*s%s", (int)(m->tok[t].start - pos), m->src + pos,
-                                     kevo_buf_cstr(&load))) < 0)
-            goto done;
-        pos = m->tok[x1 - 1].end;
+        reps[2 * nrep] = t;
+        reps[2 * nrep + 1] = x1;
+        nrep++;
         t = x1 - 1;
     }
-    if ((error = kevo_buf_printf(&copy, "%.*s", (int)(s_end - pos), m->src + pos)) < 0)
+    unsigned d0 = 0, d1 = 0;
+    bool drop = c->transposed && dead_declaration(c, nrep, &d0, &d1);
+    unsigned pos = s_start;
+    for (unsigned i = 0; i <= nrep && error == 0; i++) {
+        /* the dropped declaration lies before the reads it fed */
+        if (drop && (i == nrep || d0 < reps[2 * i]) && m->tok[d0].start >= pos) {
+            error = kevo_buf_printf(&copy, "%.*s", (int)(m->tok[d0].start - pos), m->src + pos);
+            pos = m->tok[d1 - 1].end;
+            drop = false;
+        }
+        if (i == nrep || error < 0)
+            break;
+        unsigned t = reps[2 * i], x1 = reps[2 * i + 1];
+        error = kevo_buf_printf(&copy, "%.*s%s", (int)(m->tok[t].start - pos), m->src + pos,
+                                kevo_buf_cstr(&load));
+        pos = m->tok[x1 - 1].end;
+    }
+    if (error == 0)
+        error = kevo_buf_printf(&copy, "%.*s", (int)(s_end - pos), m->src + pos);
+    if (error < 0)
         goto done;
     /* the block */
     const char *I = "    ";
@@ -470,44 +717,65 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
             e++;
         error = kevo_buf_printf(&b, "%.*s%s%.*s\n", (int)il, ind, I, TEXT(c->tdef[i], e + 1));
     }
-    if (error == 0)
+    if (error == 0 && c->transposed)
+        error = kevo_buf_printf(&b,
+                                "%.*s%sconst %.*s %s = (%s), %s = (%s);\n"
+                                "%.*s%sconst %.*s %s = %s > %s ? %s - %s : 0;\n",
+                                (int)il, ind, I, tyn, ty, j0, kevo_buf_cstr(&p.jlb), j1,
+                                kevo_buf_cstr(&p.jub), (int)il, ind, I, tyn, ty, nj, j1, j0, j1,
+                                j0);
+    else if (error == 0)
         error = kevo_buf_printf(
             &b,
             "%.*s%sconst %.*s %s = (%s), %s = (%s), %s = (%s);\n"
+            "%.*s%sconst %.*s %s = %s > %s ? (%s - %s + %s - 1) / %s * %s : 0;\n",
+            (int)il, ind, I, tyn, ty, nw, kevo_buf_cstr(&p.w), j0, kevo_buf_cstr(&p.jlb), j1,
+            kevo_buf_cstr(&p.jub), (int)il, ind, I, tyn, ty, nj, j1, j0, j1, j0, nw, nw, nw);
+    if (error == 0)
+        error = kevo_buf_printf(
+            &b,
             "%.*s%sconst %.*s %s = (%s), %s = (%s);\n"
-            "%.*s%sconst %.*s %s = %s > %s ? (%s - %s + %s - 1) / %s * %s : 0;\n"
             "%.*s%sconst %.*s %s = %s > %s ? %s - %s : 0;\n"
             "%.*s%sfloat *%s = %s > 0 && %s > 0 ? (float *)aligned_alloc(64, "
             "((__SIZE_TYPE__)%s * (__SIZE_TYPE__)%s * sizeof(float) + 63) / 64 * 64) : (float *)0;\n"
             "%.*s%sif (%s) {\n"
-            "%.*s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n"
-            "%.*s%s%s%sfor (%.*s %s = %s; %s < %s + %s; %s += %s)\n"
-            "%.*s%s%s%s%sfor (%.*s %s = 0; %s < %s; %s++)\n"
-            "%.*s%s%s%s%s%s%s[((%s - %s) / %s * %s + (%s - %s)) * %s + %s] = (&%s)[%s];\n"
-            "%.*s%s%s%s\n"
-            "%.*s%s} else {\n"
-            "%.*s%s%s%.*s\n"
-            "%.*s%s}\n"
-            "%.*s%sfree(%s);\n"
-            "%.*s}",
-            (int)il, ind, I, tyn, ty, nw, kevo_buf_cstr(&p.w), j0, kevo_buf_cstr(&p.jlb), j1,
-            kevo_buf_cstr(&p.jub),                                                   /* */
+            "%.*s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n",
             (int)il, ind, I, ktyn, kty, k0, kevo_buf_cstr(&p.klb), k1, kevo_buf_cstr(&p.kub), /* */
-            (int)il, ind, I, tyn, ty, nj, j1, j0, j1, j0, nw, nw, nw,                 /* */
             (int)il, ind, I, ktyn, kty, nk, k1, k0, k1, k0,                           /* */
             (int)il, ind, I, buf, nj, nk, nj, nk,                                     /* */
             (int)il, ind, I, buf,                                                     /* */
-            (int)il, ind, I, I, ktyn, kty, kn, k0, kn, k1, kn,                        /* */
-            (int)il, ind, I, I, I, tyn, ty, jn, j0, jn, j0, nj, jn, nw,               /* */
-            (int)il, ind, I, I, I, I, tyn, ty, lane, lane, nw, lane,                  /* */
+            (int)il, ind, I, I, ktyn, kty, kn, k0, kn, k1, kn);
+    if (error == 0 && c->transposed)
+        error = kevo_buf_printf(&b,
+                                "%.*s%s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n"
+                                "%.*s%s%s%s%s%s[(%s - %s) * %s + (%s - %s)] = %s;\n",
+                                (int)il, ind, I, I, I, tyn, ty, jn, j0, jn, j1, jn, /* */
+                                (int)il, ind, I, I, I, I, buf, kn, k0, nj, jn, j0,
+                                kevo_buf_cstr(&p.x));
+    else if (error == 0)
+        error = kevo_buf_printf(
+            &b,
+            "%.*s%s%s%sfor (%.*s %s = %s; %s < %s + %s; %s += %s)\n"
+            "%.*s%s%s%s%sfor (%.*s %s = 0; %s < %s; %s++)\n"
+            "%.*s%s%s%s%s%s%s[((%s - %s) / %s * %s + (%s - %s)) * %s + %s] = (&%s)[%s];\n",
+            (int)il, ind, I, I, I, tyn, ty, jn, j0, jn, j0, nj, jn, nw, /* */
+            (int)il, ind, I, I, I, I, tyn, ty, lane, lane, nw, lane,    /* */
             (int)il, ind, I, I, I, I, I, buf, jn, j0, nw, nk, kn, k0, nw, lane,
-            kevo_buf_cstr(&p.x), lane,                            /* */
-            (int)il, ind, I, I, kevo_buf_cstr(&copy),             /* */
-            (int)il, ind, I,                                      /* */
-            (int)il, ind, I, I, (int)(s_end - s_start), m->src + s_start, /* */
-            (int)il, ind, I,                                      /* */
-            (int)il, ind, I, buf,                                 /* */
-            (int)il, ind);
+            kevo_buf_cstr(&p.x), lane);
+    if (error == 0)
+        error = kevo_buf_printf(&b,
+                                "%.*s%s%s%s\n"
+                                "%.*s%s} else {\n"
+                                "%.*s%s%s%.*s\n"
+                                "%.*s%s}\n"
+                                "%.*s%sfree(%s);\n"
+                                "%.*s}",
+                                (int)il, ind, I, I, kevo_buf_cstr(&copy),           /* */
+                                (int)il, ind, I,                                    /* */
+                                (int)il, ind, I, I, (int)(s_end - s_start), m->src + s_start, /* */
+                                (int)il, ind, I,                                    /* */
+                                (int)il, ind, I, buf,                               /* */
+                                (int)il, ind);
     if (error == 0)
         error = kevo_cparse_edits_add(&out->edits, s_start, s_end, "%s", kevo_buf_cstr(&b));
 done:
@@ -522,16 +790,36 @@ int kevo_recipe_pack_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
                            const long *params)
 {
     (void)source;
-    (void)params;
+    int pass0 = params[0] == 1 ? 1 : 0, pass1 = params[0] == 0 ? 0 : 1;
     pack_ctx c = {0};
     c.m = m;
     int error = kevo_recipe_writes(&c.fw, &c.nfw, m, m->t_fbody, (unsigned)m->n_tok);
     if (error < 0)
         return error;
-    if (!pack_find(&c) || !context_ok(&c))
+    size_t nv = m->n_var ? m->n_var : 1;
+    c.root = malloc(nv * sizeof(*c.root));
+    c.rw = malloc(nv);
+    if (!c.root || !c.rw) {
+        free(c.fw);
+        free(c.root);
+        free(c.rw);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    for (size_t v = 0; v < nv; v++)
+        c.root[v] = -2;
+    if ((error = find_fallbacks(&c)) < 0) {
+        free(c.fw);
+        free(c.root);
+        free(c.rw);
+        return error;
+    }
+    if (!pack_find(&c, pass0, pass1) || !context_ok(&c))
         error = kevo_error_set(KEVO_EINVAL, "%s", c.why);
     else
         error = pack_rewrite(out, &c);
     free(c.fw);
+    free(c.skip);
+    free(c.root);
+    free(c.rw);
     return error;
 }

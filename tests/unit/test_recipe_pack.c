@@ -29,8 +29,8 @@ static char *no_alloc_driver(void)
 
 static char *blocked(const char *src, long rows, long width)
 {
-    long p[2] = {rows, width};
-    return apply_ok("register_block", p, 2, src, "mm");
+    long p[3] = {rows, width, 0}; /* registers only: the tests pack themselves */
+    return apply_ok("register_block", p, 3, src, "mm");
 }
 
 static void test_pack__after_register_block(void **state)
@@ -67,7 +67,7 @@ static void test_pack__with_omp_parallel(void **state)
 {
     (void)state;
     const kevo_recipe_step before[] = {
-        {"register_block", {4, 8}, 2}, {"omp_parallel", {1, 1}, 2}, {"pack", {0}, 0}};
+        {"register_block", {4, 8, 0}, 3}, {"omp_parallel", {1, 1}, 2}, {"pack", {0}, 0}};
     char *out = chain_ok(before, 3, MATMUL_ROWS, "mm");
     /* the pragma stays right above its loop, in both branches */
     const char *p = strstr(out, "#pragma omp parallel for\n");
@@ -76,7 +76,7 @@ static void test_pack__with_omp_parallel(void **state)
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     const kevo_recipe_step after[] = {
-        {"register_block", {4, 8}, 2}, {"pack", {0}, 0}, {"omp_parallel", {1, 1}, 2}};
+        {"register_block", {4, 8, 0}, 3}, {"pack", {0}, 0}, {"omp_parallel", {1, 1}, 2}};
     out = chain_ok(after, 3, MATMUL_ROWS, "mm");
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
@@ -113,6 +113,96 @@ static void test_pack__lanes_as_loaded(void **state)
         char *out = apply_ok("pack", NULL, 0, srcs[i], "mm");
         assert_contains(out, "B_pack");
         assert_same_result(srcs[i], out, MM_DRIVER, "mm");
+        free(out);
+    }
+}
+
+/* C = A B^T with row pointers, the suite's matmul_trans_b reference form:
+ * the reads of B are strided in j. */
+static const char MATMUL_TB[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < M; i++) {\n"
+    "        const float *a = A + i * K;\n"
+    "        for (int64_t j = 0; j < N; j++) {\n"
+    "            const float *b = B + j * K;\n"
+    "            float s = 0.0f;\n"
+    "            for (int64_t k = 0; k < K; k++)\n"
+    "                s += a[k] * b[k];\n"
+    "            C[i * N + j] = s;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* The transposed layout: B read along k is copied to [k][j], the pointer
+ * that fed the reads is dropped (it would stop vectorize), and j can then
+ * run in lanes; the panels follow once it does. */
+static void test_pack__transposed(void **state)
+{
+    (void)state;
+    char *t = apply_ok("pack", NULL, 0, MATMUL_TB, "mm");
+    assert_contains(t, "b_packt[(k - b_packt_k0) * b_packt_nj + (j - b_packt_j0)] = (B + j * K)[k];");
+    assert_contains(t, "s += a[k] * b_packt[(k - b_packt_k0) * b_packt_nj - b_packt_j0 + j];");
+    /* the else branch keeps the pointer; the packed one does not */
+    const char *els = strstr(t, "} else {");
+    assert_non_null(els);
+    const char *decl = strstr(t, "const float *b = B + j * K;");
+    assert_true(decl != NULL && decl > els);
+    assert_same_result(MATMUL_TB, t, MM_DRIVER, "mm");
+    char *d = no_alloc_driver();
+    assert_same_result(MATMUL_TB, t, d, "mm");
+    free(d);
+    long one = 1;
+    assert_declines("pack", &one, 1, MATMUL_DOT, "mm", "'i' (line 8) changes inside the loop at line 4");
+    assert_declines("pack", &one, 1,
+                    "#include <stdint.h>\n"
+                    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, "
+                    "int64_t K)\n{\n"
+                    "    for (int64_t i = 0; i < M; i++)\n"
+                    "        for (int64_t j = 0; j < N; j++) {\n"
+                    "            float acc = 0.0f;\n"
+                    "            for (int64_t k = 0; k < K; k++)\n"
+                    "                acc += B[k * N + j] * A[i * K + k];\n"
+                    "            C[i * N + j] = acc;\n"
+                    "        }\n}\n",
+                    "mm", "not strided in 'j': nothing to transpose");
+    long bad = 5;
+    assert_declines("pack", &bad, 1, MATMUL_TB, "mm", "layout = 5 is out of range");
+    /* vectorised, then the transposed buffer in panels */
+    char *b = blocked(t, 4, 0);
+    assert_contains(b, "(*(vf *)&b_packt[(k - b_packt_k0) * b_packt_nj - b_packt_j0 + j])");
+    char *pn = apply_ok("pack", NULL, 0, b, "mm");
+    assert_contains(pn, "b_packt_pack[");
+    assert_same_result(MATMUL_TB, pn, MM_DRIVER, "mm");
+    free(pn);
+    free(b);
+    free(t);
+}
+
+/* register_block packs by default: the whole schedule in one move; and
+ * omp_parallel after it takes the rows loop, not a fill. */
+static void test_pack__register_block_packs(void **state)
+{
+    (void)state;
+    long rb[3] = {4, 0, 1}, omp[2] = {1, 0};
+    static const char *const srcs[] = {MATMUL_ROWS, MATMUL_TB, MATMUL_DOT};
+    static const char *const want[] = {"b_pack[", "b_packt_pack[", "B_pack["};
+    for (size_t i = 0; i < 3; i++) {
+        char *out = apply_ok("register_block", rb, 3, srcs[i], "mm");
+        assert_contains(out, want[i]);
+        assert_same_result(srcs[i], out, MM_DRIVER, "mm");
+        char *par = apply_ok("omp_parallel", omp, 2, out, "mm");
+        const char *pr = strstr(par, "#pragma omp parallel for\n");
+        assert_non_null(pr);
+        pr += strlen("#pragma omp parallel for\n");
+        while (*pr == ' ')
+            pr++;
+        if (strncmp(pr, "for (int64_t i = 0;", 19) != 0)
+            print_error("omp_parallel took another nest:\n%s\n", par);
+        assert_int_equal(strncmp(pr, "for (int64_t i = 0;", 19), 0);
+        assert_same_result(srcs[i], par, MM_DRIVER, "mm");
+        free(par);
         free(out);
     }
 }
@@ -171,6 +261,8 @@ int main(void)
         cmocka_unit_test(test_pack__after_register_block),
         cmocka_unit_test(test_pack__with_omp_parallel),
         cmocka_unit_test(test_pack__lanes_as_loaded),
+        cmocka_unit_test(test_pack__transposed),
+        cmocka_unit_test(test_pack__register_block_packs),
         cmocka_unit_test(test_pack__declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,32 +154,32 @@ static void test_vec__chains_with_omp_and_flags(void **state)
 static void test_vec__register_block(void **state)
 {
     (void)state;
-    long p[2] = {4, 0};
+    long p[3] = {4, 0, 0}; /* registers only (test_recipe_pack.c packs) */
     /* row-update form: interchange, then rows of C in registers */
-    char *out = apply_ok("register_block", p, 2, MATMUL_ROWS, "mm");
+    char *out = apply_ok("register_block", p, 3, MATMUL_ROWS, "mm");
     assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
     assert_contains(out, "for (int64_t i = 0; i < (M > 0 ? M / 4 * 4 : 0); i += 4)");
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     /* dot-product form: no interchange, four vector accumulators */
-    out = apply_ok("register_block", p, 2, MATMUL_DOT, "mm");
+    out = apply_ok("register_block", p, 3, MATMUL_DOT, "mm");
     assert_contains(out, "vf acc_3 = (0.0f) - (vf){0};");
     assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
     /* x W^T: the sum over k, four rows of W per load of x */
-    out = apply_ok("register_block", p, 2, LINEAR, "mm");
+    out = apply_ok("register_block", p, 3, LINEAR, "mm");
     assert_contains(out, "vf acc_3_vec = (vf){0};");
     assert_contains(out, "acc_3 += acc_3_vec[lane];");
     assert_same_result(LINEAR, out, MM_DRIVER, "mm");
     free(out);
     /* rows=1: vectorize alone */
-    long one[2] = {1, 8};
-    out = apply_ok("register_block", one, 2, MATMUL_DOT, "mm");
+    long one[3] = {1, 8, 0};
+    out = apply_ok("register_block", one, 3, MATMUL_DOT, "mm");
     assert_contains(out, "vector_size(32)");
     assert_null(strstr(out, "acc_1"));
     assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
     free(out);
-    assert_declines("register_block", p, 2,
+    assert_declines("register_block", p, 3,
                     "#include <stdint.h>\n"
                     "void mm(const float *x, float *y, int64_t n)\n{\n"
                     "    for (int64_t i = 0; i < n; i++)\n"
