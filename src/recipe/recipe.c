@@ -77,9 +77,8 @@ static const kevo_recipe_param_desc register_block_params[] = {
     {"width", "floats per vector: 0 the machine's widest, or 4, 8, 16", 0, 0, 16,
      CHOICES(0, 4, 8, 16)},
     {"pack",
-     "1: pack the operands as `pack` does (a read strided in the vectorised loop transposed "
-     "before, the vector loads into panels after); 0: registers only (not a tuning choice: "
-     "each step is skipped where it does not apply)",
+     "1: then `pack` the vector loads into panels when it applies; 0: registers only (not a "
+     "tuning choice: the step is skipped where it does not apply)",
      1, 0, 1, CHOICES(1)},
 };
 static const kevo_recipe_param_desc pack_params[] = {
@@ -161,8 +160,8 @@ static const kevo_recipe_desc descs[] = {
     {"register_block",
      "register blocking in one step: interchange when needed so that a loop holds the "
      "reduction loop, unroll_jam of the loop around it by `rows`, vectorize of it (rows x width "
-     "accumulators in vector registers across the reduction), and with `pack` the operands "
-     "packed (transposed before when strided, in panels after)",
+     "accumulators in vector registers across the reduction), and with `pack` the vector loads "
+     "packed into panels after",
      "vectorize applies to a loop that holds other loops, in the source or after interchange",
      register_block_params, N_OF(register_block_params), "c"},
     {"pack",

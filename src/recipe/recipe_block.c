@@ -9,10 +9,13 @@
  *   2. `unroll_jam` of the loop around it by `rows` (skipped when it does
  *      not apply: then one accumulator per lane);
  *   3. `vectorize` (loop -1, `width`).
- * With `pack` (the default), `pack` layout 1 first when it lets step 1 find
- * a loop holding the reduction (a read strided in that loop, the rows of W
- * in x W^T, transposed), and `pack` layout 0 last when it applies (the
- * vector loads copied into panels): the whole GEMM schedule in one move.
+ * With `pack` (the default), `pack` layout 0 last when it applies (the
+ * vector loads copied into panels): the GEMM schedule in one move. Not the
+ * transposed layout first: on the Level 2 GEMMs (x W^T at M=256, K=512,
+ * N=384) its two copies of W cost more than they gave (16-17x over the
+ * reference against 25-28x without, `kevo eval --quick`), and on
+ * matmul_trans_b it gave nothing measurable; `pack` layout 1 stays a
+ * recipe of its own for the generator to try.
  * The built-in generator adds one recipe per attempt and keeps the fastest
  * kernel as the next start point, so it would not walk through the slow
  * intermediate (an interchanged matmul reads B by columns) to the fast
@@ -33,7 +36,7 @@
  * probes run register_block on one source with many (rows, width): the
  * interchanged text, the jammed one (per rows) and the transposed one are
  * the same each time, and a libclang parse (~5 ms) was most of the
- * recipe's cost. An entry owns its text and model; at most 4 are in use
+ * recipe's cost. An entry owns its text and model; at most 3 are in use
  * in one call, so 8 entries never evict one a call still holds. */
 #define MODEL_CACHE 8
 typedef struct model_entry {
@@ -104,23 +107,13 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
                                      const char *source, const long *params)
 {
     char name[256];
-    char *swapped = NULL, *jammed = NULL, *done = NULL, *packed = NULL, *panels = NULL;
-    const kevo_recipe_model *sm = NULL, *jm = NULL, *pm = NULL, *dm = NULL;
+    char *swapped = NULL, *jammed = NULL, *done = NULL, *panels = NULL;
+    const kevo_recipe_model *sm = NULL, *jm = NULL, *dm = NULL;
     int error = kernel_name(name, sizeof(name), m);
     if (error < 0)
         return error;
     /* each intermediate text is parsed once, here; the caller's guard
      * parses the result */
-    if (params[2]) {
-        long lp[1] = {1};
-        if (kevo_recipe__rewrite_parsed(&packed, "pack", lp, 1, m, source, name) == 0 &&
-            cached_parse(&pm, packed, name) == 0 &&
-            kevo_recipe__vectorize_pick(pm, true) >= 0) {
-            m = pm; /* the transposed operand: j holds k now with contiguous reads */
-            source = packed;
-        }
-        kevo_error_clear();
-    }
     const kevo_recipe_model *cm = m;
     const char *cur = source;
     int v = kevo_recipe__vectorize_pick(m, true);
@@ -185,7 +178,6 @@ out:
     free(swapped);
     free(jammed);
     free(done);
-    free(packed);
     free(panels);
     return error;
 }
