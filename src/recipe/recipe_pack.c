@@ -18,20 +18,32 @@
  *     if (buffer) { fill; A reading the buffer } else { A as it was }
  *     free(buffer); }
  *
+ * Layout 1 (transposed), before vectorize: a simple loop j holding a
+ * reduction loop k that writes no element, reading an operand strided in j
+ * (`w[j * K + k]`, `b[k]` with `b = B + j * K`): the operand is copied to
+ * [k][j] and the reads become `X_packt[(k - k0) * nj - j0 + j]`, contiguous
+ * in j, so that `vectorize` runs j in lanes; a pointer whose every use was
+ * replaced is dropped from the copy. Layout -1 (the default) takes the
+ * panels when a vector load qualifies, else the transposed layout.
+ *
  * The copy is made at A's start, so everything the address names must have
  * the value there that it has at the load: variables declared inside A are
  * replaced by their initialisers (each declared once, never written),
  * those declared outside it must not be written inside A, and the memory
- * read (X and any pointer the address reads) must derive from a parameter
- * the kernel never writes (distinct parameters do not overlap: the task
- * contract). V's and R's bounds and V's step are copied the same way. The
- * fill reads exactly the lanes the loads read (the panels are whole vectors
- * from a while j < b), so it touches no element the loop did not.
+ * read (X and any pointer the address reads) must derive from a parameter,
+ * or from an earlier pack's buffer, that nothing inside A writes or passes
+ * to a call (distinct parameters do not overlap: the task contract). V's
+ * and R's bounds and V's step are copied the same way. The fill copies
+ * exactly the W floats each load reads, whatever its subscript, and only
+ * for the j the loop visits, so it touches no element the loop did not.
  *
- * Declines: no such load; an address that depends on every loop around V
- * (nothing to reuse); a loop that can leave early; A collapsed into the
- * loop above it, or an OpenMP worksharing construct A does not start
- * itself (threads could take different branches); a kernel packed already.
+ * Declines: no such access; an address that depends on every loop around V
+ * (nothing to reuse); a read not strided in j (nothing to transpose); a
+ * loop that can leave early; A collapsed into the loop above it, carrying
+ * an OpenMP directive other than `parallel for`, or an OpenMP region in the
+ * kernel (threads could take different branches); loads that read a panel
+ * buffer already or lie in the fallback branch of a pack ("packed
+ * already").
  *
  * Must not: change anything outside the statement of A.
  */
@@ -351,6 +363,21 @@ static bool hoist_all(pack_ctx *c, pack_texts *p)
     return true;
 }
 
+/* The first token in V's body that can skip part of an iteration (a
+ * condition, a short circuit, a jump), or (unsigned)-1: the copy reads every
+ * (j, k) of the rectangle, so the loop must read there on every iteration
+ * too, or the copy could read what a guard kept it from. */
+static unsigned conditional_in(const kevo_recipe_model *m, const kevo_rloop *V)
+{
+    static const char *const words[] = {"if", "?", "&&", "||", "switch", "while", "do",
+                                         "continue", "break", "goto", "return"};
+    for (unsigned t = V->t_body; t < V->t_end; t++)
+        for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+            if (kevo_rtok_is(m, t, words[i]))
+                return t;
+    return (unsigned)-1;
+}
+
 /* V and R: a vectorised loop holding a simple reduction loop (panels), or
  * a simple loop holding a reduction loop that writes no element (the
  * transposed layout: `acc += x[i * K + k] * w[j * K + k]`). */
@@ -361,6 +388,7 @@ static bool loops_ok(pack_ctx *c, int v, int r)
     if (!R->simple || R->early_exit || R->cond_op != KEVO_COND_LT || R->parent != v ||
         !V->canonical || !V->declared || V->cond_op != KEVO_COND_LT || V->early_exit)
         return false;
+
     if (c->transposed) {
         if (!V->simple)
             return false;
@@ -516,7 +544,9 @@ static bool pack_find(pack_ctx *c, int pass0, int pass1)
         c->transposed = pass == 1;
         for (size_t r = 0; r < m->n_loop; r++) {
             const kevo_rloop *R = &m->loop[r];
-            if (R->parent < 0 || R->n_children > 0 || !loops_ok(c, R->parent, (int)r))
+            if (R->parent < 0 || R->n_children > 0)
+                continue;
+            if (!loops_ok(c, R->parent, (int)r))
                 continue;
             c->V = &m->loop[R->parent];
             c->R = R;
@@ -540,6 +570,17 @@ static bool pack_find(pack_ctx *c, int pass0, int pass1)
                     continue;
                 c->x0 = t;
                 c->x1 = x1;
+                unsigned ct = conditional_in(m, c->V);
+                if (ct != (unsigned)-1) {
+                    size_t n;
+                    const char *w = kevo_rtok_text(m, ct, &n);
+                    if (!first[0])
+                        snprintf(first, sizeof(first),
+                                 "the loop at line %u can skip part of an iteration ('%.*s' at "
+                                 "line %u): the copy would read what the loop does not",
+                                 c->V->line, (int)n, w, kevo_recipe_line(m, m->tok[ct].start));
+                    break;
+                }
                 if (find_outer(c))
                     return true;
                 if (!first[0])

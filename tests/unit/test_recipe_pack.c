@@ -235,6 +235,22 @@ static void test_pack__declines(void **state)
                     "            *(v8 *)&C[i * N + j] = acc;\n"
                     "        }\n}\n",
                     "mm", "no vector load");
+    /* a guarded read: the copy of the whole rectangle would read what the
+     * guard keeps the loop from (here past the end of each row of B) */
+    assert_declines("pack", NULL, 0,
+                    "#include <stdint.h>\n"
+                    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, "
+                    "int64_t K)\n{\n"
+                    "    for (int64_t i = 0; i < M; i++)\n"
+                    "        for (int64_t j = 0; j < N; j++) {\n"
+                    "            float acc = 0.0f;\n"
+                    "            for (int64_t k = 0; k < K + 4; k++)\n"
+                    "                acc += k < K ? B[j * K + k] * A[i * K + k] : 0.0f;\n"
+                    "            C[i * N + j] = acc;\n"
+                    "        }\n}\n",
+                    "mm", "the loop at line 5 can skip part of an iteration ('?' at line 8)");
+    assert_declines("pack", NULL, 0, VEC_KERNEL("B[k * N + j]); if (a > 0.0f) acc += a * (*(const v8 *)&B[k * N + j]"), "mm",
+                    "('if' at line 11)");
     /* threads of one region could take different branches */
     char *b = blocked(MATMUL_ROWS, 4, 8);
     const char *at = strstr(b, "    for (int64_t i = 0;");
