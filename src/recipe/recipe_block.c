@@ -34,8 +34,7 @@
 
 /* Intermediate models, kept per thread: the sweep and the generator's
  * probes run register_block on one source with many (rows, width): the
- * interchanged text, the jammed one (per rows) and the transposed one are
- * the same each time, and a libclang parse (~5 ms) was most of the
+ * interchanged text and the jammed one (per rows) are the same each time, and a libclang parse (~5 ms) was most of the
  * recipe's cost. An entry owns its text and model; at most 3 are in use
  * in one call, so 8 entries never evict one a call still holds. */
 #define MODEL_CACHE 8

@@ -210,10 +210,7 @@ static bool pack_fill(const kevo_recipe_model *m, int r)
     for (size_t i = 0; i < nw && only; i++) {
         if (w[i].kind == KEVO_WRITE_SCALAR)
             continue;
-        const char *n = w[i].var >= 0 ? m->var[w[i].var].name : "";
-        size_t len = strlen(n);
-        only = (len > 5 && !strcmp(n + len - 5, "_pack")) ||
-               (len > 6 && !strcmp(n + len - 6, "_packt"));
+        only = kevo_recipe_pack_buffer(m, w[i].var) != 0;
         fills++;
     }
     free(w);

@@ -431,11 +431,17 @@ static bool scalar_read_at(const kevo_recipe_model *m, unsigned t, unsigned t_en
     return true;
 }
 
-/* Whether the name of variable x ends with `suffix`. */
-static bool named_like(const kevo_recipe_model *m, int x, const char *suffix)
+int kevo_recipe_pack_buffer(const kevo_recipe_model *m, int v)
 {
-    size_t n = strlen(m->var[x].name), k = strlen(suffix);
-    return n > k && !strcmp(m->var[x].name + n - k, suffix);
+    if (v < 0)
+        return 0;
+    const char *s = m->var[v].name;
+    size_t n = strlen(s);
+    if (n > 5 && !strcmp(s + n - 5, "_pack"))
+        return 1;
+    if (n > 6 && !strcmp(s + n - 6, "_packt"))
+        return 2;
+    return 0;
 }
 
 /* The fallback branches of earlier packs, `if (X_pack) {...} else {...}`:
@@ -447,7 +453,7 @@ static int find_fallbacks(pack_ctx *c)
         int x = m->tok[t + 2].var;
         if (!kevo_rtok_is(m, t, "if") || !kevo_rtok_is(m, t + 1, "(") || x < 0 ||
             !kevo_rtok_is(m, t + 3, ")") || !kevo_rtok_is(m, t + 4, "{") ||
-            !(named_like(m, x, "_pack") || named_like(m, x, "_packt")))
+            !kevo_recipe_pack_buffer(m, x))
             continue;
         unsigned close = kevo_rtok_match(m, t + 4);
         if (close == (unsigned)-1 || close + 2 >= m->n_tok || !kevo_rtok_is(m, close + 1, "else") ||
@@ -561,8 +567,8 @@ static bool pack_find(pack_ctx *c, int pass0, int pass1)
                             m->var[x].decl_off < m->tok[R->t_end - 1].end;
                 /* a panel buffer is not packed again; a transposed one is
                  * packed into panels once vectorised */
-                if (in_fallback(c, t) || named_like(m, x, "_pack") ||
-                    (pass == 1 && named_like(m, x, "_packt"))) {
+                int kind = kevo_recipe_pack_buffer(m, x);
+                if (in_fallback(c, t) || kind == 1 || (pass == 1 && kind == 2)) {
                     packed = true;
                     continue;
                 }
