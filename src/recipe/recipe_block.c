@@ -35,7 +35,7 @@
 /* Intermediate models, kept per thread: the sweep and the generator's
  * probes run register_block on one source with many (rows, width): the
  * interchanged text and the jammed one (per rows) are the same each time, and a libclang parse (~5 ms) was most of the
- * recipe's cost. An entry owns its text and model; at most 3 are in use
+ * recipe's cost. An entry owns its text and model; at most 5 are in use
  * in one call, so 8 entries never evict one a call still holds. */
 #define MODEL_CACHE 8
 typedef struct model_entry {
@@ -102,6 +102,62 @@ static int kernel_name(char *buf, size_t size, const kevo_recipe_model *m)
     return kevo_error_set(KEVO_ERROR, "recipe bug: no kernel name in the model");
 }
 
+/* The row-update matmul (k outside j): `unroll_jam` of the row loop on the
+ * kernel as written, then `interchange` and `vectorize` of the jammed nest,
+ * then the vector loop's scalar remainder interchanged back (k outside the
+ * few columns left). Jamming before the interchange leaves the remainder
+ * rows (M % rows) in the order they were written: jammed after it, they ran
+ * the interchanged nest, reading B by columns over all of N x K (on
+ * matmul_rect's M=1000 with rows 6, four such rows cost more than the 996
+ * blocked ones). `around` is the row loop's index in the interchanged model
+ * `sm`: interchange leaves the loops before the pair it swaps where they
+ * were, and the row loop holds the pair. Returns 0 and *out, or < 0 when a
+ * step does not apply (the caller then jams after the interchange). */
+static int jam_then_interchange(char **out, const kevo_recipe_model *m, const char *source,
+                                const kevo_recipe_model *sm, int around, const long *params,
+                                const char *name)
+{
+    char *jammed = NULL, *swapped = NULL, *vec = NULL;
+    const kevo_recipe_model *jm = NULL, *xm = NULL, *vm = NULL;
+    int error = KEVO_EINVAL, v;
+    *out = NULL;
+    if (around < 0 || (size_t)around >= m->n_loop || m->loop[around].var < 0 ||
+        sm->loop[around].var < 0 ||
+        strcmp(m->var[m->loop[around].var].name, sm->var[sm->loop[around].var].name) != 0)
+        return KEVO_EINVAL;
+    long jp[2] = {around, params[0]}, ip[1] = {-1}, vp[2] = {-1, params[1]};
+    if (kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, m, source, name) < 0 ||
+        cached_parse(&jm, jammed, name) < 0 ||
+        kevo_recipe__rewrite_parsed(&swapped, "interchange", ip, 1, jm, jammed, name) < 0 ||
+        cached_parse(&xm, swapped, name) < 0 || (v = kevo_recipe__vectorize_pick(xm, true)) < 0 ||
+        xm->loop[v].parent != around ||
+        kevo_recipe__rewrite_parsed(&vec, "vectorize", vp, 2, xm, swapped, name) < 0)
+        goto out;
+    /* the remainder columns: k back outside them, as the kernel had it */
+    error = 0;
+    *out = vec;
+    vec = NULL;
+    if (cached_parse(&vm, *out, name) == 0)
+        for (size_t l = 0; l < vm->n_loop; l++)
+            if (vm->loop[l].parent == around && kevo_recipe_vector_tail(vm, (int)l) &&
+                vm->loop[l].sole_child >= 0) {
+                long tp[1] = {(long)l};
+                char *back = NULL;
+                if (kevo_recipe__rewrite_parsed(&back, "interchange", tp, 1, vm, *out, name) ==
+                    0) {
+                    free(*out);
+                    *out = back;
+                }
+                break;
+            }
+out:
+    kevo_error_clear();
+    free(jammed);
+    free(swapped);
+    free(vec);
+    return error;
+}
+
 int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                                      const char *source, const long *params)
 {
@@ -123,6 +179,9 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
             (v = kevo_recipe__vectorize_pick(sm, true)) >= 0) {
             cm = sm;
             cur = swapped;
+            if (params[0] > 1 &&
+                jam_then_interchange(&done, m, source, sm, sm->loop[v].parent, params, name) == 0)
+                goto panels;
         }
         kevo_error_clear();
     }
@@ -161,6 +220,7 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
                 goto out;
         }
     }
+panels:
     if (params[2]) {
         long lp[1] = {0};
         if (cached_parse(&dm, done, name) == 0 &&

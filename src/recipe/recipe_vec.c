@@ -425,16 +425,12 @@ static bool vec_check(vec_ctx *c, const kevo_recipe_model *m, int l)
         kevo_recipe_early_exit_why(c->why, sizeof(c->why), L);
         return false;
     }
-    if (L->t_lb1 == L->t_lb0 + 1 && m->tok[L->t_lb0].var >= 0) {
-        const char *lbn = m->var[m->tok[L->t_lb0].var].name;
-        size_t n = strlen(lbn);
-        if (n > 5 && !strcmp(lbn + n - 5, "_vend")) {
-            snprintf(c->why, sizeof(c->why),
-                     "the loop at line %u is the remainder of a vectorised loop (it starts at "
-                     "'%s')",
-                     L->line, lbn);
-            return false;
-        }
+    if (kevo_recipe_vector_tail(m, l)) {
+        snprintf(c->why, sizeof(c->why),
+                 "the loop at line %u is the remainder of a vectorised loop (it starts at "
+                 "'%s')",
+                 L->line, m->var[m->tok[L->t_lb0].var].name);
+        return false;
     }
     if (L->n_pragmas > 0) {
         int n;
@@ -935,6 +931,16 @@ done:
     kevo_buf_free(&ub);
     kevo_buf_free(&body);
     return error;
+}
+
+bool kevo_recipe_vector_tail(const kevo_recipe_model *m, int l)
+{
+    const kevo_rloop *L = &m->loop[l];
+    if (L->t_lb1 != L->t_lb0 + 1 || m->tok[L->t_lb0].var < 0)
+        return false;
+    const char *lbn = m->var[m->tok[L->t_lb0].var].name;
+    size_t n = strlen(lbn);
+    return n > 5 && !strcmp(lbn + n - 5, "_vend");
 }
 
 int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops)

@@ -159,6 +159,20 @@ static void test_vec__register_block(void **state)
     char *out = apply_ok("register_block", p, 3, MATMUL_ROWS, "mm");
     assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
     assert_contains(out, "for (int64_t i = 0; i < (M > 0 ? M / 4 * 4 : 0); i += 4)");
+    /* jammed before the interchange: the remainder rows run the nest as
+     * written (k outside j: B by rows), and the columns left after the
+     * vector loop run with k outside them again */
+    const char *rest = strstr(out, "i = (M > 0 ? M / 4 * 4 : 0); i < M; i++)");
+    assert_non_null(rest);
+    const char *rk = strstr(rest, "for (int64_t k = 0; k < K; k++)");
+    assert_non_null(rk);
+    assert_non_null(strstr(rk, "for (int64_t j = 0; j < N; j++)"));
+    const char *tail = strstr(out, "for (int64_t j = j_vend; j < N; j++)");
+    assert_non_null(tail);
+    assert_true(tail < rest);
+    const char *tk = strstr(out, "for (int64_t k = 0; k < K; k++) {\n"
+                                 "            for (int64_t j = j_vend; j < N; j++)");
+    assert_true(tk && tk < tail);
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     /* dot-product form: no interchange, four vector accumulators */
