@@ -160,9 +160,15 @@ typedef struct kevo_start_query {
     kevo_start_rule rule;
     double epsilon; /* exploration rate of the Q2 rules */
     double q_init;  /* Q2 of a start point never refined */
+    /* Only attempts no slower than the attempt they refine are candidates
+     * (the fastest always is): for a generator whose candidate is its
+     * start point's text plus one step (the built-in one), a kernel slower
+     * than its parent is that parent plus a step that cost time, and
+     * refining it builds on the loss. */
+    bool climb;
 } kevo_start_query;
 
-/* Choose the start point. Candidates are ordered fastest first (speedup
+/* Choose the start point. Candidates (q->climb: filtered) are ordered fastest first (speedup
  * descending, then latency, then id); a tie in score goes to the faster.
  * With probability epsilon a Q2 rule takes a uniformly random candidate.
  * *out is the chosen attempt with its source (the caller's,

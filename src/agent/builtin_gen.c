@@ -18,7 +18,8 @@
  * baseline). When exploiting, tuning parameters start from those of the
  * fastest correct attempt that applied the same recipe on a task of the
  * same category (kept or mutated); when exploring, from the defaults,
- * mutated.
+ * mutated. Drawing again the tunable recipe the start point ends with
+ * retunes it: other parameters on the text it rewrote (retune(), below).
  * It never copies anything but the task's own reference.
  */
 #include "internal.h"
@@ -324,6 +325,14 @@ typedef struct proposal_ctx {
     bool explore;
     size_t pick;      /* the recipe picked, nr when none */
     long pick_variant; /* its variant, -1 for the recipe as a whole */
+    /* the retune move: the start point's last step, when it has tuning
+     * parameters, and the text it was applied to */
+    kevo_recipe_step *chain; /* the start point's chain */
+    size_t nchain;
+    size_t last;                /* registry index of its last recipe, nr when not tunable */
+    char *base_source;          /* the text the last step rewrote (p->base borrows it) */
+    kevo_recipe_input *base;    /* its input, NULL when not found */
+    bool last_on_start;         /* that recipe also applies to the start point itself */
 } proposal_ctx;
 
 /* Which recipes of the backend apply to the start point (default
@@ -335,10 +344,15 @@ static void find_applicable(proposal_ctx *p)
         char *reason = NULL;
         if (strcmp(p->all[i].backend, p->cfg->backend) != 0)
             continue; /* recipes are per backend */
-        if (kevo_recipe_input_check(&ok, &reason, p->all[i].name, NULL, 0, p->start) == 0 && ok) {
+        if (kevo_recipe_input_check(&ok, &reason, p->all[i].name, NULL, 0, p->start) < 0)
+            ok = false;
+        if (i == p->last)
+            p->last_on_start = ok;
+        if (ok || (i == p->last && p->base)) { /* or retuned on the text it rewrote */
             p->applicable[i] = 1;
             p->napp++;
         }
+        kevo_error_clear();
         free(reason);
     }
 }
@@ -540,6 +554,112 @@ static int record_use(kevo_proposal *out, proposal_ctx *p, const long *params)
     return 0;
 }
 
+/* The retune move. A recipe whose parameters tune it (rows, tile sizes,
+ * unroll factors), drawn again right after it was applied, is applied with
+ * other parameters to the text it rewrote, not a second time on top of its
+ * own result (register_block twice, unroll of an unrolled loop): the
+ * parameter search a performance engineer runs on the step just made. The
+ * candidate refines the start point (its Q2 learns from it, its tried arms
+ * hold it) and its chain is the start point's with the last step's
+ * parameters changed, so retuning never makes the chain longer. */
+
+/* The start point's chain and, when its last recipe has tuning parameters
+ * (not a variant recipe), that recipe's registry index and the text it was
+ * applied to: the source of the nearest ancestor whose chain is the start
+ * point's without its last step (the parent after an append; further up
+ * after retunes, whose parent carries the same number of steps). Anything
+ * missing on the way leaves the move off. */
+static int retune_open(proposal_ctx *p, int64_t start_id, const char *start_recipes_json)
+{
+    int error = 0;
+    char *want = NULL;
+    kevo_attempt *a = NULL;
+    p->last = p->nr;
+    if (!start_recipes_json || !*start_recipes_json ||
+        kevo_recipe_chain_from_json(&p->chain, &p->nchain, start_recipes_json) < 0 ||
+        p->nchain == 0)
+        goto out;
+    const kevo_recipe_step *l = &p->chain[p->nchain - 1];
+    size_t i = 0;
+    while (i < p->nr && strcmp(p->all[i].name, l->recipe) != 0)
+        i++;
+    if (i == p->nr || p->all[i].n_params == 0 || variant_param(l->recipe) >= 0 ||
+        strcmp(p->all[i].backend, p->cfg->backend) != 0 ||
+        kevo_recipe_chain_to_json(&want, p->chain, p->nchain - 1) < 0)
+        goto out;
+    int64_t id = start_id;
+    for (int up = 0; up < 64 && id > 0 && !p->base; up++) {
+        kevo_attempt_free(a);
+        a = NULL;
+        if (kevo_memory_attempt_get(&a, p->mem, id) < 0)
+            break;
+        if (up > 0 && a->source) {
+            kevo_recipe_step *st = NULL;
+            size_t n = 0;
+            char *have = NULL;
+            if (!a->recipes_json || !*a->recipes_json ||
+                kevo_recipe_chain_from_json(&st, &n, a->recipes_json) == 0)
+                kevo_recipe_chain_to_json(&have, st, n);
+            kevo_recipe_chain_free(st);
+            if (have && !strcmp(have, want)) {
+                if (!(p->base_source = strdup(a->source)))
+                    error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+                else
+                    error = kevo_recipe_input_new(&p->base, p->base_source, p->at->task->name);
+                if (error < 0) {
+                    free(have);
+                    goto out;
+                }
+            }
+            free(have);
+        }
+        id = a->parent_id;
+    }
+    if (p->base)
+        p->last = i;
+out:
+    kevo_error_clear();
+    kevo_attempt_free(a);
+    free(want);
+    return error;
+}
+
+/* The retune itself: the last step's parameters with one changed (among
+ * those that apply to the base), applied to the base. 1 when it made a
+ * candidate (out->source, or out->failure when the rewrite failed), 0 when
+ * no other parameters apply (then the recipe is appended as usual). */
+static int retune(kevo_proposal *out, long *params, size_t *np, proposal_ctx *p)
+{
+    const kevo_recipe_step *l = &p->chain[p->nchain - 1];
+    const char *name = p->all[p->last].name;
+    int error = kevo_recipe_params_default(params, np, name);
+    if (error < 0)
+        return error;
+    for (size_t k = 0; k < l->n_params && k < *np; k++)
+        params[k] = l->params[k];
+    bool changed = false;
+    if ((error = kevo_recipe_input_params_mutate(&changed, params, p->rng, name, p->base)) < 0)
+        return error;
+    if (!changed)
+        return 0;
+    if (kevo_recipe_input_apply(&out->source, name, params, *np, p->base) < 0) {
+        out->failure = strdup(kevo_error_last());
+        kevo_error_clear();
+    }
+    return 1;
+}
+
+/* The proposal's chain after a retune: the start point's with the last
+ * step's parameters replaced. */
+static int record_retuned_chain(kevo_proposal *out, proposal_ctx *p, const long *params,
+                                size_t np)
+{
+    kevo_recipe_step *l = &p->chain[p->nchain - 1];
+    memcpy(l->params, params, KEVO_RECIPE_MAX_PARAMS * sizeof(long));
+    l->n_params = np;
+    return kevo_recipe_chain_to_json(&out->recipes_json, p->chain, p->nchain);
+}
+
 /* The start point is parsed once (p.start) for the applicability of every
  * recipe, the variants' checks, the parameter mutation and the rewrite;
  * the rewritten source is parsed once more, as the recipes' guard. */
@@ -558,8 +678,10 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
+    p.last = p.nr;
     if ((error = kevo_recipe_input_new(&p.start, start_source, at->task->name)) < 0 ||
-        (error = book_open(&p.book, mem, at, p.start, start_source)) < 0)
+        (error = book_open(&p.book, mem, at, p.start, start_source)) < 0 ||
+        (error = retune_open(&p, start_id, start_recipes_json)) < 0)
         goto done;
     find_applicable(&p);
     if (p.napp == 0) {
@@ -572,6 +694,31 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         out->exhausted = true;
         goto done;
     }
+    int retuned = 0;
+    if (p.pick == p.last && (retuned = retune(out, params, &np, &p)) < 0)
+        goto done;
+    if (retuned) {
+        if ((error = record_retuned_chain(out, &p, params, np)) < 0 ||
+            (error = record_use(out, &p, params)) < 0)
+            goto done;
+        size_t n = strlen(out->summary);
+        snprintf(out->summary + n, sizeof(out->summary) - n, " (retuned)");
+        goto done;
+    }
+    if (p.pick == p.last && !p.last_on_start) {
+        /* only the retune applied, and no other parameters do: another arm */
+        p.applicable[p.last] = 0;
+        if (--p.napp == 0) {
+            out->exhausted = true;
+            goto done;
+        }
+        if ((error = pick_arm(&p, start_id)) < 0)
+            goto done;
+        if (p.pick == p.nr) {
+            out->exhausted = true;
+            goto done;
+        }
+    }
     if ((error = rewrite(out, params, &np, &p)) < 0 ||
         (error = record_chain(out, start_recipes_json, p.all[p.pick].name, params, np)) < 0 ||
         (error = record_use(out, &p, params)) < 0)
@@ -579,6 +726,9 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
 done:
     book_close(&p.book);
     kevo_recipe_input_free(p.start);
+    kevo_recipe_input_free(p.base);
+    free(p.base_source);
+    kevo_recipe_chain_free(p.chain);
     free(p.applicable);
     return error;
 }

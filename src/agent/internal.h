@@ -54,6 +54,7 @@ typedef struct kevo_derived {
     kevo_context_config context; /* LLM prompts */
     kevo_llm_config llm;
     kevo_start_rule start_rule;
+    bool start_climb; /* kevo_start_query.climb: the built-in generator */
     bool memory; /* the generators may use the memory (off: --memory off, pass@k) */
     bool audit;  /* LLM runs: the model-based auditor gate (on unless --no-audit) */
 } kevo_derived;

@@ -64,7 +64,8 @@ static int begin_iteration(kevo_attempt_state *st, int it)
                           .run_id = st->run_id,
                           .rule = st->derived->start_rule,
                           .epsilon = cfg->epsilon,
-                          .q_init = cfg->q_init};
+                          .q_init = cfg->q_init,
+                          .climb = st->derived->start_climb};
     int error = kevo_context_start_point(&st->start, st->mem, &q, &st->rng);
     if (error == KEVO_ENOTFOUND) {
         kevo_error_clear();

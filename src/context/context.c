@@ -154,11 +154,11 @@ double kevo_context_start_score(double q, int64_t n, double speedup, double best
 
 /* The index of the best score among the candidates, fastest first. */
 static int pick_by_q2(size_t *pick, kevo_memory *mem, const kevo_attempt_list *list,
-                      const kevo_start_query *q)
+                      size_t n_cand, const kevo_start_query *q)
 {
     double best = -INFINITY;
     *pick = 0;
-    for (size_t i = 0; i < list->n; i++) {
+    for (size_t i = 0; i < n_cand; i++) {
         double q2 = 0;
         int64_t n = 0;
         int error = kevo_memory_q_start_get(&q2, &n, mem, list->attempts[i].id);
@@ -174,6 +174,33 @@ static int pick_by_q2(size_t *pick, kevo_memory *mem, const kevo_attempt_list *l
         }
     }
     return 0;
+}
+
+/* The climb filter: moves the attempts that are no slower than the attempt
+ * they refine (and those that refine none, or one outside the list) to the
+ * front, in their order, and returns how many. The fastest is always one
+ * (nothing in the list is faster than it), so the result is never 0. */
+static size_t climb_candidates(kevo_attempt_list *list)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        const kevo_attempt *a = &list->attempts[i];
+        bool keep = true;
+        for (size_t j = 0; j < list->n && a->parent_id; j++)
+            if (list->attempts[j].id == a->parent_id) {
+                keep = a->speedup >= list->attempts[j].speedup;
+                break;
+            }
+        if (!keep)
+            continue;
+        if (kept != i) { /* a swap keeps every entry owned by the list */
+            kevo_attempt t = list->attempts[kept];
+            list->attempts[kept] = list->attempts[i];
+            list->attempts[i] = t;
+        }
+        kept++;
+    }
+    return kept;
 }
 
 int kevo_context_start_point(kevo_attempt **out, kevo_memory *mem, const kevo_start_query *q,
@@ -198,8 +225,9 @@ int kevo_context_start_point(kevo_attempt **out, kevo_memory *mem, const kevo_st
                                q->task);
         goto done;
     }
+    size_t n_cand = q->climb ? climb_candidates(list) : list->n;
     if (q->rule == KEVO_START_NEWEST) {
-        for (size_t i = 1; i < list->n; i++)
+        for (size_t i = 1; i < n_cand; i++)
             if (list->attempts[i].id > list->attempts[pick].id)
                 pick = i;
     } else if (q->rule == KEVO_START_Q2 || q->rule == KEVO_START_Q2_LATENCY) {
@@ -208,8 +236,8 @@ int kevo_context_start_point(kevo_attempt **out, kevo_memory *mem, const kevo_st
             goto done;
         }
         if (kevo_rng_uniform(rng) < q->epsilon)
-            pick = (size_t)(kevo_rng_uniform(rng) * (double)list->n);
-        else if ((error = pick_by_q2(&pick, mem, list, q)) < 0)
+            pick = (size_t)(kevo_rng_uniform(rng) * (double)n_cand);
+        else if ((error = pick_by_q2(&pick, mem, list, n_cand, q)) < 0)
             goto done;
     }
     error = kevo_memory_attempt_get(out, mem, list->attempts[pick].id);

@@ -28,6 +28,7 @@ static void test_agent__derive_start_rules(void **state)
     kevo_run_config c;
     kevo_run_config_init(&c);
     assert_int_equal(derive(&c).start_rule, KEVO_START_Q2); /* the paper's, by default */
+    assert_true(derive(&c).start_climb); /* built-in evo: no kernel slower than its parent */
     c.start_score = KEVO_START_SCORE_Q2_LATENCY;
     assert_int_equal(derive(&c).start_rule, KEVO_START_Q2_LATENCY);
     c.retrieval = KEVO_RETRIEVAL_HEURISTIC;
@@ -38,8 +39,11 @@ static void test_agent__derive_start_rules(void **state)
     c.memory = true;
     c.strategy = KEVO_STRATEGY_REFINE;
     assert_int_equal(derive(&c).start_rule, KEVO_START_NEWEST); /* built-in refinement */
+    assert_false(derive(&c).start_climb); /* the baseline refines the newest, as written */
     c.generator = "openai";
     assert_int_equal(derive(&c).start_rule, KEVO_START_FASTEST); /* App. D.2: revert to best */
+    c.strategy = KEVO_STRATEGY_EVO;
+    assert_false(derive(&c).start_climb); /* an LLM rewrites the whole kernel */
 }
 
 static void test_agent__derive_context_and_learning(void **state)

@@ -135,21 +135,31 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The draft of a task (its reference, 100 us), recorded as a start point. */
-static int64_t record_draft(fixture *f, const char *task, const char *source)
+/* An attempt at `us` (the reference: 100 us), correct. */
+static int64_t record_attempt(fixture *f, const char *task, kevo_stage stage, int64_t parent,
+                              const char *source, const char *recipes_json, double us)
 {
     kevo_attempt a = {0};
     a.task = task;
     a.backend = "c";
     a.generator = "builtin";
-    a.stage = KEVO_STAGE_DRAFT;
+    a.stage = stage;
+    a.parent_id = parent;
     a.verdict = KEVO_VERDICT_CORRECT;
     a.source = source;
-    a.candidate_us = a.reference_us = 100.0;
-    a.speedup = 1.0;
+    a.recipes_json = recipes_json;
+    a.reference_us = 100.0;
+    a.candidate_us = us;
+    a.speedup = 100.0 / us;
     int64_t id = 0;
     assert_int_equal(kevo_memory_attempt_record(f->mem, &a, NULL, 0, NULL, &id), 0);
     return id;
+}
+
+/* The draft of a task (its reference, 100 us), recorded as a start point. */
+static int64_t record_draft(fixture *f, const char *task, const char *source)
+{
+    return record_attempt(f, task, KEVO_STAGE_DRAFT, 0, source, NULL, 100.0);
 }
 
 /* Let the generator refine the draft `rounds` times, timing each candidate
@@ -296,6 +306,81 @@ static void test_builtin__items_name_category_and_signature(void **state)
     kevo_item_list_free(list);
 }
 
+/* A refinement of `parent` with the given text and chain, at `us`. */
+static int64_t record_child(fixture *f, const char *task, int64_t parent, const char *source,
+                            const char *recipes_json, double us)
+{
+    return record_attempt(f, task, KEVO_STAGE_REFINE, parent, source, recipes_json, us);
+}
+
+/* The last step's factor of a one-step unroll chain. */
+static long unroll_factor(const char *recipes_json)
+{
+    kevo_recipe_step *st = NULL;
+    size_t n = 0;
+    assert_int_equal(kevo_recipe_chain_from_json(&st, &n, recipes_json), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(st[0].recipe, "unroll");
+    long factor = st[0].params[0];
+    kevo_recipe_chain_free(st);
+    return factor;
+}
+
+/* Drawing again the tunable recipe the start point ends with retunes it:
+ * other parameters on the text it rewrote (the draft), the chain as long as
+ * the start point's, never the recipe on top of its own result; after a
+ * retune, the text is found further up (a retune's parent has a chain as
+ * long as its own). */
+static void test_builtin__retune_the_last_step(void **state)
+{
+    fixture *f = *state;
+    kevo_task task = {.name = "rt", .category = "activation", .level = 1};
+    const char *src = SCALE("rt");
+    train(f, &task, src, "unroll", 30); /* unroll pays, everything else costs */
+    kevo_agent_task at = {.task = &task, .reference = (char *)src, .c_start = src};
+    int64_t draft = record_draft(f, "rt", src);
+    long p4[1] = {4};
+    char *u4 = NULL;
+    assert_int_equal(kevo_recipe_apply(&u4, "unroll", p4, 1, src, "rt"), 0);
+    const char *chain4 = "[{\"recipe\":\"unroll\",\"params\":{\"factor\":4}}]";
+    int64_t s = record_child(f, "rt", draft, u4, chain4, 20.0);
+
+    kevo_proposal p = {0};
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s, u4, chain4, &f->cfg, &f->rng), 0);
+    assert_string_equal(p.summary, "unroll (retuned)");
+    long factor = unroll_factor(p.recipes_json);
+    assert_true(factor != 4);
+    char *want = NULL;
+    long pf[1] = {factor};
+    assert_int_equal(kevo_recipe_apply(&want, "unroll", pf, 1, src, "rt"), 0);
+    assert_string_equal(p.source, want); /* from the draft, not on top of unroll 4 */
+    free(want);
+    int64_t s2 = record_child(f, "rt", s, p.source, p.recipes_json, 15.0);
+
+    /* from the retuned kernel: the draft again, two steps up */
+    kevo_proposal q = {0};
+    assert_int_equal(
+        kevo_builtin_propose(&q, f->mem, &at, s2, p.source, p.recipes_json, &f->cfg, &f->rng), 0);
+    assert_string_equal(q.summary, "unroll (retuned)");
+    long f2 = unroll_factor(q.recipes_json);
+    assert_true(f2 != factor);
+    pf[0] = f2;
+    assert_int_equal(kevo_recipe_apply(&want, "unroll", pf, 1, src, "rt"), 0);
+    assert_string_equal(q.source, want);
+    free(want);
+    kevo_proposal_clear(&q);
+    kevo_proposal_clear(&p);
+
+    /* a start point whose text it rewrote is not in the store (an unknown
+     * parent): the recipe is appended as before */
+    int64_t orphan = record_child(f, "rt", 0, u4, chain4, 20.0);
+    assert_int_equal(
+        kevo_builtin_propose(&q, f->mem, &at, orphan, u4, chain4, &f->cfg, &f->rng), 0);
+    assert_null(strstr(q.summary, "retuned"));
+    kevo_proposal_clear(&q);
+    free(u4);
+}
+
 static void test_start__the_fastest_kernel_is_refined_next(void **state)
 {
     (void)state;
@@ -324,6 +409,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__bottleneck_carries_across_categories, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -405,6 +405,53 @@ static void test_context__start_point(void **state)
     kevo_context_free(ctx);
 }
 
+/* The climb filter (the built-in generator's): a kernel slower than the
+ * attempt it refines is never a start point, however high its Q2 (a
+ * never-refined one counts q_init, above every refined one); the fastest
+ * always is; exploration draws among the kept ones only. */
+static void test_context__start_point_climb(void **state)
+{
+    fixture *f = ready(state);
+    int64_t d = record(f->mem, "cl", KEVO_STAGE_DRAFT, 0, "correct", 40);
+    int64_t a20 = record(f->mem, "cl", KEVO_STAGE_REFINE, d, "correct", 20);
+    int64_t b10 = record(f->mem, "cl", KEVO_STAGE_REFINE, d, "correct", 10);
+    int64_t c15 = record(f->mem, "cl", KEVO_STAGE_REFINE, b10, "correct", 15); /* slower */
+    kevo_start_query q = {.task = "cl", .rule = KEVO_START_Q2, .epsilon = 0, .q_init = 0.5};
+    kevo_rng rng;
+    kevo_rng_seed(&rng, 3);
+    kevo_attempt *a = NULL;
+    /* a20 and c15 were never refined (q_init, above d and b10): without the
+     * filter the tie goes to the faster, c15; with it c15 is out */
+    assert_int_equal(kevo_context_start_point(&a, f->mem, &q, &rng), 0);
+    assert_int_equal(a->id, c15);
+    kevo_attempt_free(a);
+    q.climb = true;
+    assert_int_equal(kevo_context_start_point(&a, f->mem, &q, &rng), 0);
+    assert_int_equal(a->id, a20);
+    kevo_attempt_free(a);
+    /* exploring: every kept one (d, a20, b10), never c15 */
+    q.epsilon = 1;
+    int seen[3] = {0};
+    for (int t = 0; t < 300; t++) {
+        assert_int_equal(kevo_context_start_point(&a, f->mem, &q, &rng), 0);
+        assert_true(a->id != c15);
+        seen[a->id == d ? 0 : a->id == a20 ? 1 : 2]++;
+        kevo_attempt_free(a);
+    }
+    assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+    /* newest rule: the newest kept one; the fastest is kept when the only one */
+    q.rule = KEVO_START_NEWEST;
+    assert_int_equal(kevo_context_start_point(&a, f->mem, &q, &rng), 0);
+    assert_int_equal(a->id, b10);
+    kevo_attempt_free(a);
+    q.task = "cl1";
+    int64_t only = record(f->mem, "cl1", KEVO_STAGE_DRAFT, 0, "correct", 40);
+    record(f->mem, "cl1", KEVO_STAGE_REFINE, only, "correct", 50);
+    assert_int_equal(kevo_context_start_point(&a, f->mem, &q, &rng), 0);
+    assert_int_equal(a->id, only);
+    kevo_attempt_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +460,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_context__build_picks_best_at_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_context__passive_recent_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_context__start_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_context__start_point_climb, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
