@@ -289,6 +289,12 @@ struct kevo_recipe_input {
     char *parse_message;
     run_memo *memo;
     size_t n_memo, cap_memo;
+    /* The source with the kernel's unroll hints dropped, made when a
+     * structural recipe declines on the source: NULL until then, or when
+     * the kernel carries no hint. */
+    bool hintless_made;
+    char *hintless_text;
+    kevo_recipe_input *hintless;
 };
 
 int kevo_recipe_input_new(kevo_recipe_input **out, const char *source, const char *kernel_name)
@@ -318,6 +324,8 @@ void kevo_recipe_input_free(kevo_recipe_input *in)
     free(in->memo);
     free(in->kernel_name);
     free(in->parse_message);
+    kevo_recipe_input_free(in->hintless);
+    free(in->hintless_text);
     free(in);
 }
 
@@ -402,6 +410,69 @@ done:
     return error;
 }
 
+/* Whether recipe idx may run on the source without its unroll hints when
+ * it declines on the source as written. A `#pragma GCC unroll` is a hint to
+ * the compiler, not part of what the kernel computes: a loop transform that
+ * declines on loops carrying pragmas (vectorize, register_block, interchange,
+ * tile, unroll_jam, pack, fuse, the OpenMP ones) would otherwise never apply
+ * again after an `unroll` kept early in a search. Not for `unroll` itself
+ * (dropping its own hint would "apply" it again as a no-op), nor for recipes
+ * that never look at loops. */
+static bool drops_unroll_hints(size_t idx)
+{
+    kevo_recipe_apply_fn f = impls[idx];
+    return strcmp(descs[idx].backend, "c") == 0 && f != kevo_recipe_flags_apply &&
+           f != kevo_recipe_restrict_apply && f != kevo_recipe_unroll_apply;
+}
+
+/* in->hintless: the input's source with every unroll hint of its kernel
+ * removed (the directive and the blanks before it; the newline stays, so
+ * line numbers in a decline's message still name the source as written).
+ * NULL when the kernel carries none or does not parse. */
+static int hintless_input(kevo_recipe_input **out, kevo_recipe_input *in)
+{
+    *out = NULL;
+    if (!in->hintless_made) {
+        in->hintless_made = true;
+        const kevo_recipe_model *m = NULL;
+        if (input_model(&m, in) < 0) {
+            kevo_error_clear();
+            return 0;
+        }
+        size_t n = strlen(in->source), w = 0, from = 0;
+        bool any = false;
+        char *text = malloc(n + 1);
+        if (!text)
+            return kevo_error_set(KEVO_ENOMEM, "out of memory");
+        for (size_t d = 0; d < m->n_dir; d++) { /* in source order */
+            const kevo_rdirective *D = &m->dir[d];
+            if (!(D->flags & KEVO_PRAGMA_UNROLL) || D->start < from || D->end > n)
+                continue;
+            size_t cut = D->start;
+            while (cut > from && (in->source[cut - 1] == ' ' || in->source[cut - 1] == '\t'))
+                cut--;
+            memcpy(text + w, in->source + from, cut - from);
+            w += cut - from;
+            from = D->end;
+            any = true;
+        }
+        memcpy(text + w, in->source + from, n - from);
+        text[w + n - from] = '\0';
+        if (!any) {
+            free(text);
+            return 0;
+        }
+        int error = kevo_recipe_input_new(&in->hintless, text, in->kernel_name);
+        if (error < 0) {
+            free(text);
+            return error;
+        }
+        in->hintless_text = text;
+    }
+    *out = in->hintless;
+    return 0;
+}
+
 /* run_uncached, or what the same run on this input gave before: an
  * applicable run's source (a copy) or a decline (KEVO_EINVAL, its message
  * set again). Other errors are not kept. */
@@ -422,6 +493,18 @@ static int run_recipe(char **out_source, const kevo_recipe_desc *d, const long *
         return 0;
     }
     int error = run_uncached(out_source, d, p, in, out_needs_model);
+    kevo_recipe_input *hintless = NULL;
+    if (error == KEVO_EINVAL && drops_unroll_hints(idx)) {
+        char why[2048];
+        snprintf(why, sizeof(why), "%s", kevo_error_last());
+        int herr = hintless_input(&hintless, in);
+        if (herr < 0)
+            return herr;
+        if (hintless)
+            error = run_recipe(out_source, d, p, hintless, out_needs_model);
+        else
+            kevo_error_set(KEVO_EINVAL, "%s", why);
+    }
     if ((error != 0 && error != KEVO_EINVAL) || in->borrowed || in->n_memo == MEMO_MAX)
         return error;
     if (in->n_memo == in->cap_memo) {
@@ -570,7 +653,10 @@ int kevo_recipe__rewrite_parsed(char **out_source, const char *recipe, const lon
                             .parsed = true,
                             .borrowed = true};
     *out_source = NULL;
-    return kevo_recipe__input_rewrite(out_source, recipe, params, n_params, &in);
+    int error = kevo_recipe__input_rewrite(out_source, recipe, params, n_params, &in);
+    kevo_recipe_input_free(in.hintless);
+    free(in.hintless_text);
+    return error;
 }
 
 size_t kevo_recipe__input_loops(kevo_recipe_input *in)

@@ -201,11 +201,51 @@ static void test_vec__register_block(void **state)
                     "mm", "vectorize applies to no loop");
 }
 
-/* ---- declines ------------------------------------------------------------- */
-
 #define KERNEL1(body)                                                                              \
     "#include <stdint.h>\n#include <math.h>\n"                                                     \
     "void k(const float *x, float *y, int64_t n, double *d)\n{\n" body "}\n"
+
+/* An `unroll` kept early in a search left `#pragma GCC unroll` on the inner
+ * loops: the loop transforms drop the hint (it is not part of what the kernel
+ * computes) instead of declining on a loop that carries a pragma, and decline
+ * for the real reason, naming the line as written, when that is not the one. */
+static void test_vec__unroll_hints_dropped(void **state)
+{
+    (void)state;
+    long f[1] = {16};
+    char *hinted = apply_ok("unroll", f, 1, MATMUL_ROWS, "mm");
+    assert_contains(hinted, "#pragma GCC unroll 16");
+    long p[3] = {4, 0, 0};
+    char *out = apply_ok("register_block", p, 3, hinted, "mm");
+    assert_contains(out, "vf c_3_reg = (*(vf *)&c_3[j]);");
+    assert_null(strstr(out, "#pragma GCC unroll"));
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+    out = apply_ok("vectorize", NULL, 0, hinted, "mm");
+    assert_contains(out, "for (int64_t j = j_vend; j < N; j++)");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+    long ij[1] = {0};
+    out = apply_ok("unroll_jam", ij, 1, hinted, "mm");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+    free(hinted);
+    /* the hint is not what stops it: the real reason, at the line as written */
+    assert_declines("vectorize", NULL, 0,
+                    KERNEL1("    #pragma GCC unroll 8\n"
+                            "    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[i] > 0.0f ? x[i] : 0.0f;\n"),
+                    "k", "'>' at line 7");
+    /* unroll itself does not count a dropped hint of its own as applying */
+    assert_declines("unroll", f, 1,
+                    KERNEL1("    #pragma GCC unroll 16\n"
+                            "    for (int64_t i = 0; i < n; i++)\n"
+                            "        y[i] = x[i];\n"),
+                    "k", "unroll");
+}
+
+/* ---- declines ------------------------------------------------------------- */
+
 
 static void test_vec__declines(void **state)
 {
@@ -269,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_vec__elementwise_widths),
         cmocka_unit_test(test_vec__chains_with_omp_and_flags),
         cmocka_unit_test(test_vec__register_block),
+        cmocka_unit_test(test_vec__unroll_hints_dropped),
         cmocka_unit_test(test_vec__declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
