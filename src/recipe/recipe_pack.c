@@ -574,6 +574,11 @@ static bool pack_find(pack_ctx *c, int pass0, int pass1)
                 }
                 if (!m->var[x].elem_f32 || (!in_r && !kevo_recipe_uses_var(m, t + 1, x1, R->var)))
                     continue;
+                /* a panel is the lanes V steps over: a vector load whose
+                 * address does not name V's variable (vectorize's last
+                 * window, `j` a constant there) is not one of V's */
+                if (pass == 0 && !kevo_recipe_uses_var(m, t + 1, x1, c->V->var))
+                    continue;
                 c->x0 = t;
                 c->x1 = x1;
                 unsigned ct = conditional_in(m, c->V);

@@ -550,7 +550,7 @@ typedef struct ins {
     unsigned off;
     int key;      /* order at one offset: openers outer first, closers inner first */
     unsigned end; /* > off: replace [off, end) */
-    char text[160];
+    char text[320];
 } ins;
 
 typedef struct ins_list {
@@ -568,11 +568,14 @@ static int ins_add(ins_list *l, unsigned off, unsigned end, int key, const char 
         l->v = v;
         l->cap = nc;
     }
-    ins *i = &l->v[l->n++];
+    ins *i = &l->v[l->n];
     i->off = off;
     i->end = end;
     i->key = key;
-    snprintf(i->text, sizeof(i->text), "%s", text);
+    if ((size_t)snprintf(i->text, sizeof(i->text), "%s", text) >= sizeof(i->text))
+        return kevo_error_set(KEVO_EINVAL, "an edit of %zu characters (at most %zu)", strlen(text),
+                              sizeof(i->text) - 1);
+    l->n++;
     return 0;
 }
 
@@ -693,9 +696,81 @@ static int find_promotions(promo **out, size_t *out_n, const vec_ctx *c)
     return 0;
 }
 
-/* The vector body: the loop body's text with the edits of the lanes. */
+/* ---- the last window ------------------------------------------------------
+ * The columns a vector loop leaves (N % W of them) run, in the register-
+ * blocking case, the whole reduction loop once per column, in scalars: for
+ * matmul_rect at N=777 the 9 such columns cost about a fifth of the kernel.
+ * When at least one whole vector fits, they run instead as one more vector
+ * iteration over the last W columns, [N - W, N): the lanes before the first
+ * remaining column (already done by the vector loop) are computed again
+ * and thrown away; only the remaining lanes are stored, one by one. That
+ * is exact for those lanes (the same operations in the same order as the
+ * scalar loop), and safe when the body's only effects are its stores:
+ * no reduction across iterations (it would count those lanes twice), no
+ * scalar written that outlives the body, and every store either a register
+ * promoted across an inner loop (stored back after it) or a store at the
+ * body's top level; a store inside an inner loop would be made twice. */
+
+typedef struct window {
+    const char *lane0; /* the first lane to store */
+    const char *lane;  /* the lane loop's variable */
+    const char *tmp;   /* a top-level store's vector */
+} window;
+
+/* Whether token t lies inside a loop nested in c->L. */
+static bool in_inner_loop(const vec_ctx *c, unsigned t)
+{
+    const kevo_recipe_model *m = c->m;
+    for (size_t k = (size_t)c->l + 1; k < m->n_loop && m->loop[k].t_for < c->L->t_end; k++)
+        if (t >= m->loop[k].t_for && t < m->loop[k].t_end)
+            return true;
+    return false;
+}
+
+/* A top-level element store the window writes lane by lane: `x[idx] op
+ * rhs;` with a subscript that moves with the loop variable. */
+static bool window_store(const vec_ctx *c, const kevo_rwrite *w)
+{
+    const kevo_recipe_model *m = c->m;
+    return w->kind == KEVO_WRITE_ELEMENT && !in_inner_loop(c, w->t_op) &&
+           range_varying(c, w->t_idx0, w->t_idx1) && w->t_idx1 == w->t_lhs1 &&
+           w->t_idx1 >= w->t_idx0 + 3 && kevo_rtok_match(m, w->t_idx0) == w->t_idx1 - 1 &&
+           kevo_rtok_is(m, kevo_recipe_expr_end(m, w->t_op + 1, c->L->t_end), ";");
+}
+
+static bool window_ok(const vec_ctx *c, const promo *pr, size_t npr)
+{
+    const kevo_recipe_model *m = c->m;
+    const kevo_rloop *L = c->L;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    if (c->sc.n_red > 0 || L->n_children == 0 || kevo_recipe_writes(&w, &nw, m, L->t_body, L->t_end) < 0) {
+        kevo_error_clear();
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < nw && ok; i++) {
+        if (w[i].kind == KEVO_WRITE_SCALAR) {
+            ok = w[i].var >= 0 && kevo_recipe_declared_in(m, w[i].var, L->t_body, L->t_end);
+        } else if (w[i].kind == KEVO_WRITE_ELEMENT && in_inner_loop(c, w[i].t_op)) {
+            bool promoted = false;
+            for (size_t q = 0; q < npr; q++) {
+                const kevo_rloop *I = &m->loop[pr[q].loop];
+                promoted |= pr[q].var == w[i].var && w[i].t_op > I->t_body && w[i].t_op < I->t_end;
+            }
+            ok = promoted;
+        } else {
+            ok = window_store(c, &w[i]);
+        }
+    }
+    free(w);
+    return ok;
+}
+
+/* The vector body: the loop body's text with the edits of the lanes; with
+ * `win`, the last window's (its stores lane by lane from win->lane0). */
 static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const char *vz,
-                       char red_names[][64], promo *pr, size_t npr)
+                       char red_names[][64], promo *pr, size_t npr, const window *win)
 {
     const kevo_recipe_model *m = c->m;
     const kevo_rloop *L = c->L;
@@ -705,6 +780,48 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
     size_t nw = 0;
     if ((error = kevo_recipe_writes(&w, &nw, m, L->t_body, L->t_end)) < 0)
         return error;
+    char lanes[256] = "";
+    if (win)
+        snprintf(lanes, sizeof(lanes), "for (int %s = %s; %s < (int)(sizeof(%s) / sizeof(float)); %s++)",
+                 win->lane, win->lane0, win->lane, vt, win->lane);
+    /* the window's top-level stores: `{ vf tmp = [(x[idx]) op] rhs; for
+     * (lanes) (&x[idx])[lane] = tmp[lane]; }`; their left-hand sides get no
+     * other edit */
+    bool *skip = NULL;
+    if (win && !(skip = calloc(m->n_tok ? m->n_tok : 1, sizeof(*skip)))) {
+        free(w);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; win && i < nw && error == 0; i++) {
+        if (w[i].kind != KEVO_WRITE_ELEMENT || in_inner_loop(c, w[i].t_op))
+            continue;
+        char text[320];
+        size_t on;
+        const char *op = kevo_rtok_text(m, w[i].t_op, &on);
+        int ln = (int)(m->tok[w[i].t_lhs1 - 1].end - m->tok[w[i].t_lhs0].start);
+        const char *lhs = m->src + m->tok[w[i].t_lhs0].start;
+        /* x[e] lane by lane: x[(e) + lane], an element store the later
+         * recipes read like any other */
+        int bn = (int)(m->tok[w[i].t_idx0].start - m->tok[w[i].t_lhs0].start);
+        int en = (int)(m->tok[w[i].t_idx1 - 2].end - m->tok[w[i].t_idx0 + 1].start);
+        const char *e = m->src + m->tok[w[i].t_idx0 + 1].start;
+        if (on == 1)
+            snprintf(text, sizeof(text), "{ %s %s =", vt, win->tmp); /* the blank after the
+                                                                         operator stays */
+        else
+            snprintf(text, sizeof(text), "{ %s %s = (*(%s *)&%.*s) %.1s", vt, win->tmp, vt, ln, lhs,
+                     op);
+        error = ins_add(&il, m->tok[w[i].t_lhs0].start, m->tok[w[i].t_op].end, K_REPLACE, text);
+        unsigned semi = kevo_recipe_expr_end(m, w[i].t_op + 1, L->t_end);
+        if (error == 0 &&
+            (size_t)snprintf(text, sizeof(text), " %s %.*s[(%.*s) + %s] = %s[%s]; }", lanes, bn,
+                             lhs, en, e, win->lane, win->tmp, win->lane) >= sizeof(text))
+            error = kevo_error_set(KEVO_EINVAL, "a store too long for the last window");
+        if (error == 0)
+            error = ins_add(&il, m->tok[semi].end, 0, K_WRAP_CLOSE + 1, text);
+        for (unsigned t = w[i].t_lhs0; t < w[i].t_lhs1; t++)
+            skip[t] = true;
+    }
     /* a scalar broadcasts as `(e) - zero`: exact for every e (-0.0 too), and
      * GCC folds it away when e is a vector already */
     char close[128];
@@ -722,7 +839,7 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
     }
     for (unsigned t = L->t_body; t < L->t_end && error == 0; t++) {
         int v = m->tok[t].var;
-        if (in_inner_header(c, t))
+        if (in_inner_header(c, t) || (skip && skip[t]))
             continue;
         /* declarations of varying locals: the type and the initialiser */
         if (v >= 0 && m->tok[t].is_decl && c->varying[v]) {
@@ -789,10 +906,11 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
         }
     }
     free(w);
+    free(skip);
     /* the loads before and the stores after each promoting loop */
     for (size_t q = 0; q < npr && error == 0; q++) {
         const kevo_rloop *I = &m->loop[pr[q].loop];
-        char text[160];
+        char text[320];
         const char *xn = m->var[pr[q].var].name;
         int il0 = (int)(m->tok[pr[q].rb].end - m->tok[pr[q].lb].start);
         const char *idx = m->src + m->tok[pr[q].lb].start;
@@ -812,7 +930,19 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
                  idx, own_line ? "\n" : " ");
         if ((error = ins_add(&il, at, 0, K_WRAP_OPEN - 1, text)) < 0)
             break;
-        snprintf(text, sizeof(text), " (*(%s *)&%s%.*s) = %s;", vt, xn, il0, idx, pr[q].name);
+        if (win) {
+            if (kevo_rtok_match(m, pr[q].lb) != pr[q].rb) {
+                error = kevo_error_set(KEVO_EINVAL, "a subscript of more than one [] in the window");
+                break;
+            }
+            if ((size_t)snprintf(text, sizeof(text), " %s %s[(%.*s) + %s] = %s[%s];", lanes, xn,
+                                 il0 - 2, idx + 1, win->lane, pr[q].name,
+                                 win->lane) >= sizeof(text)) {
+                error = kevo_error_set(KEVO_EINVAL, "a store too long for the last window");
+                break;
+            }
+        } else
+            snprintf(text, sizeof(text), " (*(%s *)&%s%.*s) = %s;", vt, xn, il0, idx, pr[q].name);
         error = ins_add(&il, m->tok[I->t_end - 1].end, 0, K_WRAP_CLOSE + 1, text);
     }
     if (error < 0)
@@ -843,11 +973,11 @@ static int vec_rewrite(kevo_recipe_out *out, const vec_ctx *c, long width)
 {
     const kevo_recipe_model *m = c->m;
     const kevo_rloop *L = c->L;
-    kevo_buf b = {0}, ub = {0}, body = {0};
+    kevo_buf b = {0}, ub = {0}, body = {0}, wbody = {0};
     promo *pr = NULL;
     size_t npr = 0;
     char vt[64], je[64], lane[64], vz[96], wexpr[128], bytes[32];
-    char names[2 + VEC_MAX_RED][64];
+    char names[4 + VEC_MAX_RED][64];
     char red[VEC_MAX_RED][64];
     int error = 0;
     if (c->sc.n_red > VEC_MAX_RED)
@@ -892,8 +1022,25 @@ static int vec_rewrite(kevo_recipe_out *out, const vec_ctx *c, long width)
         kevo_recipe_fresh_name(pr[q].name, sizeof(pr[q].name), m, m->var[pr[q].var].name, "_reg",
                                taken, ntk);
     }
-    if ((error = vector_body(&body, c, vt, vz, red, pr, npr)) < 0)
+    if ((error = vector_body(&body, c, vt, vz, red, pr, npr, NULL)) < 0)
         goto done;
+    /* the last window (above): its body, or none when it does not apply */
+    char lane0[64], vout[64];
+    snprintf(names[nt++], sizeof(names[0]), "%s", lane);
+    kevo_recipe_fresh_name(lane0, sizeof(lane0), m, jn, "_lane0", names, nt);
+    snprintf(names[nt++], sizeof(names[0]), "%s", lane0);
+    kevo_recipe_fresh_name(vout, sizeof(vout), m, "vout", "", names, nt);
+    window win = {.lane0 = lane0, .lane = lane, .tmp = vout};
+    bool windowed = window_ok(c, pr, npr);
+    int werr = windowed ? vector_body(&wbody, c, vt, vz, red, pr, npr, &win) : 0;
+    if (werr < 0) {
+        if (werr != KEVO_EINVAL) {
+            error = werr;
+            goto done;
+        }
+        kevo_error_clear(); /* the scalar columns, then */
+        windowed = false;
+    }
     size_t il;
     const char *ind = kevo_recipe_indent(m, m->tok[L->t_for].start, &il);
     const char *u = kevo_buf_cstr(&ub);
@@ -917,6 +1064,17 @@ static int vec_rewrite(kevo_recipe_out *out, const vec_ctx *c, long width)
                                 "%.*s        %s += %s[%s];\n",
                                 (int)il, ind, tyn, ty, lane, lane, wexpr, lane, (int)il, ind,
                                 m->var[c->sc.red_var[i]].name, red[i], lane);
+    if (error == 0 && windowed)
+        error = kevo_buf_printf(&b,
+                                "%.*s    if (%s < %s && %s - %s >= %s) {\n"
+                                "%.*s        const %.*s %s = %s - %s;\n"
+                                "%.*s        const int %s = (int)(%s - %s);\n"
+                                "%.*s        %s%s%s\n"
+                                "%.*s    } else\n    ",
+                                (int)il, ind, je, u, u, lb, wexpr, (int)il, ind, tyn, ty, jn, u,
+                                wexpr, (int)il, ind, lane0, je, jn, (int)il, ind,
+                                L->body_compound ? "" : "{ ", kevo_buf_cstr(&wbody),
+                                L->body_compound ? "" : " }", (int)il, ind);
     if (error == 0)
         error = kevo_buf_printf(&b, "%.*s    for (%.*s %s = %s; %s < %s; %s++) %.*s\n%.*s}",
                                 (int)il, ind, tyn, ty, jn, je, jn, u, jn,
@@ -930,6 +1088,7 @@ done:
     kevo_buf_free(&b);
     kevo_buf_free(&ub);
     kevo_buf_free(&body);
+    kevo_buf_free(&wbody);
     return error;
 }
 

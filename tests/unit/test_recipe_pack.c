@@ -172,6 +172,11 @@ static void test_pack__transposed(void **state)
     /* vectorised, then the transposed buffer in panels */
     char *b = blocked(t, 4, 0);
     assert_contains(b, "(*(vf *)&b_packt[(k - b_packt_k0) * b_packt_nj - b_packt_j0 + j])");
+    /* the rows left of 4 run in lanes too, not down the buffer's columns */
+    const char *rest = strstr(b, "for (int64_t i = (M > 0 ? M / 4 * 4 : 0); i < M; i++)");
+    assert_non_null(rest);
+    assert_non_null(strstr(rest, "vf2 s = (0.0f) - (vf2){0};"));
+    assert_same_result(MATMUL_TB, b, MM_DRIVER, "mm");
     char *pn = apply_ok("pack", NULL, 0, b, "mm");
     assert_contains(pn, "b_packt_pack[");
     assert_same_result(MATMUL_TB, pn, MM_DRIVER, "mm");

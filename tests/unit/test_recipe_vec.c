@@ -244,6 +244,80 @@ static void test_vec__unroll_hints_dropped(void **state)
                     "k", "unroll");
 }
 
+/* The columns the vector loop leaves run as one more vector iteration over
+ * the last W columns, storing only the lanes not done yet (the driver's
+ * N = 37 and 19 take it, N = 5 the scalar loop); where re-running done
+ * lanes would change a result it is not used. */
+static void test_vec__last_window(void **state)
+{
+    (void)state;
+    long p[3] = {4, 0, 0};
+    char *out = apply_ok("register_block", p, 3, MATMUL_ROWS, "mm");
+    assert_contains(out, "if (j_vend < N && N - (0) >= (int64_t)(sizeof(vf) / sizeof(float))) {");
+    assert_contains(out, "const int64_t j = N - (int64_t)(sizeof(vf) / sizeof(float));");
+    assert_contains(out, "const int j_lane0 = (int)(j_vend - j);");
+    /* promoted rows stored back lane by lane, as element stores */
+    assert_contains(out, "for (int lane = j_lane0; lane < (int)(sizeof(vf) / sizeof(float)); "
+                         "lane++) c_3[(j) + lane] = c_3_reg[lane];");
+    assert_contains(out, "} else");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    /* the OpenMP loop still applies over the rows (the stores name i) */
+    const kevo_recipe_step omp[] = {{"register_block", {4, 0, 0}, 3}, {"omp_parallel", {1, 0}, 2}};
+    char *par = chain_ok(omp, 2, MATMUL_ROWS, "mm");
+    assert_contains(par, "#pragma omp parallel for");
+    assert_same_result(MATMUL_ROWS, par, MM_DRIVER, "mm");
+    free(par);
+    free(out);
+    /* a store at the body's top level: its vector, then its lanes */
+    out = apply_ok("vectorize", NULL, 0, MATMUL_DOT, "mm");
+    assert_contains(out, "{ vf vout = (acc) - (vf){0}; for (int lane = j_lane0; lane < (int)(sizeof(vf) "
+                         "/ sizeof(float)); lane++) C[(i * N + j) + lane] = vout[lane]; }");
+    assert_same_result(MATMUL_DOT, out, MM_DRIVER, "mm");
+    free(out);
+    /* a compound store reads the lanes first */
+    static const char ACCUM[] =
+        "#include <stdint.h>\n"
+        "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+        "{\n"
+        "    for (int64_t i = 0; i < M; i++)\n"
+        "        for (int64_t j = 0; j < N; j++) {\n"
+        "            C[i * N + j] = 0.0f;\n"
+        "            float acc = 0.0f;\n"
+        "            for (int64_t k = 0; k < K; k++)\n"
+        "                acc += A[i * K + k] * B[k * N + j];\n"
+        "            C[i * N + j] += acc * 2.0f;\n"
+        "        }\n"
+        "}\n";
+    out = apply_ok("vectorize", NULL, 0, ACCUM, "mm");
+    assert_contains(out, "{ vf vout = (*(vf *)&C[i * N + j]) + (acc * 2.0f) - (vf){0};");
+    assert_same_result(ACCUM, out, MM_DRIVER, "mm");
+    free(out);
+    /* a store inside an inner loop that moves with it (not held in a
+     * register) would be made twice, adding twice: no window */
+    static const char INNER_STORE[] =
+        "#include <stdint.h>\n"
+        "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+        "{\n"
+        "    for (int64_t i = 0; i < M; i++)\n"
+        "        for (int64_t j = 0; j < N; j++)\n"
+        "            for (int64_t k = 0; k < M; k++)\n"
+        "                C[k * N + j] += A[i * K] * B[j];\n"
+        "}\n";
+    long lp[2] = {1, 0};
+    out = apply_ok("vectorize", lp, 2, INNER_STORE, "mm");
+    assert_null(strstr(out, "j_lane0"));
+    assert_same_result(INNER_STORE, out, MM_DRIVER, "mm");
+    free(out);
+    /* a sum across the vectorised loop would count the done lanes twice */
+    out = apply_ok("vectorize", NULL, 0, LINEAR, "mm");
+    assert_null(strstr(out, "_lane0"));
+    free(out);
+    /* an elementwise loop (no inner loop) keeps its few scalar iterations */
+    out = apply_ok("vectorize", NULL, 0, AXPBY, "mm");
+    assert_null(strstr(out, "_lane0"));
+    free(out);
+}
+
 /* ---- declines ------------------------------------------------------------- */
 
 
@@ -310,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_vec__chains_with_omp_and_flags),
         cmocka_unit_test(test_vec__register_block),
         cmocka_unit_test(test_vec__unroll_hints_dropped),
+        cmocka_unit_test(test_vec__last_window),
         cmocka_unit_test(test_vec__declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
