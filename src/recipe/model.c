@@ -576,6 +576,42 @@ static long literal_step(const kevo_recipe_model *m, unsigned t, bool suffix_ok)
     return step;
 }
 
+/* Whether tokens [t0, t1) are a constant made of sizeof quotients: no
+ * variable, no call but sizeof, only literals, type names and keywords, parentheses, `*`
+ * and `/`, and at least one sizeof (`(int64_t)(sizeof(vf) / sizeof(float))`,
+ * vectorize's step: a number of lanes, known when the kernel compiles). */
+static bool sized_constant(const kevo_recipe_model *m, unsigned t0, unsigned t1)
+{
+    bool has_sizeof = false;
+    for (unsigned t = t0; t < t1; t++) {
+        const kevo_rtok *k = &m->tok[t];
+        if (k->var >= 0)
+            return false;
+        if (kevo_rtok_is(m, t, "sizeof")) {
+            has_sizeof = true;
+            continue;
+        }
+        if (k->kind == KEVO_CTOK_IDENT) {
+            if (t + 1 < t1 && kevo_rtok_is(m, t + 1, "("))
+                return false; /* a call */
+            continue;
+        }
+        if (k->kind == KEVO_CTOK_KEYWORD)
+            continue; /* float, int, unsigned, ... */
+        if (k->kind == KEVO_CTOK_LITERAL) {
+            size_t n;
+            const char *p = kevo_rtok_text(m, t, &n);
+            if (n == 0 || p[0] < '0' || p[0] > '9')
+                return false; /* a string or character */
+            continue;
+        }
+        if (!kevo_rtok_is(m, t, "(") && !kevo_rtok_is(m, t, ")") && !kevo_rtok_is(m, t, "*") &&
+            !kevo_rtok_is(m, t, "/"))
+            return false;
+    }
+    return has_sizeof;
+}
+
 /* The increment: i++, ++i, i--, --i, i += c, i -= c, i = i + c, i = i - c
  * (c free of i); sets step (0 when c is not a literal). */
 static bool header_increment(kevo_recipe_model *m, kevo_rloop *l)
@@ -603,6 +639,10 @@ static bool header_increment(kevo_recipe_model *m, kevo_rloop *l)
             step = literal_step(m, s0 + 2, true);
             if (kevo_rtok_is(m, s0 + 1, "-="))
                 step = -step;
+        } else if (kevo_rtok_is(m, s0 + 1, "+=") && sized_constant(m, s0 + 2, s1)) {
+            l->sized_step = true;
+            l->t_step0 = s0 + 2;
+            l->t_step1 = s1;
         }
     } else if (ns >= 5 && first && kevo_rtok_is(m, s0 + 1, "=") &&
                m->tok[s0 + 2].var == l->var &&
@@ -664,6 +704,8 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
     l->strided =
         l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) && l->step >= 1;
     l->simple = l->strided && l->step == 1;
+    l->sized_step = l->sized_step && l->declared &&
+                    (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE);
     if (!l->simple)
         set_why(m, l, "loop at line %u ('%s') is not in the form 'for (T i = a; i < b; i++)'",
                 header_text(text, sizeof(text), m, l->t_for, l->t_rparen + 1));

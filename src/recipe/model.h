@@ -103,6 +103,11 @@ typedef struct kevo_rloop {
     int cond_op;               /* KEVO_COND_*, normalised to `i op bound` */
     unsigned t_ub0, t_ub1;     /* bound expression of the test */
     long step;                 /* +1, -1, a literal step, or 0 when not a literal */
+    /* `i += S`, S a constant of sizeof quotients and literals (what vectorize
+     * writes: `(int64_t)(sizeof(vf) / sizeof(float))`): declared, test < or
+     * <=; unroll_jam takes it as a step of S */
+    bool sized_step;
+    unsigned t_step0, t_step1; /* S's tokens when sized_step */
     char why[200];             /* when not simple: why, naming the line */
 } kevo_rloop;
 

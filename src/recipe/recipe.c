@@ -77,9 +77,14 @@ static const kevo_recipe_param_desc register_block_params[] = {
     {"width", "floats per vector: 0 the machine's widest, or 4, 8, 16", 0, 0, 16,
      CHOICES(0, 4, 8, 16)},
     {"pack",
-     "1: then `pack` the vector loads into panels when it applies; 0: registers only (not a "
-     "tuning choice: the step is skipped where it does not apply)",
-     1, 0, 1, CHOICES(1)},
+     "1: then `pack` the vector loads into panels when it applies (skipped where it does "
+     "not); 2: also `pack` layout 1 first (the operand read strided in the column loop "
+     "transposed: x W^T, A B^T), declining where it does not apply; 0: registers only",
+     1, 0, 2, CHOICES(1, 2)},
+    {"cols",
+     "vectors per row: the blocked vector loop unrolled and jammed by `cols` (rows x cols "
+     "accumulators), declining where that does not apply",
+     1, 1, 4, CHOICES(1, 2)},
 };
 static const kevo_recipe_param_desc pack_params[] = {
     {"layout",
@@ -160,8 +165,8 @@ static const kevo_recipe_desc descs[] = {
     {"register_block",
      "register blocking in one step: interchange when needed so that a loop holds the "
      "reduction loop, unroll_jam of the loop around it by `rows`, vectorize of it (rows x width "
-     "accumulators in vector registers across the reduction), and with `pack` the vector loads "
-     "packed into panels after",
+     "accumulators in vector registers across the reduction), with `pack` the vector loads "
+     "packed into panels after, and with `cols` the vector loop jammed (rows x cols vectors)",
      "vectorize applies to a loop that holds other loops, in the source or after interchange",
      register_block_params, N_OF(register_block_params), "c"},
     {"pack",

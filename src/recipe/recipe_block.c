@@ -9,13 +9,16 @@
  *   2. `unroll_jam` of the loop around it by `rows` (skipped when it does
  *      not apply: then one accumulator per lane);
  *   3. `vectorize` (loop -1, `width`).
- * With `pack` (the default), `pack` layout 0 last when it applies (the
- * vector loads copied into panels): the GEMM schedule in one move. Not the
- * transposed layout first: on the Level 2 GEMMs (x W^T at M=256, K=512,
- * N=384) its two copies of W cost more than they gave (16-17x over the
- * reference against 25-28x without, `kevo eval --quick`), and on
- * matmul_trans_b it gave nothing measurable; `pack` layout 1 stays a
- * recipe of its own for the generator to try.
+ * With `pack` 1 (the default), `pack` layout 0 last when it applies (the
+ * vector loads copied into panels): the GEMM schedule in one move. With
+ * `pack` 2, `pack` layout 1 first as well (the dot-product forms, `x W^T`,
+ * `A B^T`: the strided operand transposed so that the column loop runs in
+ * lanes), declining where it does not apply. A tuning choice, not the
+ * default: on matmul_trans_b (M=333, N=1021, K=517) it doubles the speed,
+ * on the Level 2 GEMMs (M=256, K=512, N=384, W in L2) its two copies of W
+ * cost more than they give (docs/recipes.md).
+ * With `cols` > 1, last, `unroll_jam` of the blocked vector loop by `cols`
+ * (jam_columns()): rows x cols accumulators.
  * The built-in generator adds one recipe per attempt and keeps the fastest
  * kernel as the next start point, so it would not walk through the slow
  * intermediate (an interchanged matmul reads B by columns) to the fast
@@ -35,7 +38,7 @@
 /* Intermediate models, kept per thread: the sweep and the generator's
  * probes run register_block on one source with many (rows, width): the
  * interchanged text and the jammed one (per rows) are the same each time, and a libclang parse (~5 ms) was most of the
- * recipe's cost. An entry owns its text and model; at most 5 are in use
+ * recipe's cost. An entry owns its text and model; at most 6 are in use
  * in one call, so 8 entries never evict one a call still holds. */
 #define MODEL_CACHE 8
 typedef struct model_entry {
@@ -186,15 +189,78 @@ static void vectorize_remainder(char **done, const char *row_var, long width, co
     kevo_error_clear();
 }
 
+/* `cols` vectors per row: unroll_jam of the blocked vector loop (the first
+ * loop stepping by a number of lanes that holds the reduction loop: the
+ * packed branch comes before the unpacked one, the blocked rows before the
+ * remainder rows) by `cols`, so that each broadcast of A feeds `cols` FMAs
+ * and rows x cols accumulators hide the FMA latency (rows 8 x 1 on AVX2
+ * has 8 FMAs in flight where two pipes of latency 5 need 10). Declines
+ * where the jam does not apply: the result would be the one of cols 1. */
+static int jam_columns(char **done, long cols, const char *name)
+{
+    const kevo_recipe_model *dm = NULL;
+    int error = cached_parse(&dm, *done, name);
+    if (error < 0)
+        return error;
+    int v = -1;
+    for (size_t l = 0; l < dm->n_loop && v < 0; l++) {
+        const kevo_rloop *L = &dm->loop[l];
+        /* vectorize's vector loop: `j < j_vend`, stepping by the lanes */
+        int ub = L->t_ub1 == L->t_ub0 + 1 ? dm->tok[L->t_ub0].var : -1;
+        size_t n = ub >= 0 ? strlen(dm->var[ub].name) : 0;
+        if ((L->sized_step || (L->strided && L->step > 1)) && L->n_children > 0 && n > 5 &&
+            !strcmp(dm->var[ub].name + n - 5, "_vend"))
+            v = (int)l;
+    }
+    if (v < 0)
+        return kevo_error_set(KEVO_EINVAL, "cols %ld: no vector loop holding the reduction loop "
+                              "to jam", cols);
+    long jp[2] = {v, cols};
+    char *jammed = NULL;
+    if ((error = kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, dm, *done, name)) < 0) {
+        if (error == KEVO_EINVAL) {
+            char why[600];
+            snprintf(why, sizeof(why), "%s", kevo_error_last());
+            error = kevo_error_set(KEVO_EINVAL, "cols %ld: unroll_jam of the vector loop at line "
+                                   "%u declines: %s", cols, dm->loop[v].line, why);
+        }
+        return error;
+    }
+    free(*done);
+    *done = jammed;
+    return 0;
+}
+
 int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                                      const char *source, const long *params)
 {
     char name[256];
-    char *swapped = NULL, *jammed = NULL, *done = NULL, *panels = NULL;
-    const kevo_recipe_model *sm = NULL, *jm = NULL, *dm = NULL;
+    char *swapped = NULL, *jammed = NULL, *done = NULL, *panels = NULL, *transposed = NULL;
+    const kevo_recipe_model *sm = NULL, *jm = NULL, *dm = NULL, *tm = NULL;
     int error = kernel_name(name, sizeof(name), m);
     if (error < 0)
         return error;
+    /* pack 2: the operand read strided in the column loop transposed first
+     * (`pack` layout 1), then the chain on that text */
+    if (params[2] == 2) {
+        long tp[1] = {1};
+        if ((error = kevo_recipe__rewrite_parsed(&transposed, "pack", tp, 1, m, source, name)) <
+                0 ||
+            (error = cached_parse(&tm, transposed, name)) < 0) {
+            if (error == KEVO_EINVAL) {
+                char why[600];
+                snprintf(why, sizeof(why), "%s", kevo_error_last());
+                error = kevo_error_set(KEVO_EINVAL,
+                                       "pack 2 needs `pack` layout 1 to apply first, and it "
+                                       "does not: %s",
+                                       why);
+            }
+            free(transposed);
+            return error;
+        }
+        m = tm;
+        source = transposed;
+    }
     /* each intermediate text is parsed once, here; the caller's guard
      * parses the result */
     const kevo_recipe_model *cm = m;
@@ -260,9 +326,12 @@ panels:
         }
         kevo_error_clear();
     }
+    if (params[3] > 1 && (error = jam_columns(&done, params[3], name)) < 0)
+        goto out;
     out->whole = done;
     done = NULL;
 out:
+    free(transposed);
     free(swapped);
     free(jammed);
     free(done);

@@ -20,6 +20,13 @@
  * declared outside are reductions or privates, stores indexed by i, arrays
  * read only where written) and declines otherwise, naming line and variable.
  *
+ * A loop stepping by a number of lanes, `for (T j = a; j < b; j += S)`
+ * with S a literal or a constant of sizeof quotients (vectorize's vector
+ * loop, S = W),
+ * is jammed the same way with copy c at `(j + c * S)`, the jammed loop
+ * stepping by `(F * S)` up to a + (b - a) / (F * S) * (F * S) and the
+ * remainder loop by S: F vectors per row, F times the accumulators.
+ *
  * A loop carrying `#pragma omp parallel for` (what omp_parallel adds) keeps
  * it on the jammed loop (parallel_for_kept()): register blocking after the
  * rows were parallelised.
@@ -46,6 +53,7 @@ typedef struct jam_ctx {
     size_t nw;
     kevo_buf *b;
     long n_stmts; /* statements of the jammed body so far */
+    char step[160]; /* "" for a step of 1, else S of `i += S` (sized_step), parenthesised */
 } jam_ctx;
 
 #define SRC_TEXT(m, a, b)                                                                          \
@@ -207,7 +215,9 @@ static void emit_copy(jam_ctx *x, unsigned s0, unsigned s1, long c)
         int v = k->var;
         if (v >= 0 && (v == x->L->var ? c > 0 : x->renamed[v])) {
             kevo_buf_put(x->b, m->src + at, k->start - at);
-            if (v == x->L->var)
+            if (v == x->L->var && x->step[0])
+                kevo_buf_printf(x->b, "(%s + %ld * %s)", m->var[v].name, c, x->step);
+            else if (v == x->L->var)
                 kevo_buf_printf(x->b, "(%s + %ld)", m->var[v].name, c);
             else
                 kevo_buf_puts(x->b, x->names[(size_t)v * (size_t)x->factor + (size_t)c]);
@@ -430,7 +440,7 @@ static int check_loop(jam_ctx *x, kevo_rscalars *sc)
     int l = (int)(L - m->loop);
     int error = 0;
 
-    if (!L->simple)
+    if (!L->simple && !L->strided && !L->sized_step)
         return kevo_error_set(KEVO_EINVAL, "%s", L->why);
     if (L->n_pragmas > 0 && !parallel_for_kept(m, l))
         return kevo_recipe_pragma_decline(m, "unroll_jam", l);
@@ -542,6 +552,24 @@ static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, lon
     if ((error = kevo_recipe_writes(&x.w, &x.nw, m, L->t_body, L->t_end)) < 0 ||
         (error = check_loop(&x, &sc)) < 0)
         goto done;
+    /* a loop stepping by S lanes (vectorize's): the copies are i + c * S,
+     * the jammed loop steps by F * S */
+    if (!L->simple && L->strided)
+        snprintf(x.step, sizeof(x.step), "%ld", L->step);
+    else if (!L->simple) {
+        int n = (int)(m->tok[L->t_step1 - 1].end - m->tok[L->t_step0].start);
+        if (n + 3 > (int)sizeof(x.step)) {
+            error = kevo_error_set(KEVO_EINVAL, "the step of the loop at line %u is too long",
+                                   L->line);
+            goto done;
+        }
+        snprintf(x.step, sizeof(x.step), "(%.*s)", n, m->src + m->tok[L->t_step0].start);
+    }
+    char fs[200]; /* F, or F * S */
+    if (x.step[0])
+        snprintf(fs, sizeof(fs), "(%ld * %s)", factor, x.step);
+    else
+        snprintf(fs, sizeof(fs), "%ld", factor);
 
     /* per-copy names, none clashing with the source or with each other */
     {
@@ -572,12 +600,11 @@ static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, lon
         kevo_buf_printf(&e, ub_single ? "%.*s" : "(%.*s)", SRC_TEXT(m, L->t_ub0, L->t_ub1));
     const char *E = kevo_buf_cstr(&e);
     if (lb_single && kevo_rtok_is(m, L->t_lb0, "0"))
-        kevo_buf_printf(&ub, "(%s > 0 ? %s / %ld * %ld : 0)", E, E, factor, factor);
+        kevo_buf_printf(&ub, "(%s > 0 ? %s / %s * %s : 0)", E, E, fs, fs);
     else {
         kevo_buf_printf(&a, lb_single ? "%.*s" : "(%.*s)", SRC_TEXT(m, L->t_lb0, L->t_lb1));
         const char *A = kevo_buf_cstr(&a);
-        kevo_buf_printf(&ub, "(%s + (%s > %s ? (%s - %s) / %ld * %ld : 0))", A, E, A, E, A, factor,
-                        factor);
+        kevo_buf_printf(&ub, "(%s + (%s > %s ? (%s - %s) / %s * %s : 0))", A, E, A, E, A, fs, fs);
     }
     if ((error = kevo_buf_error(&e)) < 0 || (error = kevo_buf_error(&a)) < 0 ||
         (error = kevo_buf_error(&ub)) < 0)
@@ -593,9 +620,9 @@ static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, lon
         L->t_for > m->t_fbody && (kevo_rtok_is(m, prev, ")") || kevo_rtok_is(m, prev, "else") ||
                                   kevo_rtok_is(m, prev, "do"));
 
-    kevo_buf_printf(&b, "for (%.*s %s = %.*s; %s < %s; %s += %ld) {\n",
+    kevo_buf_printf(&b, "for (%.*s %s = %.*s; %s < %s; %s += %s) {\n",
                     SRC_TEXT(m, L->t_type0, L->t_type1), iv, SRC_TEXT(m, L->t_lb0, L->t_lb1), iv,
-                    kevo_buf_cstr(&ub), iv, factor);
+                    kevo_buf_cstr(&ub), iv, fs);
     for (size_t i = 0; i < sc.n_priv; i++) {
         int v = sc.priv[i];
         if (!x.renamed[v])

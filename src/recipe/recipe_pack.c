@@ -687,8 +687,8 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
         goto done;
     }
     const char *jn = m->var[V->var].name, *kn = m->var[R->var].name;
-    char buf[64], nw[64], j0[64], j1[64], k0[64], k1[64], nj[64], nk[64], lane[64];
-    char taken[9][64];
+    char buf[64], nw[64], j0[64], j1[64], k0[64], k1[64], nj[64], nk[64], lane[64], jb[64];
+    char taken[10][64];
     size_t nt = 0;
     char base[80];
     snprintf(base, sizeof(base), "%s", m->var[m->tok[c->x0].var].name);
@@ -699,10 +699,10 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
         char *dst;
         const char *suffix;
     } names[] = {{nw, "_w"}, {j0, "_j0"}, {j1, "_j1"}, {k0, "_k0"}, {k1, "_k1"}, {nj, "_nj"},
-                 {nk, "_nk"}, {lane, "_lane"}};
+                 {nk, "_nk"}, {lane, "_lane"}, {jb, "_jb"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
         kevo_recipe_fresh_name(names[i].dst, 64, m, buf, names[i].suffix, taken, nt);
-        if (nt < 9)
+        if (nt < 10)
             memcpy(taken[nt++], names[i].dst, 64);
     }
     unsigned ty0 = m->tok[V->t_type0].start, ty1 = m->tok[V->t_type1 - 1].end;
@@ -790,28 +790,38 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
             "%.*s%sconst %.*s %s = %s > %s ? %s - %s : 0;\n"
             "%.*s%sfloat *%s = %s > 0 && %s > 0 ? (float *)aligned_alloc(64, "
             "((__SIZE_TYPE__)%s * (__SIZE_TYPE__)%s * sizeof(float) + 63) / 64 * 64) : (float *)0;\n"
-            "%.*s%sif (%s) {\n"
-            "%.*s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n",
+            "%.*s%sif (%s) {\n",
             (int)il, ind, I, ktyn, kty, k0, kevo_buf_cstr(&p.klb), k1, kevo_buf_cstr(&p.kub), /* */
             (int)il, ind, I, ktyn, kty, nk, k1, k0, k1, k0,                           /* */
             (int)il, ind, I, buf, nj, nk, nj, nk,                                     /* */
-            (int)il, ind, I, buf,                                                     /* */
-            (int)il, ind, I, I, ktyn, kty, kn, k0, kn, k1, kn);
+            (int)il, ind, I, buf);
+    /* The fill, in the order that touches memory in lines: the transpose
+     * by blocks of 32 columns (k inner: the 32 source rows' lines stay in
+     * L1 while their 16 floats are taken, each buffer row written 32
+     * contiguous floats at a time); the panels one panel at a time (k
+     * inner: each panel written as one contiguous stream). The order of a
+     * copy is free: its source is not written in A and the buffer is new. */
     if (error == 0 && c->transposed)
-        error = kevo_buf_printf(&b,
-                                "%.*s%s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n"
-                                "%.*s%s%s%s%s%s[(%s - %s) * %s + (%s - %s)] = %s;\n",
-                                (int)il, ind, I, I, I, tyn, ty, jn, j0, jn, j1, jn, /* */
-                                (int)il, ind, I, I, I, I, buf, kn, k0, nj, jn, j0,
-                                kevo_buf_cstr(&p.x));
+        error = kevo_buf_printf(
+            &b,
+            "%.*s%s%sfor (%.*s %s = %s; %s < %s; %s += 32)\n"
+            "%.*s%s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n"
+            "%.*s%s%s%s%sfor (%.*s %s = %s; %s < (%s - %s > 32 ? %s + 32 : %s); %s++)\n"
+            "%.*s%s%s%s%s%s%s[(%s - %s) * %s + (%s - %s)] = %s;\n",
+            (int)il, ind, I, I, tyn, ty, jb, j0, jb, j1, jb,                      /* */
+            (int)il, ind, I, I, I, ktyn, kty, kn, k0, kn, k1, kn,                 /* */
+            (int)il, ind, I, I, I, I, tyn, ty, jn, jb, jn, j1, jb, jb, j1, jn,    /* */
+            (int)il, ind, I, I, I, I, I, buf, kn, k0, nj, jn, j0, kevo_buf_cstr(&p.x));
     else if (error == 0)
         error = kevo_buf_printf(
             &b,
-            "%.*s%s%s%sfor (%.*s %s = %s; %s < %s + %s; %s += %s)\n"
+            "%.*s%s%sfor (%.*s %s = %s; %s < %s + %s; %s += %s)\n"
+            "%.*s%s%s%sfor (%.*s %s = %s; %s < %s; %s++)\n"
             "%.*s%s%s%s%sfor (%.*s %s = 0; %s < %s; %s++)\n"
             "%.*s%s%s%s%s%s%s[((%s - %s) / %s * %s + (%s - %s)) * %s + %s] = (&%s)[%s];\n",
-            (int)il, ind, I, I, I, tyn, ty, jn, j0, jn, j0, nj, jn, nw, /* */
-            (int)il, ind, I, I, I, I, tyn, ty, lane, lane, nw, lane,    /* */
+            (int)il, ind, I, I, tyn, ty, jn, j0, jn, j0, nj, jn, nw,           /* */
+            (int)il, ind, I, I, I, ktyn, kty, kn, k0, kn, k1, kn,              /* */
+            (int)il, ind, I, I, I, I, tyn, ty, lane, lane, nw, lane,           /* */
             (int)il, ind, I, I, I, I, I, buf, jn, j0, nw, nk, kn, k0, nw, lane,
             kevo_buf_cstr(&p.x), lane);
     if (error == 0)

@@ -89,11 +89,21 @@ static size_t n_broken;
 static size_t n_units, n_in_units, n_alone; /* combined units and their results; files alone */
 static bool all_sizes; /* --all-sizes: every size choice on every structural vector */
 
+/* Whether parameter p is varied in rotation across the structural vectors
+ * rather than multiplied into them: register_block's `pack` and `cols`
+ * (rows x width x pack x cols was 64 vectors per kernel, each a chain of
+ * four recipes). */
+static bool rotated(const kevo_recipe_param_desc *p)
+{
+    return (!strcmp(p->name, "pack") || !strcmp(p->name, "cols")) && p->n_choices > 1;
+}
+
 /* Parameter vectors of recipe d to sweep on a kernel with n_loop loops:
  * the cartesian product of the structural parameters (loop -1..n_loop-1,
  * collapse 1..4, depth, all_nests, factor, set: default and every choice),
- * with the tile sizes at their defaults, then each size varied alone over
- * its choices when `sizes` is set. */
+ * with the tile sizes and the rotated parameters at their defaults, then
+ * one vector more per structural vector with the rotated ones varied, then
+ * each size varied alone over its choices when `sizes` is set. */
 static size_t param_vectors(long (*out)[KEVO_RECIPE_MAX_PARAMS], const kevo_recipe_desc *d,
                             size_t n_loop, bool sizes)
 {
@@ -103,7 +113,7 @@ static size_t param_vectors(long (*out)[KEVO_RECIPE_MAX_PARAMS], const kevo_reci
     for (size_t i = 0; i < d->n_params; i++) {
         const kevo_recipe_param_desc *p = &d->params[i];
         nv[i] = 0;
-        if (!strncmp(p->name, "size", 4)) {
+        if (!strncmp(p->name, "size", 4) || rotated(p)) {
             vals[i][nv[i]++] = p->def;
             continue;
         }
@@ -138,6 +148,24 @@ static size_t param_vectors(long (*out)[KEVO_RECIPE_MAX_PARAMS], const kevo_reci
             idx[i++] = 0;
         if (i == d->n_params)
             break;
+    }
+    /* the rotated parameters: one more vector per structural one whose
+     * rotated values differ from the defaults, value index (b / n_before)
+     * % n_choices, so that every combination of them appears */
+    size_t base0 = n;
+    for (size_t b = 0; b < base0 && n < MAX_VECTORS; b++) {
+        bool other = false;
+        size_t div = 1;
+        memcpy(out[n], out[b], sizeof(out[n]));
+        for (size_t i = 0; i < d->n_params; i++) {
+            const kevo_recipe_param_desc *p = &d->params[i];
+            if (!rotated(p))
+                continue;
+            out[n][i] = p->choices[(b / div) % p->n_choices];
+            other |= out[n][i] != p->def;
+            div *= p->n_choices;
+        }
+        n += other;
     }
     if (!sizes)
         return n;
@@ -448,14 +476,32 @@ static int sample_variants(size_t **out, size_t *out_n, const task_run *t, size_
     return 0;
 }
 
+/* Fisher-Yates: idx[0..n) a random permutation of 0..n-1. */
+static void shuffle(size_t *idx, size_t n, kevo_rng *rng)
+{
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(kevo_rng_next(rng) % i), x = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = x;
+    }
+}
+
 /* A deterministic random chain of `len` steps from the reference: at each
  * step one applicable (recipe, parameters) drawn, the recipe uniformly
- * among those with an applicable vector, then one of its vectors. */
+ * among those with an applicable vector, then one of its vectors
+ * uniformly. Drawn by rejection, not by checking every vector: the first
+ * recipe of a random order that has an applicable vector is uniform among
+ * those that have one, and the first applicable vector of a random order
+ * of its vectors uniform among its applicable ones; the checks stop there
+ * (checking all of them, register_block's 28 vectors on every step of
+ * every walk, was half of the sweep). */
 static int walk(task_run *t, kevo_rng *rng, int len)
 {
     int error = 0;
     static long vec[MAX_VECTORS][KEVO_RECIPE_MAX_PARAMS];
-    static size_t ok_k[32][MAX_VECTORS];
+    static size_t vorder[MAX_VECTORS];
     size_t n_desc;
     const kevo_recipe_desc *descs = kevo_recipe_list(&n_desc);
     long cur = 0;
@@ -466,18 +512,24 @@ static int walk(task_run *t, kevo_rng *rng, int len)
         char *src = strdup(t->v[cur].text);
         if (!src)
             return kevo_error_set(KEVO_ENOMEM, "out of memory");
-        size_t n_ok[32] = {0};
         if ((error = kevo_recipe_input_new(&in, src, t->task->name)) < 0) {
             free(src);
             return error;
         }
         size_t n_loop = kevo_recipe__input_loops(in);
-        for (size_t r = 0; r < n_desc && r < 32; r++) {
+        size_t rorder[32], nd = n_desc < 32 ? n_desc : 32;
+        shuffle(rorder, nd, rng);
+        long next = -1;
+        bool found = false;
+        for (size_t ri = 0; ri < nd && !found && error == 0; ri++) {
+            size_t r = rorder[ri];
             const kevo_recipe_desc *d = &descs[r];
             if (strcmp(d->backend, "c") != 0)
                 continue;
             size_t nvec = param_vectors(vec, d, n_loop, false);
-            for (size_t k = 0; k < nvec; k++) {
+            shuffle(vorder, nvec, rng);
+            for (size_t ki = 0; ki < nvec; ki++) {
+                size_t k = vorder[ki];
                 bool ok = false;
                 double t0 = kevo_now_s();
                 error = kevo_recipe_input_check(&ok, NULL, d->name, vec[k], d->n_params, in);
@@ -485,27 +537,18 @@ static int walk(task_run *t, kevo_rng *rng, int len)
                 recipe_n[r]++;
                 if (error < 0)
                     break;
-                if (ok)
-                    ok_k[r][n_ok[r]++] = k;
+                if (!ok)
+                    continue;
+                found = true;
+                if (cur == 0)
+                    chain[0] = '\0';
+                else
+                    chain_of(t, (size_t)cur, chain, sizeof(chain));
+                next = apply_one(t, in, d, vec[k], chain, 3);
+                if (next < 0 && next != DECLINED)
+                    error = (int)next;
+                break;
             }
-        }
-        size_t recipes[32], nr = 0;
-        for (size_t r = 0; r < 32 && error == 0; r++)
-            if (n_ok[r])
-                recipes[nr++] = r;
-        long next = -1;
-        if (error == 0 && nr > 0) {
-            size_t r = recipes[kevo_rng_next(rng) % nr];
-            const kevo_recipe_desc *d = &descs[r];
-            param_vectors(vec, d, n_loop, false);
-            size_t k = ok_k[r][kevo_rng_next(rng) % n_ok[r]];
-            if (cur == 0)
-                chain[0] = '\0';
-            else
-                chain_of(t, (size_t)cur, chain, sizeof(chain));
-            next = apply_one(t, in, d, vec[k], chain, 3);
-            if (next < 0 && next != DECLINED)
-                error = (int)next;
         }
         kevo_recipe_input_free(in);
         free(src);

@@ -346,9 +346,18 @@ static void test_recipe_jam__declines(void **state)
                     "rs",
                     "'#pragma omp simd reduction(+:s)' at line 4 lies inside the loop at "
                     "line 2: apply unroll_jam before pragma recipes");
+    /* a literal step jams (copies at i + c * 2); a step that is a variable
+     * does not */
+    static const char STRIDED[] = "void cp(const float *x, float *y, int n) {\n"
+                                  "    for (int i = 0; i < n; i += 2) y[i] = x[i];\n}\n";
+    char *st = apply_ok("unroll_jam", p, 2, STRIDED, "cp");
+    assert_contains(st, "i += (4 * 2)) {");
+    assert_contains(st, "y[(i + 3 * 2)] = x[(i + 3 * 2)];");
+    assert_contains(st, "i < n; i += 2) y[i] = x[i];");
+    free(st);
     assert_declines("unroll_jam", p, 2,
-                    "void cp(const float *x, float *y, int n) {\n"
-                    "    for (int i = 0; i < n; i += 2) y[i] = x[i];\n}\n",
+                    "void cp(const float *x, float *y, int n, int s) {\n"
+                    "    for (int i = 0; i < n; i += s) y[i] = x[i];\n}\n",
                     "cp", "line 2");
     assert_declines("unroll_jam", p, 2,
                     "void cp(const float *x, float *y, int n) {\n"

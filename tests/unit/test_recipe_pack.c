@@ -213,6 +213,34 @@ static void test_pack__register_block_packs(void **state)
     }
 }
 
+/* pack 2 is `pack` layout 1, then the chain: on the dot-product form
+ * (B^T) the same text as the two recipes one after the other, correct;
+ * where nothing is read strided in the column loop it declines, naming
+ * layout 1's reason (it would otherwise repeat pack 1's kernel). */
+static void test_pack__register_block_transposes(void **state)
+{
+    (void)state;
+    long rb2[3] = {4, 0, 2}, rb1[3] = {4, 0, 1}, lay1 = 1;
+    char *out = apply_ok("register_block", rb2, 3, MATMUL_TB, "mm");
+    char *t = apply_ok("pack", &lay1, 1, MATMUL_TB, "mm");
+    char *two = apply_ok("register_block", rb1, 3, t, "mm");
+    assert_string_equal(out, two);
+    assert_contains(out, "b_packt_pack[");
+    assert_same_result(MATMUL_TB, out, MM_DRIVER, "mm");
+    free(two);
+    free(t);
+    free(out);
+    assert_declines("register_block", rb2, 3, MATMUL_ROWS, "mm",
+                    "pack 2 needs `pack` layout 1 to apply first");
+    /* and two vectors per row on the transposed panels */
+    long rb22[4] = {4, 4, 2, 2};
+    out = apply_ok("register_block", rb22, 4, MATMUL_TB, "mm");
+    assert_contains(out, "b_packt_pack[");
+    assert_contains(out, "j += (2 * 4)) {");
+    assert_same_result(MATMUL_TB, out, MM_DRIVER, "mm");
+    free(out);
+}
+
 static void test_pack__declines(void **state)
 {
     (void)state;
@@ -285,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_pack__lanes_as_loaded),
         cmocka_unit_test(test_pack__transposed),
         cmocka_unit_test(test_pack__register_block_packs),
+        cmocka_unit_test(test_pack__register_block_transposes),
         cmocka_unit_test(test_pack__declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

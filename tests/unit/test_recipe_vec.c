@@ -201,6 +201,60 @@ static void test_vec__register_block(void **state)
                     "mm", "vectorize applies to no loop");
 }
 
+/* cols: the blocked vector loop unrolled and jammed, rows x cols
+ * accumulators, each copy at `j + c * W`; the jammed loop steps by 2 W up
+ * to the last whole pair, one vector at a time after it, then the last
+ * window. Declines where no vector loop holds the reduction loop, and
+ * unroll_jam takes no step that is not a constant of sizeof quotients. */
+static void test_vec__columns(void **state)
+{
+    (void)state;
+    static const char *const srcs[] = {MATMUL_ROWS, MATMUL_DOT};
+    static const char *const acc[] = {"vf c_3_reg_1 = (*(vf *)&c_3[(j + 1 * 4)]);",
+                                      "vf acc_3_1 = (0.0f) - (vf){0};"};
+    for (size_t i = 0; i < 2; i++)
+        for (long pack = 0; pack <= 1; pack++) {
+            /* width 4: a literal step; the machine's: sizeof(vf) / sizeof(float) */
+            long p[4] = {4, 4, pack, 2}, p0[4] = {4, 0, pack, 2};
+            char *out = apply_ok("register_block", p, 4, srcs[i], "mm");
+            assert_contains(out, "j += (2 * 4)) {");
+            assert_contains(out, acc[i]);
+            assert_same_result(srcs[i], out, MM_DRIVER, "mm");
+            free(out);
+            out = apply_ok("register_block", p0, 4, srcs[i], "mm");
+            assert_contains(out, "j += (2 * ((int64_t)(sizeof(vf) / sizeof(float))))) {");
+            assert_same_result(srcs[i], out, MM_DRIVER, "mm");
+            free(out);
+        }
+    long p[4] = {4, 0, 0, 2};
+    assert_declines("register_block", p, 4,
+                    "#include <stdint.h>\n"
+                    "void mm(const float *x, float *y, int64_t n)\n{\n"
+                    "    for (int64_t i = 0; i < n; i++)\n"
+                    "        y[i] = x[i] * 2.0f;\n}\n",
+                    "mm", "cols 2: no vector loop holding the reduction loop");
+    /* a step that names a variable, or calls, is not a number of lanes */
+    static const char *const steps[] = {"(int64_t)(sizeof(vf) / sizeof(float)) * s",
+                                        "(int64_t)sizeof(float) * w(3)"};
+    for (size_t i = 0; i < 2; i++) {
+        char src[1024];
+        snprintf(src, sizeof(src),
+                 "#include <stdint.h>\n"
+                 "typedef float vf __attribute__((vector_size(16), aligned(4), may_alias));\n"
+                 "int64_t w(int64_t);\n"
+                 "void mm(const float *A, float *C, int64_t N, int64_t K, int64_t s)\n{\n"
+                 "    for (int64_t j = 0; j < N; j += %s) {\n"
+                 "        vf acc = (vf){0};\n"
+                 "        for (int64_t k = 0; k < K; k++)\n"
+                 "            acc += *(const vf *)&A[k * N + j];\n"
+                 "        *(vf *)&C[j] = acc;\n"
+                 "    }\n}\n",
+                 steps[i]);
+        long jp[2] = {0, 2};
+        assert_declines("unroll_jam", jp, 2, src, "mm", "is not in the form");
+    }
+}
+
 #define KERNEL1(body)                                                                              \
     "#include <stdint.h>\n#include <math.h>\n"                                                     \
     "void k(const float *x, float *y, int64_t n, double *d)\n{\n" body "}\n"
@@ -383,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_vec__elementwise_widths),
         cmocka_unit_test(test_vec__chains_with_omp_and_flags),
         cmocka_unit_test(test_vec__register_block),
+        cmocka_unit_test(test_vec__columns),
         cmocka_unit_test(test_vec__unroll_hints_dropped),
         cmocka_unit_test(test_vec__last_window),
         cmocka_unit_test(test_vec__declines),
