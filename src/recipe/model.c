@@ -623,8 +623,8 @@ static bool header_increment(kevo_recipe_model *m, kevo_rloop *l)
     bool ok = false;
     bool first = ns >= 1 && m->tok[s0].var == l->var;
     bool second = ns >= 2 && m->tok[s0 + 1].var == l->var;
-    if (ns == 2 && ((first && kevo_rtok_is(m, s0 + 1, "++")) ||
-                    (kevo_rtok_is(m, s0, "++") && second))) {
+    if (ns == 2 &&
+        ((first && kevo_rtok_is(m, s0 + 1, "++")) || (kevo_rtok_is(m, s0, "++") && second))) {
         step = 1;
         ok = true;
     } else if (ns == 2 && ((first && kevo_rtok_is(m, s0 + 1, "--")) ||
@@ -644,8 +644,7 @@ static bool header_increment(kevo_recipe_model *m, kevo_rloop *l)
             l->t_step0 = s0 + 2;
             l->t_step1 = s1;
         }
-    } else if (ns >= 5 && first && kevo_rtok_is(m, s0 + 1, "=") &&
-               m->tok[s0 + 2].var == l->var &&
+    } else if (ns >= 5 && first && kevo_rtok_is(m, s0 + 1, "=") && m->tok[s0 + 2].var == l->var &&
                (kevo_rtok_is(m, s0 + 3, "+") || kevo_rtok_is(m, s0 + 3, "-")) &&
                !kevo_recipe_uses_var(m, s0 + 4, s1, l->var)) {
         ok = true;
@@ -704,8 +703,8 @@ static int analyse_header(kevo_recipe_model *m, kevo_rloop *l)
     l->strided =
         l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE) && l->step >= 1;
     l->simple = l->strided && l->step == 1;
-    l->sized_step = l->sized_step && l->declared &&
-                    (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE);
+    l->sized_step =
+        l->sized_step && l->declared && (l->cond_op == KEVO_COND_LT || l->cond_op == KEVO_COND_LE);
     if (!l->simple)
         set_why(m, l, "loop at line %u ('%s') is not in the form 'for (T i = a; i < b; i++)'",
                 header_text(text, sizeof(text), m, l->t_for, l->t_rparen + 1));

@@ -37,9 +37,9 @@
 
 /* Intermediate models, kept per thread: the sweep and the generator's
  * probes run register_block on one source with many (rows, width): the
- * interchanged text and the jammed one (per rows) are the same each time, and a libclang parse (~5 ms) was most of the
- * recipe's cost. An entry owns its text and model; at most 6 are in use
- * in one call, so 8 entries never evict one a call still holds. */
+ * interchanged text and the jammed one (per rows) are the same each time, and a libclang parse (~5
+ * ms) was most of the recipe's cost. An entry owns its text and model; at most 6 are in use in one
+ * call, so 8 entries never evict one a call still holds. */
 #define MODEL_CACHE 8
 typedef struct model_entry {
     uint64_t hash;
@@ -146,8 +146,7 @@ static int jam_then_interchange(char **out, const kevo_recipe_model *m, const ch
                 vm->loop[l].sole_child >= 0) {
                 long tp[1] = {(long)l};
                 char *back = NULL;
-                if (kevo_recipe__rewrite_parsed(&back, "interchange", tp, 1, vm, *out, name) ==
-                    0) {
+                if (kevo_recipe__rewrite_parsed(&back, "interchange", tp, 1, vm, *out, name) == 0) {
                     free(*out);
                     *out = back;
                 }
@@ -213,16 +212,20 @@ static int jam_columns(char **done, long cols, const char *name)
             v = (int)l;
     }
     if (v < 0)
-        return kevo_error_set(KEVO_EINVAL, "cols %ld: no vector loop holding the reduction loop "
-                              "to jam", cols);
+        return kevo_error_set(KEVO_EINVAL,
+                              "cols %ld: no vector loop holding the reduction loop "
+                              "to jam",
+                              cols);
     long jp[2] = {v, cols};
     char *jammed = NULL;
     if ((error = kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, dm, *done, name)) < 0) {
         if (error == KEVO_EINVAL) {
             char why[600];
             snprintf(why, sizeof(why), "%s", kevo_error_last());
-            error = kevo_error_set(KEVO_EINVAL, "cols %ld: unroll_jam of the vector loop at line "
-                                   "%u declines: %s", cols, dm->loop[v].line, why);
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "cols %ld: unroll_jam of the vector loop at line "
+                                   "%u declines: %s",
+                                   cols, dm->loop[v].line, why);
         }
         return error;
     }

@@ -52,7 +52,7 @@ typedef struct jam_ctx {
     kevo_rwrite *w;    /* writes in L's body */
     size_t nw;
     kevo_buf *b;
-    long n_stmts; /* statements of the jammed body so far */
+    long n_stmts;   /* statements of the jammed body so far */
     char step[160]; /* "" for a step of 1, else S of `i += S` (sized_step), parenthesised */
 } jam_ctx;
 
@@ -559,8 +559,8 @@ static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, lon
     else if (!L->simple) {
         int n = (int)(m->tok[L->t_step1 - 1].end - m->tok[L->t_step0].start);
         if (n + 3 > (int)sizeof(x.step)) {
-            error = kevo_error_set(KEVO_EINVAL, "the step of the loop at line %u is too long",
-                                   L->line);
+            error =
+                kevo_error_set(KEVO_EINVAL, "the step of the loop at line %u is too long", L->line);
             goto done;
         }
         snprintf(x.step, sizeof(x.step), "(%.*s)", n, m->src + m->tok[L->t_step0].start);
