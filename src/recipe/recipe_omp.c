@@ -354,14 +354,22 @@ int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
     int error = 0, applied = 0;
     kevo_buf reasons = {0};
     char why[256];
-    long factor = params[0];
+    long factor = params[0], only = params[1];
     (void)source;
 
     if (m->n_loop == 0)
         return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
+    if (only >= (long)m->n_loop)
+        return kevo_error_set(KEVO_EINVAL,
+                              "loop index %ld is out of range: the kernel has %zu for loops, "
+                              "numbered from 0 in source order",
+                              only, m->n_loop);
+    if (only >= 0 && m->loop[only].n_children > 0)
+        return kevo_error_set(KEVO_EINVAL, "the loop at line %u holds other loops: unroll marks "
+                              "innermost loops", m->loop[only].line);
     for (size_t l = 0; l < m->n_loop; l++) {
         const kevo_rloop *L = &m->loop[l];
-        if (L->n_children > 0)
+        if (L->n_children > 0 || (only >= 0 && (long)l != only))
             continue;
         why[0] = '\0';
         int a = kevo_recipe_collapsed_into(m, (int)l);

@@ -706,8 +706,18 @@ static void test_recipe__unroll(void **state)
     assert_declines("unroll", &f2, 1, simd, "relu", "carries '#pragma omp simd'");
     char *mm = apply_ok("unroll", &f2, 1, MATMUL_PLAIN, "matmul_square");
     assert_same_result(MATMUL_PLAIN, mm, DRIVER_MATMUL, "matmul_square");
-    long bad = 1;
+    long bad = 0;
     assert_declines("unroll", &bad, 1, RELU, "relu", "out of range");
+    /* factor 1 keeps a loop rolled (-funroll-loops would unroll it); `loop`
+     * marks one innermost loop only, and a loop holding others is no
+     * innermost loop */
+    long one[2] = {1, 2}, outer[2] = {1, 0}, far[2] = {1, 9};
+    char *rolled = apply_ok("unroll", one, 2, MATMUL_PLAIN, "matmul_square");
+    assert_contains(rolled, "            #pragma GCC unroll 1\n            for (int64_t k = 0;");
+    assert_same_result(MATMUL_PLAIN, rolled, DRIVER_MATMUL, "matmul_square");
+    free(rolled);
+    assert_declines("unroll", outer, 2, MATMUL_PLAIN, "matmul_square", "holds other loops");
+    assert_declines("unroll", far, 2, MATMUL_PLAIN, "matmul_square", "out of range");
     free(out);
     free(two);
     free(simd);

@@ -223,6 +223,13 @@ static void test_vec__columns(void **state)
             free(out);
             out = apply_ok("register_block", p0, 4, srcs[i], "mm");
             assert_contains(out, "j += (2 * ((int64_t)(sizeof(vf) / sizeof(float))))) {");
+            /* the jammed reduction loop kept rolled under -funroll-loops */
+            const char *jl = strstr(out, "j += (2 * ((int64_t)(sizeof(vf)");
+            const char *pr = strstr(out, "#pragma GCC unroll 1\n");
+            assert_true(jl && pr && pr > jl);
+            assert_int_equal(strncmp(strstr(pr, "\n") + 1 + strspn(strstr(pr, "\n") + 1, " "),
+                                     "for (int64_t k = 0; k < K; k++)", 31),
+                             0);
             assert_same_result(srcs[i], out, MM_DRIVER, "mm");
             free(out);
         }
