@@ -75,7 +75,7 @@ static const kevo_recipe_param_desc vectorize_params[] = {
      0, 0, 16, CHOICES(0, 4, 8, 16)},
 };
 static const kevo_recipe_param_desc register_block_params[] = {
-    {"rows", "copies of the loop around the vectorised one (accumulators per lane)", 4, 1, 8,
+    {"rows", "copies of the loop around the vectorised one (accumulators per lane)", 6, 1, 8,
      CHOICES(2, 4, 6, 8)},
     {"width", "floats per vector: 0 the machine's widest, or 4, 8, 16", 0, 0, 16,
      CHOICES(0, 4, 8, 16)},
@@ -86,8 +86,8 @@ static const kevo_recipe_param_desc register_block_params[] = {
      1, 0, 2, CHOICES(1, 2)},
     {"cols",
      "vectors per row: the blocked vector loop unrolled and jammed by `cols` (rows x cols "
-     "accumulators), declining where that does not apply",
-     1, 1, 4, CHOICES(1, 2)},
+     "accumulators, the reduction loop kept rolled), skipped where that does not apply",
+     2, 1, 4, CHOICES(1, 2)},
 };
 static const kevo_recipe_param_desc pack_params[] = {
     {"layout",

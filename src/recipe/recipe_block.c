@@ -17,9 +17,10 @@
  * default: on matmul_trans_b (M=333, N=1021, K=517) it doubles the speed,
  * on the Level 2 GEMMs (M=256, K=512, N=384, W in L2) its two copies of W
  * cost more than they give (docs/recipes.md).
- * With `cols` > 1, last, `unroll_jam` of the blocked vector loop by `cols`
- * (jam_columns()): rows x cols accumulators, the reduction loop kept rolled
- * (`unroll` factor 1: -funroll-loops spilled them).
+ * With `cols` > 1 (default 2), last, `unroll_jam` of the blocked vector
+ * loop by `cols` (jam_columns()): rows x cols accumulators, the reduction
+ * loop kept rolled (`unroll` factor 1: -funroll-loops spilled them);
+ * skipped where it does not apply.
  * The built-in generator adds one recipe per attempt and keeps the fastest
  * kernel as the next start point, so it would not walk through the slow
  * intermediate (an interchanged matmul reads B by columns) to the fast
@@ -195,7 +196,7 @@ static void vectorize_remainder(char **done, const char *row_var, long width, co
  * remainder rows) by `cols`, so that each broadcast of A feeds `cols` FMAs
  * and rows x cols accumulators hide the FMA latency (rows 8 x 1 on AVX2
  * has 8 FMAs in flight where two pipes of latency 5 need 10). Declines
- * where the jam does not apply: the result would be the one of cols 1. */
+ * KEVO_EINVAL where the jam does not apply (the caller then keeps cols 1). */
 static int jam_columns(char **done, long cols, const char *name)
 {
     const kevo_recipe_model *dm = NULL;
@@ -350,8 +351,14 @@ panels:
         }
         kevo_error_clear();
     }
-    if (params[3] > 1 && (error = jam_columns(&done, params[3], name)) < 0)
-        goto out;
+    /* skipped where it does not apply (a reduction in lanes, a jam that
+     * declines): cols 2 is the default, and the rest of the chain stands */
+    if (params[3] > 1 && (error = jam_columns(&done, params[3], name)) < 0) {
+        if (error != KEVO_EINVAL)
+            goto out;
+        error = 0;
+        kevo_error_clear();
+    }
     out->whole = done;
     done = NULL;
 out:

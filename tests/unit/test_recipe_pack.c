@@ -29,8 +29,8 @@ static char *no_alloc_driver(void)
 
 static char *blocked(const char *src, long rows, long width)
 {
-    long p[3] = {rows, width, 0}; /* registers only: the tests pack themselves */
-    return apply_ok("register_block", p, 3, src, "mm");
+    long p[4] = {rows, width, 0, 1}; /* registers only, one vector per row: the tests pack themselves */
+    return apply_ok("register_block", p, 4, src, "mm");
 }
 
 static void test_pack__after_register_block(void **state)
@@ -67,7 +67,7 @@ static void test_pack__with_omp_parallel(void **state)
 {
     (void)state;
     const kevo_recipe_step before[] = {
-        {"register_block", {4, 8, 0}, 3}, {"omp_parallel", {1, 1}, 2}, {"pack", {0}, 0}};
+        {"register_block", {4, 8, 0, 1}, 4}, {"omp_parallel", {1, 1}, 2}, {"pack", {0}, 0}};
     char *out = chain_ok(before, 3, MATMUL_ROWS, "mm");
     /* the pragma stays right above its loop, in both branches */
     const char *p = strstr(out, "#pragma omp parallel for\n");
@@ -76,7 +76,7 @@ static void test_pack__with_omp_parallel(void **state)
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     const kevo_recipe_step after[] = {
-        {"register_block", {4, 8, 0}, 3}, {"pack", {0}, 0}, {"omp_parallel", {1, 1}, 2}};
+        {"register_block", {4, 8, 0, 1}, 4}, {"pack", {0}, 0}, {"omp_parallel", {1, 1}, 2}};
     out = chain_ok(after, 3, MATMUL_ROWS, "mm");
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
