@@ -291,6 +291,9 @@ int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops);
 /* Whether loop l is the scalar remainder `vectorize` leaves after a vector
  * loop (it starts at the `*_vend` bound vectorize names). */
 bool kevo_recipe_vector_tail(const kevo_recipe_model *m, int l);
+/* Whether loop l is a vector loop `vectorize` wrote: `j < *_vend`, stepping
+ * by the lanes (a literal width, or sizeof(vf) / sizeof(float)). */
+bool kevo_recipe_vector_loop(const kevo_recipe_model *m, int l);
 int kevo_recipe_pack_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 /* Whether variable v is the buffer of a `pack` (by the names pack gives

@@ -48,8 +48,8 @@ static const kevo_recipe_param_desc tile_params[] = {
 static const kevo_recipe_param_desc unroll_params[] = {
     {"factor", "unroll factor; 1 keeps the loop rolled, also under -funroll-loops", 4, 1, 64,
      CHOICES(2, 4, 8, 16)},
-    {"loop", "the innermost loop to mark, numbered from 0 in source order; -1: every one",
-     -1, -1, 1000, CHOICES(-1)},
+    {"loop", "the innermost loop to mark, numbered from 0 in source order; -1: every one", -1, -1,
+     1000, CHOICES(-1)},
 };
 static const kevo_recipe_param_desc unroll_jam_params[] = {
     {"loop",

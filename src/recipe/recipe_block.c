@@ -94,6 +94,17 @@ static int cached_parse(const kevo_recipe_model **out, const char *text, const c
     return 0;
 }
 
+/* error, and when it is a decline (KEVO_EINVAL) its reason put after
+ * `what`: "WHAT: REASON", still KEVO_EINVAL. */
+static int decline_because(int error, const char *what)
+{
+    if (error != KEVO_EINVAL)
+        return error;
+    char why[600];
+    snprintf(why, sizeof(why), "%s", kevo_error_last());
+    return kevo_error_set(KEVO_EINVAL, "%s: %s", what, why);
+}
+
 /* The kernel's name: the identifier before the parameter list. */
 static int kernel_name(char *buf, size_t size, const kevo_recipe_model *m)
 {
@@ -204,15 +215,9 @@ static int jam_columns(char **done, long cols, const char *name)
     if (error < 0)
         return error;
     int v = -1;
-    for (size_t l = 0; l < dm->n_loop && v < 0; l++) {
-        const kevo_rloop *L = &dm->loop[l];
-        /* vectorize's vector loop: `j < j_vend`, stepping by the lanes */
-        int ub = L->t_ub1 == L->t_ub0 + 1 ? dm->tok[L->t_ub0].var : -1;
-        size_t n = ub >= 0 ? strlen(dm->var[ub].name) : 0;
-        if ((L->sized_step || (L->strided && L->step > 1)) && L->n_children > 0 && n > 5 &&
-            !strcmp(dm->var[ub].name + n - 5, "_vend"))
+    for (size_t l = 0; l < dm->n_loop && v < 0; l++)
+        if (dm->loop[l].n_children > 0 && kevo_recipe_vector_loop(dm, (int)l))
             v = (int)l;
-    }
     if (v < 0)
         return kevo_error_set(KEVO_EINVAL,
                               "cols %ld: no vector loop holding the reduction loop "
@@ -221,15 +226,10 @@ static int jam_columns(char **done, long cols, const char *name)
     long jp[2] = {v, cols};
     char *jammed = NULL;
     if ((error = kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, dm, *done, name)) < 0) {
-        if (error == KEVO_EINVAL) {
-            char why[600];
-            snprintf(why, sizeof(why), "%s", kevo_error_last());
-            error = kevo_error_set(KEVO_EINVAL,
-                                   "cols %ld: unroll_jam of the vector loop at line "
-                                   "%u declines: %s",
-                                   cols, dm->loop[v].line, why);
-        }
-        return error;
+        char what[96];
+        snprintf(what, sizeof(what), "cols %ld: unroll_jam of the vector loop at line %u declines",
+                 cols, dm->loop[v].line);
+        return decline_because(error, what);
     }
     free(*done);
     *done = jammed;
@@ -272,16 +272,9 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
         if ((error = kevo_recipe__rewrite_parsed(&transposed, "pack", tp, 1, m, source, name)) <
                 0 ||
             (error = cached_parse(&tm, transposed, name)) < 0) {
-            if (error == KEVO_EINVAL) {
-                char why[600];
-                snprintf(why, sizeof(why), "%s", kevo_error_last());
-                error = kevo_error_set(KEVO_EINVAL,
-                                       "pack 2 needs `pack` layout 1 to apply first, and it "
-                                       "does not: %s",
-                                       why);
-            }
             free(transposed);
-            return error;
+            return decline_because(error,
+                                   "pack 2 needs `pack` layout 1 to apply first, and it does not");
         }
         m = tm;
         source = transposed;

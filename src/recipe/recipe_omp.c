@@ -365,8 +365,10 @@ int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
                               "numbered from 0 in source order",
                               only, m->n_loop);
     if (only >= 0 && m->loop[only].n_children > 0)
-        return kevo_error_set(KEVO_EINVAL, "the loop at line %u holds other loops: unroll marks "
-                              "innermost loops", m->loop[only].line);
+        return kevo_error_set(KEVO_EINVAL,
+                              "the loop at line %u holds other loops: unroll marks "
+                              "innermost loops",
+                              m->loop[only].line);
     for (size_t l = 0; l < m->n_loop; l++) {
         const kevo_rloop *L = &m->loop[l];
         if (L->n_children > 0 || (only >= 0 && (long)l != only))

@@ -744,7 +744,8 @@ static bool window_ok(const vec_ctx *c, const promo *pr, size_t npr)
     const kevo_rloop *L = c->L;
     kevo_rwrite *w = NULL;
     size_t nw = 0;
-    if (c->sc.n_red > 0 || L->n_children == 0 || kevo_recipe_writes(&w, &nw, m, L->t_body, L->t_end) < 0) {
+    if (c->sc.n_red > 0 || L->n_children == 0 ||
+        kevo_recipe_writes(&w, &nw, m, L->t_body, L->t_end) < 0) {
         kevo_error_clear();
         return false;
     }
@@ -782,8 +783,9 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
         return error;
     char lanes[256] = "";
     if (win)
-        snprintf(lanes, sizeof(lanes), "for (int %s = %s; %s < (int)(sizeof(%s) / sizeof(float)); %s++)",
-                 win->lane, win->lane0, win->lane, vt, win->lane);
+        snprintf(lanes, sizeof(lanes),
+                 "for (int %s = %s; %s < (int)(sizeof(%s) / sizeof(float)); %s++)", win->lane,
+                 win->lane0, win->lane, vt, win->lane);
     /* the window's top-level stores: `{ vf tmp = [(x[idx]) op] rhs; for
      * (lanes) (&x[idx])[lane] = tmp[lane]; }`; their left-hand sides get no
      * other edit */
@@ -932,7 +934,8 @@ static int vector_body(kevo_buf *out, const vec_ctx *c, const char *vt, const ch
             break;
         if (win) {
             if (kevo_rtok_match(m, pr[q].lb) != pr[q].rb) {
-                error = kevo_error_set(KEVO_EINVAL, "a subscript of more than one [] in the window");
+                error =
+                    kevo_error_set(KEVO_EINVAL, "a subscript of more than one [] in the window");
                 break;
             }
             if ((size_t)snprintf(text, sizeof(text), " %s %s[(%.*s) + %s] = %s[%s];", lanes, xn,
@@ -1065,16 +1068,16 @@ static int vec_rewrite(kevo_recipe_out *out, const vec_ctx *c, long width)
                                 (int)il, ind, tyn, ty, lane, lane, wexpr, lane, (int)il, ind,
                                 m->var[c->sc.red_var[i]].name, red[i], lane);
     if (error == 0 && windowed)
-        error = kevo_buf_printf(&b,
-                                "%.*s    if (%s < %s && %s - %s >= %s) {\n"
-                                "%.*s        const %.*s %s = %s - %s;\n"
-                                "%.*s        const int %s = (int)(%s - %s);\n"
-                                "%.*s        %s%s%s\n"
-                                "%.*s    } else\n    ",
-                                (int)il, ind, je, u, u, lb, wexpr, (int)il, ind, tyn, ty, jn, u,
-                                wexpr, (int)il, ind, lane0, je, jn, (int)il, ind,
-                                L->body_compound ? "" : "{ ", kevo_buf_cstr(&wbody),
-                                L->body_compound ? "" : " }", (int)il, ind);
+        error =
+            kevo_buf_printf(&b,
+                            "%.*s    if (%s < %s && %s - %s >= %s) {\n"
+                            "%.*s        const %.*s %s = %s - %s;\n"
+                            "%.*s        const int %s = (int)(%s - %s);\n"
+                            "%.*s        %s%s%s\n"
+                            "%.*s    } else\n    ",
+                            (int)il, ind, je, u, u, lb, wexpr, (int)il, ind, tyn, ty, jn, u, wexpr,
+                            (int)il, ind, lane0, je, jn, (int)il, ind, L->body_compound ? "" : "{ ",
+                            kevo_buf_cstr(&wbody), L->body_compound ? "" : " }", (int)il, ind);
     if (error == 0)
         error = kevo_buf_printf(&b, "%.*s    for (%.*s %s = %s; %s < %s; %s++) %.*s\n%.*s}",
                                 (int)il, ind, tyn, ty, jn, je, jn, u, jn,
@@ -1092,14 +1095,26 @@ done:
     return error;
 }
 
+/* Whether tokens [t0, t1) are one variable named `*_vend`, the end of the
+ * vector loop vectorize writes. */
+static bool is_vend(const kevo_recipe_model *m, unsigned t0, unsigned t1)
+{
+    if (t1 != t0 + 1 || m->tok[t0].var < 0)
+        return false;
+    const char *name = m->var[m->tok[t0].var].name;
+    size_t n = strlen(name);
+    return n > 5 && !strcmp(name + n - 5, "_vend");
+}
+
 bool kevo_recipe_vector_tail(const kevo_recipe_model *m, int l)
 {
+    return is_vend(m, m->loop[l].t_lb0, m->loop[l].t_lb1);
+}
+
+bool kevo_recipe_vector_loop(const kevo_recipe_model *m, int l)
+{
     const kevo_rloop *L = &m->loop[l];
-    if (L->t_lb1 != L->t_lb0 + 1 || m->tok[L->t_lb0].var < 0)
-        return false;
-    const char *lbn = m->var[m->tok[L->t_lb0].var].name;
-    size_t n = strlen(lbn);
-    return n > 5 && !strcmp(lbn + n - 5, "_vend");
+    return (L->sized_step || (L->strided && L->step > 1)) && is_vend(m, L->t_ub0, L->t_ub1);
 }
 
 int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops)
