@@ -17,9 +17,10 @@
  * point; `random` retrieval picks a recipe uniformly (the ablation
  * baseline). When exploiting, tuning parameters start from those of the
  * fastest correct attempt that applied the same recipe on a task of the
- * same category (kept or mutated); when exploring, from the defaults,
- * mutated. Drawing again the tunable recipe the start point ends with
- * retunes it: other parameters on the text it rewrote (retune(), below).
+ * same category (kept or mutated), else the defaults; when exploring, from
+ * the defaults, mutated. Drawing again the tunable recipe the start point
+ * ends with retunes it: other parameters on the text it rewrote (retune(),
+ * below).
  * It never copies anything but the task's own reference.
  */
 #include "internal.h"
@@ -447,9 +448,72 @@ done:
     return error;
 }
 
+/* Whether recipe i (one arm, or one per variant that applies on its own)
+ * has an arm not in `tried` whose score is at least `floor`. */
+static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried, double floor)
+{
+    int error = 0;
+    const kevo_recipe_desc *d = &p->all[i];
+    int vp = variant_param(d->name);
+    size_t nv = vp < 0 ? 1 : d->params[vp].n_choices;
+    double prior = p->cfg->q_init;
+    if (vp >= 0) {
+        arm_items whole;
+        if ((error = book_arm(&whole, &p->book, d, -1)) < 0)
+            return error;
+        prior = arm_score(p->mem, &whole, p->cfg->q_init);
+    }
+    for (size_t c = 0; c < nv && !*open; c++) {
+        long v = vp < 0 ? -1 : d->params[vp].choices[c];
+        if (vp >= 0 && !variant_applies(p, i, vp, v))
+            continue;
+        char title[160];
+        arm_title(title, sizeof(title), d, v);
+        if (arm_tried(tried, title))
+            continue;
+        arm_items items;
+        if ((error = book_arm(&items, &p->book, d, v)) < 0)
+            return error;
+        *open = arm_score(p->mem, &items, prior) >= floor - 1e-12;
+    }
+    return error;
+}
+
+int kevo_builtin_root_open(bool *open, kevo_memory *mem, const kevo_agent_task *at,
+                           int64_t draft_id, const char *draft_source, const kevo_run_config *cfg)
+{
+    int error = 0;
+    char *tried = NULL;
+    proposal_ctx p = {.mem = mem, .at = at, .cfg = cfg};
+    *open = false;
+    if (!cfg->memory || cfg->retrieval == KEVO_RETRIEVAL_RANDOM)
+        return 0; /* no values to rank arms by: the ablations keep their start points */
+    p.all = kevo_recipe_list(&p.nr);
+    p.last = p.nr; /* the draft has no last step to retune */
+    if (!(p.applicable = calloc(p.nr, sizeof(int)))) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((error = kevo_recipe_input_new(&p.start, draft_source, at->task->name)) < 0 ||
+        (error = book_open(&p.book, mem, at, p.start, draft_source)) < 0 ||
+        (error = tried_arms(&tried, mem, draft_id)) < 0)
+        goto done;
+    find_applicable(&p);
+    for (size_t i = 0; i < p.nr && !*open && error == 0; i++)
+        if (p.applicable[i])
+            error = has_open_arm(open, &p, i, tried, cfg->q_init);
+done:
+    free(tried);
+    book_close(&p.book);
+    kevo_recipe_input_free(p.start);
+    free(p.applicable);
+    return error;
+}
+
 /* Rewrite the start point with the picked recipe: the arm's variant as it
  * is, or tuning parameters inherited from the best attempt of the category
- * (exploiting) or mutated defaults. params[0..*np) get what was used. */
+ * (exploiting), else the defaults (exploiting) or mutated defaults
+ * (exploring). params[0..*np) get what was used. */
 static int rewrite(kevo_proposal *out, long *params, size_t *np, proposal_ctx *p)
 {
     int error = 0;
@@ -489,8 +553,14 @@ static int rewrite(kevo_proposal *out, long *params, size_t *np, proposal_ctx *p
         }
     }
     if (!inherited) {
+        /* nothing to inherit: exploiting, the recipe's defaults (the
+         * parameters measured best where they were chosen: register_block's
+         * rows 6 x cols 2); exploring, fresh values. Mutating the defaults
+         * here too made a 60-attempt run on matmul_square apply
+         * register_block once, at rows 2 (2.1x where rows 6 gave 3.3x), and
+         * never from that kernel again. The retune move tunes from there. */
         bool changed = false;
-        if (*np > 0)
+        if (*np > 0 && p->explore)
             kevo_recipe_input_params_mutate(&changed, params, p->rng, name, p->start);
         if (kevo_recipe_input_apply(&src, name, params, *np, p->start) < 0)
             /* the precondition held but the rewrite failed: count it as a failed attempt */

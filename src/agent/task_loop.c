@@ -46,6 +46,42 @@ static int upsert_task(kevo_memory *mem, const kevo_agent_task *at, const char *
     return kevo_memory_task_upsert(mem, &mt, NULL);
 }
 
+/* The built-in generator's root ply (kevo_builtin_root_open): the task's
+ * draft in this run is the start point while it has an arm worth trying.
+ * Decided from the store alone, so a resumed run decides as the killed one
+ * would have. */
+static int root_ply(kevo_attempt_state *st)
+{
+    const kevo_run_config *cfg = st->cfg;
+    if (st->start->stage == KEVO_STAGE_DRAFT)
+        return 0;
+    kevo_attempt_filter f = {.run_id = st->run_id,
+                             .task = st->at->task->name,
+                             .backend = cfg->backend,
+                             .correct_only = 1,
+                             .stage = KEVO_STAGE_DRAFT,
+                             .limit = 1};
+    kevo_attempt_list *drafts = NULL;
+    int error = kevo_memory_attempt_list(&drafts, st->mem, &f);
+    if (error == KEVO_ENOTFOUND) {
+        kevo_error_clear();
+        return 0;
+    }
+    bool open = false;
+    if (error == 0 && drafts->n == 1 && drafts->attempts[0].source &&
+        (error = kevo_builtin_root_open(&open, st->mem, st->at, drafts->attempts[0].id,
+                                        drafts->attempts[0].source, cfg)) == 0 &&
+        open) {
+        kevo_attempt *draft = NULL;
+        if ((error = kevo_memory_attempt_get(&draft, st->mem, drafts->attempts[0].id)) == 0) {
+            kevo_attempt_free(st->start);
+            st->start = draft;
+        }
+    }
+    kevo_attempt_list_free(drafts);
+    return error;
+}
+
 /* This iteration's random source and start point (none when drafting, for
  * pass@k, or when the task has no correct kernel yet). */
 static int begin_iteration(kevo_attempt_state *st, int it)
@@ -71,6 +107,8 @@ static int begin_iteration(kevo_attempt_state *st, int it)
         kevo_error_clear();
         return 0;
     }
+    if (error == 0 && st->derived->start_root && !st->prov)
+        error = root_ply(st);
     return error;
 }
 

@@ -381,6 +381,85 @@ static void test_builtin__retune_the_last_step(void **state)
     free(u4);
 }
 
+/* The root ply: a draft nothing was tried on is open; on a task of a
+ * category where one arm paid and every other cost, the draft stays open
+ * until the arm that paid is tried on it, and not for the arms that cost;
+ * without memory (the ablation) there is no root ply. */
+static void test_builtin__root_ply(void **state)
+{
+    fixture *f = *state;
+    kevo_task a = {.name = "ra", .category = "activation", .level = 1};
+    const char *src_a = SCALE("ra");
+    kevo_agent_task at_a = {.task = &a, .reference = (char *)src_a, .c_start = src_a};
+    int64_t fresh = record_draft(f, "ra", src_a);
+    bool open = false;
+    assert_int_equal(kevo_builtin_root_open(&open, f->mem, &at_a, fresh, src_a, &f->cfg), 0);
+    assert_true(open); /* cold memory: every arm is worth a try */
+    train(f, &a, src_a, "omp_parallel", 30);
+
+    kevo_task b = {.name = "rb", .category = "activation", .level = 1};
+    const char *src_b = SCALE("rb");
+    kevo_agent_task at_b = {.task = &b, .reference = (char *)src_b, .c_start = src_b};
+    int64_t draft = record_draft(f, "rb", src_b);
+    assert_int_equal(kevo_builtin_root_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
+    assert_true(open); /* omp_parallel paid on this category and is untried here */
+    long none[1] = {0};
+    char *restricted = NULL;
+    assert_int_equal(kevo_recipe_apply(&restricted, "restrict", none, 0, src_b, "rb"), 0);
+    record_child(f, "rb", draft, restricted, "[{\"recipe\":\"restrict\",\"params\":{}}]", 125.0);
+    assert_int_equal(kevo_builtin_root_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
+    assert_true(open); /* an arm that cost does not close it */
+    long omp[KEVO_RECIPE_MAX_PARAMS];
+    size_t np = 0;
+    assert_int_equal(kevo_recipe_params_default(omp, &np, "omp_parallel"), 0);
+    char *par = NULL;
+    assert_int_equal(kevo_recipe_apply(&par, "omp_parallel", omp, np, src_b, "rb"), 0);
+    record_child(f, "rb", draft, par, "[{\"recipe\":\"omp_parallel\",\"params\":{}}]", 20.0);
+    assert_int_equal(kevo_builtin_root_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
+    assert_false(open); /* what is left untried on it is known to cost */
+
+    kevo_run_config off = f->cfg;
+    off.memory = false;
+    assert_int_equal(kevo_builtin_root_open(&open, f->mem, &at_a, fresh, src_a, &off), 0);
+    assert_false(open);
+    free(par);
+    free(restricted);
+}
+
+/* Exploiting a tunable recipe nothing of the category has applied yet: its
+ * defaults as they are (register_block rows 6 x cols 2, the micro-kernel
+ * measured fastest), not mutated away from them. */
+static void test_builtin__untried_recipe_exploits_its_defaults(void **state)
+{
+    fixture *f = *state;
+    kevo_task t = {.name = "gd", .category = "matmul", .level = 1};
+    const char *src = GEMM("gd");
+    kevo_agent_task at = {.task = &t, .reference = (char *)src, .c_start = src};
+    int64_t draft = record_draft(f, "gd", src);
+    long def[KEVO_RECIPE_MAX_PARAMS];
+    size_t nd = 0;
+    assert_int_equal(kevo_recipe_params_default(def, &nd, "register_block"), 0);
+    char *want = NULL;
+    assert_int_equal(kevo_recipe_apply(&want, "register_block", def, nd, src, "gd"), 0);
+    bool seen = false;
+    for (int r = 0; r < 40 && !seen; r++) {
+        kevo_proposal p = {0};
+        assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, draft, src, NULL, &f->cfg, &f->rng),
+                         0);
+        assert_false(p.exhausted);
+        if (!strcmp(p.summary, "register_block")) {
+            seen = true;
+            assert_string_equal(p.source, want);
+        } else {
+            /* every other arm costs, so each is tried once and then passed over */
+            record_child(f, "gd", draft, p.source, p.recipes_json, 125.0);
+        }
+        kevo_proposal_clear(&p);
+    }
+    assert_true(seen);
+    free(want);
+}
+
 static void test_start__the_fastest_kernel_is_refined_next(void **state)
 {
     (void)state;
@@ -410,6 +489,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin__bottleneck_carries_across_categories, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__root_ply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__untried_recipe_exploits_its_defaults, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
