@@ -23,8 +23,12 @@
 # 3. A markdown table of the JSON lines (OUT_DIR/*.json).
 #
 # Environment: THREADS (default: all cores, as kevo's latency gate), ITER
-# (default 30), KERNELS (skip step 1), SHAPES (all | acceptance), ROUNDS
-# (default 21), OMP_WAIT_POLICY / OPENBLAS_THREAD_TIMEOUT (the bench's
+# (default 30), RUN_ARGS (more `kevo run` options, e.g. `--seed 2`),
+# KERNELS (skip step 1), SHAPES (all | acceptance), ROUNDS
+# (default 21), SEARCH_AT (task: the run searches at each task's own
+# sizes, the default; shape: at the shape the kernel is then measured at,
+# on copies of the tasks with those sizes, as a user with that shape would
+# run kevo; needs SHAPES=acceptance), OMP_WAIT_POLICY / OPENBLAS_THREAD_TIMEOUT (the bench's
 # defaults PASSIVE / 4 keep idle pool threads off the cores the other
 # contender computes on; set them to measure otherwise).
 # Installs nothing: without libopenblas it prints the apt-get line and
@@ -48,6 +52,12 @@ if ! python3 -c "import ctypes; ctypes.CDLL('libopenblas.so.0')" 2>/dev/null; th
   exit 2
 fi
 case $SHAPES in all | acceptance) ;; *) echo "SHAPES: all or acceptance, got $SHAPES" >&2; exit 2 ;; esac
+SEARCH_AT=${SEARCH_AT:-task}
+case $SEARCH_AT in
+  task) ;;
+  shape) [ "$SHAPES" = acceptance ] || { echo "SEARCH_AT=shape needs SHAPES=acceptance (one shape per task)" >&2; exit 2; } ;;
+  *) echo "SEARCH_AT: task or shape, got $SEARCH_AT" >&2; exit 2 ;;
+esac
 # task folder | size overrides
 cases=("015_matmul_square|" "016_matmul_rect|M=1000 N=777 K=1023" "021_matmul_trans_b|M=333 N=1021 K=517")
 if [ "$SHAPES" = all ]; then
@@ -62,10 +72,31 @@ if [ -z "${KERNELS:-}" ]; then
   dirs=()
   for c in "${cases[@]}"; do
     d="$L1/${c%%|*}"
+    if [ "$SEARCH_AT" = shape ]; then
+      # the task as a user with this shape would write it: its sizes are
+      # the shape the kernel is measured at below (a copy; the suite is
+      # untouched)
+      sz=${c#*|}
+      mkdir -p "$OUT/tasks"
+      rm -rf "$OUT/tasks/${c%%|*}"
+      cp -r "$d" "$OUT/tasks/${c%%|*}"
+      d="$OUT/tasks/${c%%|*}"
+      python3 - "$d/task.json" $sz <<'PY'
+import json, sys
+path = sys.argv[1]
+t = json.load(open(path))
+for kv in sys.argv[2:]:
+    k, v = kv.split("=")
+    t["sizes"][k] = int(v)
+json.dump(t, open(path, "w"), indent=2)
+PY
+    fi
     case " ${dirs[*]-} " in *" $d "*) ;; *) dirs+=("$d") ;; esac
   done
   echo "== kevo run: ${#dirs[@]} GEMM tasks, $ITER attempts each, --quick (log: $OUT/run.txt)" >&2
-  "$KEVO" run "${dirs[@]}" --iterations "$ITER" --quick --quiet --db "$OUT/run.db" > "$OUT/run.txt" 2>&1 \
+  # shellcheck disable=SC2086 # RUN_ARGS: options, split on spaces
+  "$KEVO" run "${dirs[@]}" --iterations "$ITER" --quick --quiet --db "$OUT/run.db" ${RUN_ARGS:-} \
+    > "$OUT/run.txt" 2>&1 \
     || { tail -20 "$OUT/run.txt" >&2; echo "kevo run failed (log: $OUT/run.txt)" >&2; exit 1; }
   "$KEVO" best --db "$OUT/run.db" --out "$OUT/best" >&2 || true # exit 1: no kernel (per shape below)
   KERNELS=$OUT/best
