@@ -208,14 +208,28 @@ static void proposal_use(kevo_proposal *out, const arm_items *a)
         }
 }
 
+/* A Q-value, or with `unbiased` the mean of the rewards behind it: the
+ * update Q <- Q + alpha (R - Q) from q_init leaves q_init a weight of
+ * (1 - alpha)^n after n rewards, taken out here (an arm tried once at 1.4x
+ * reads Q 0.45, below the untried 0.5, and a mean reward of +0.32). */
+static double q_value(double q, int64_t n, const kevo_run_config *unbiased)
+{
+    if (!unbiased)
+        return q;
+    double w = pow(1.0 - unbiased->alpha, (double)n);
+    return w < 1.0 ? (q - w * unbiased->q_init) / (1.0 - w) : q;
+}
+
 /* Score of an arm for this task: the Qs of its category, trait-signature
  * and bottleneck items, weighted by how often each was updated (up to 5
  * times: after that they count alike); the general Q when none has been
- * updated; else `prior`. The signature and the bottleneck are what carry
+ * updated; else `prior`. With `unbiased`, the mean rewards behind those
+ * Qs instead (q_value). The signature and the bottleneck are what carry
  * across categories: a Level 2 `fused` GEMM with a sigmoid starts from what
  * paid on Level 1 kernels with the same traits and the same limit, and its
  * own category takes over as it gathers evidence. */
-static double arm_score(kevo_memory *mem, const arm_items *a, double prior)
+static double arm_value(kevo_memory *mem, const arm_items *a, double prior,
+                        const kevo_run_config *unbiased)
 {
     double q, sum = 0, wsum = 0;
     int64_t n = 0;
@@ -224,14 +238,19 @@ static double arm_score(kevo_memory *mem, const arm_items *a, double prior)
         if (specific[i] && kevo_memory_q_get(&q, &n, mem, specific[i], KEVO_STAGE_REFINE) == 0 &&
             n > 0) {
             double w = n < 5 ? (double)n : 5.0;
-            sum += w * q;
+            sum += w * q_value(q, n, unbiased);
             wsum += w;
         }
     if (wsum > 0)
         return sum / wsum;
     if (a->general && kevo_memory_q_get(&q, &n, mem, a->general, KEVO_STAGE_REFINE) == 0 && n > 0)
-        return q;
+        return q_value(q, n, unbiased);
     return prior;
+}
+
+static double arm_score(kevo_memory *mem, const arm_items *a, double prior)
+{
+    return arm_value(mem, a, prior, NULL);
 }
 
 /* The parameters of `recipe` in the fastest correct attempt that applied it
@@ -449,8 +468,9 @@ done:
 }
 
 /* Whether recipe i (one arm, or one per variant that applies on its own)
- * has an arm not in `tried` whose score is at least `floor`. */
-static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried, double floor)
+ * has an arm not in `tried` expected to gain: its mean reward for this task
+ * (arm_value, unbiased) above 0; q_init where nothing is known. */
+static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried)
 {
     int error = 0;
     const kevo_recipe_desc *d = &p->all[i];
@@ -461,7 +481,7 @@ static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried
         arm_items whole;
         if ((error = book_arm(&whole, &p->book, d, -1)) < 0)
             return error;
-        prior = arm_score(p->mem, &whole, p->cfg->q_init);
+        prior = arm_value(p->mem, &whole, p->cfg->q_init, p->cfg);
     }
     for (size_t c = 0; c < nv && !*open; c++) {
         long v = vp < 0 ? -1 : d->params[vp].choices[c];
@@ -474,13 +494,13 @@ static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried
         arm_items items;
         if ((error = book_arm(&items, &p->book, d, v)) < 0)
             return error;
-        *open = arm_score(p->mem, &items, prior) >= floor - 1e-12;
+        *open = arm_value(p->mem, &items, prior, p->cfg) > 0;
     }
     return error;
 }
 
-int kevo_builtin_root_open(bool *open, kevo_memory *mem, const kevo_agent_task *at,
-                           int64_t draft_id, const char *draft_source, const kevo_run_config *cfg)
+int kevo_builtin_arms_open(bool *open, kevo_memory *mem, const kevo_agent_task *at, int64_t id,
+                           const char *source, const kevo_run_config *cfg)
 {
     int error = 0;
     char *tried = NULL;
@@ -489,19 +509,19 @@ int kevo_builtin_root_open(bool *open, kevo_memory *mem, const kevo_agent_task *
     if (!cfg->memory || cfg->retrieval == KEVO_RETRIEVAL_RANDOM)
         return 0; /* no values to rank arms by: the ablations keep their start points */
     p.all = kevo_recipe_list(&p.nr);
-    p.last = p.nr; /* the draft has no last step to retune */
+    p.last = p.nr; /* fresh arms only: the retune move is the start rule's */
     if (!(p.applicable = calloc(p.nr, sizeof(int)))) {
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
-    if ((error = kevo_recipe_input_new(&p.start, draft_source, at->task->name)) < 0 ||
-        (error = book_open(&p.book, mem, at, p.start, draft_source)) < 0 ||
-        (error = tried_arms(&tried, mem, draft_id)) < 0)
+    if ((error = kevo_recipe_input_new(&p.start, source, at->task->name)) < 0 ||
+        (error = book_open(&p.book, mem, at, p.start, source)) < 0 ||
+        (error = tried_arms(&tried, mem, id)) < 0)
         goto done;
     find_applicable(&p);
     for (size_t i = 0; i < p.nr && !*open && error == 0; i++)
         if (p.applicable[i])
-            error = has_open_arm(open, &p, i, tried, cfg->q_init);
+            error = has_open_arm(open, &p, i, tried);
 done:
     free(tried);
     book_close(&p.book);

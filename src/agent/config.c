@@ -398,12 +398,15 @@ void kevo_agent__derive(kevo_derived *out, const kevo_run_config *c)
      * whose newest kernels ran at 0.6-0.75 of the best). Not for the
      * refinement baseline: it refines the newest kernel, as the papers' */
     out->start_climb = kevo_agent__builtin(c) && c->strategy == KEVO_STRATEGY_EVO;
-    /* and it tries every promising recipe on the reference first: a
-     * 60-attempt run on matmul_square refined the reference three times
-     * (flags, unroll_jam, unroll), never with register_block, which alone
-     * makes it 3.3x faster, then stacked register_block on unroll_jam's
-     * jammed loop (1.4x) */
-    out->start_root = out->start_climb;
+    /* and it tries every promising recipe on the reference first, then on
+     * the fastest kernel: a 60-attempt run on matmul_square refined the
+     * reference three times (flags, unroll_jam, unroll), never with
+     * register_block, which alone makes it 3.3x faster, then stacked
+     * register_block on unroll_jam's jammed loop (1.4x); with the root ply
+     * alone, another gave its fastest kernel (register_block, 3.1x) two
+     * children, neither omp_parallel, and spread the other 48 attempts
+     * over 27 slower start points (an untried one scores q_init) */
+    out->start_plies = out->start_climb;
     out->start_rule = c->strategy == KEVO_STRATEGY_REFINE ? refine_rule
                       : !by_value                         ? KEVO_START_FASTEST
                       : c->start_score == KEVO_START_SCORE_Q2_LATENCY ? KEVO_START_Q2_LATENCY

@@ -44,16 +44,18 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          const char *start_recipes_json, const kevo_run_config *cfg,
                          kevo_rng *rng);
 
-/* The root ply: whether the task's draft (attempt draft_id, its text
- * draft_source) still has an arm worth trying on it: one not yet tried from
- * it whose score for this task (category, signature, bottleneck; q_init
- * when nothing is known) is at least q_init. While it has, the draft is the
- * built-in generator's start point: every recipe is tried once on the
- * clean reference before recipes are stacked (register_block on the
- * reference, not after an unroll_jam has jammed its loop), and what the
- * memory knows to cost is skipped. */
-int kevo_builtin_root_open(bool *open, kevo_memory *mem, const kevo_agent_task *at,
-                           int64_t draft_id, const char *draft_source, const kevo_run_config *cfg);
+/* The plies (task_loop.c): whether attempt `id` (its text `source`) still
+ * has an arm worth trying from it: one not yet tried from it that is
+ * expected to gain on this task (the mean reward behind its category,
+ * signature and bottleneck Q-values above 0; q_init when nothing is
+ * known); never with the memory off or random retrieval (nothing to rank
+ * arms by). While the draft has one, it is the built-in generator's start
+ * point (every promising recipe tried once on the clean reference before
+ * recipes are stacked: register_block on the reference, not after an
+ * unroll_jam has jammed its loop); then, while it has one, the run's
+ * fastest kernel. */
+int kevo_builtin_arms_open(bool *open, kevo_memory *mem, const kevo_agent_task *at, int64_t id,
+                           const char *source, const kevo_run_config *cfg);
 
 /* ---- configuration (config.c) ---------------------------------------- */
 
@@ -66,7 +68,7 @@ typedef struct kevo_derived {
     kevo_llm_config llm;
     kevo_start_rule start_rule;
     bool start_climb; /* kevo_start_query.climb: the built-in generator */
-    bool start_root;  /* the built-in generator's root ply (kevo_builtin_root_open) */
+    bool start_plies; /* the built-in generator's plies (kevo_builtin_arms_open) */
     bool memory; /* the generators may use the memory (off: --memory off, pass@k) */
     bool audit;  /* LLM runs: the model-based auditor gate (on unless --no-audit) */
 } kevo_derived;

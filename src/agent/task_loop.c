@@ -46,40 +46,57 @@ static int upsert_task(kevo_memory *mem, const kevo_agent_task *at, const char *
     return kevo_memory_task_upsert(mem, &mt, NULL);
 }
 
-/* The built-in generator's root ply (kevo_builtin_root_open): the task's
- * draft in this run is the start point while it has an arm worth trying.
- * Decided from the store alone, so a resumed run decides as the killed one
- * would have. */
-static int root_ply(kevo_attempt_state *st)
+/* Whether the first attempt `f` lists (the task's draft, or its fastest
+ * kernel, in this run) still has an arm worth trying
+ * (kevo_builtin_arms_open); if so it becomes the start point (*taken). */
+static int ply(bool *taken, kevo_attempt_state *st, const kevo_attempt_filter *f)
+{
+    *taken = false;
+    kevo_attempt_list *list = NULL;
+    int error = kevo_memory_attempt_list(&list, st->mem, f);
+    if (error == KEVO_ENOTFOUND) {
+        kevo_error_clear();
+        return 0;
+    }
+    bool open = false;
+    if (error == 0 && list->n == 1 && list->attempts[0].source &&
+        (error = kevo_builtin_arms_open(&open, st->mem, st->at, list->attempts[0].id,
+                                        list->attempts[0].source, st->cfg)) == 0 &&
+        open) {
+        kevo_attempt *a = NULL;
+        if ((error = kevo_memory_attempt_get(&a, st->mem, list->attempts[0].id)) == 0) {
+            kevo_attempt_free(st->start);
+            st->start = a;
+            *taken = true;
+        }
+    }
+    kevo_attempt_list_free(list);
+    return error;
+}
+
+/* The built-in generator's plies, before the start rule's pick: the task's
+ * draft in this run while it has an arm worth trying (the root ply: every
+ * promising recipe once on the clean reference before any is stacked),
+ * then the run's fastest kernel while it has one (the best ply: the
+ * fastest kernel gets every promising move before the search spreads over
+ * slower ones). Decided from the store alone, so a resumed run decides as
+ * the killed one would have. */
+static int plies(kevo_attempt_state *st)
 {
     const kevo_run_config *cfg = st->cfg;
-    if (st->start->stage == KEVO_STAGE_DRAFT)
-        return 0;
     kevo_attempt_filter f = {.run_id = st->run_id,
                              .task = st->at->task->name,
                              .backend = cfg->backend,
                              .correct_only = 1,
                              .stage = KEVO_STAGE_DRAFT,
                              .limit = 1};
-    kevo_attempt_list *drafts = NULL;
-    int error = kevo_memory_attempt_list(&drafts, st->mem, &f);
-    if (error == KEVO_ENOTFOUND) {
-        kevo_error_clear();
-        return 0;
-    }
-    bool open = false;
-    if (error == 0 && drafts->n == 1 && drafts->attempts[0].source &&
-        (error = kevo_builtin_root_open(&open, st->mem, st->at, drafts->attempts[0].id,
-                                        drafts->attempts[0].source, cfg)) == 0 &&
-        open) {
-        kevo_attempt *draft = NULL;
-        if ((error = kevo_memory_attempt_get(&draft, st->mem, drafts->attempts[0].id)) == 0) {
-            kevo_attempt_free(st->start);
-            st->start = draft;
-        }
-    }
-    kevo_attempt_list_free(drafts);
-    return error;
+    bool taken = false;
+    int error = ply(&taken, st, &f);
+    if (error < 0 || taken)
+        return error;
+    f.stage = 0;
+    f.best_first = 1;
+    return ply(&taken, st, &f);
 }
 
 /* This iteration's random source and start point (none when drafting, for
@@ -107,8 +124,8 @@ static int begin_iteration(kevo_attempt_state *st, int it)
         kevo_error_clear();
         return 0;
     }
-    if (error == 0 && st->derived->start_root && !st->prov)
-        error = root_ply(st);
+    if (error == 0 && st->derived->start_plies && !st->prov)
+        error = plies(st);
     return error;
 }
 
