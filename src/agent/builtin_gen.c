@@ -13,7 +13,7 @@
  * with the same structure or the same limit (Level 1 -> Level 2).
  * Selection is epsilon-greedy over the refine-stage Q of the arms that
  * apply to the start point (category and signature blended by evidence,
- * arm_score()), exploiting the best arm not yet tried from that start
+ * arm_value()), exploiting the best arm not yet tried from that start
  * point; `random` retrieval picks a recipe uniformly (the ablation
  * baseline). When exploiting, tuning parameters start from those of the
  * fastest correct attempt that applied the same recipe on a task of the
@@ -248,11 +248,6 @@ static double arm_value(kevo_memory *mem, const arm_items *a, double prior,
     return prior;
 }
 
-static double arm_score(kevo_memory *mem, const arm_items *a, double prior)
-{
-    return arm_value(mem, a, prior, NULL);
-}
-
 /* The parameters of `recipe` in the fastest correct attempt that applied it
  * as its last step through the category item `cat_item` (so: on a task of
  * the same category). Returns 1 and fills best[0..np) when there is one, 0
@@ -391,38 +386,73 @@ static bool variant_applies(proposal_ctx *p, size_t i, int vp, long v)
     return ok;
 }
 
+/* The arms of applicable recipe i, in order: the recipe as a whole, or one
+ * per variant that applies on its own, each with its items and the prior
+ * it is valued from. `unbiased`: as arm_value. */
+typedef struct arm_walk {
+    size_t i, c, nv;
+    int vp;
+    double prior;
+    const kevo_run_config *unbiased;
+} arm_walk;
+
+static int arm_walk_start(arm_walk *w, proposal_ctx *p, size_t i, const kevo_run_config *unbiased)
+{
+    const kevo_recipe_desc *d = &p->all[i];
+    *w = (arm_walk){.i = i, .vp = variant_param(d->name), .unbiased = unbiased};
+    w->nv = w->vp < 0 ? 1 : d->params[w->vp].n_choices;
+    /* a variant arm nobody has tried yet is valued like its recipe as a
+     * whole, not optimistically: otherwise a cold memory spends its budget
+     * on every flag set in turn */
+    w->prior = p->cfg->q_init;
+    if (w->vp >= 0) {
+        arm_items whole;
+        int error = book_arm(&whole, &p->book, d, -1);
+        if (error < 0)
+            return error;
+        w->prior = arm_value(p->mem, &whole, p->cfg->q_init, unbiased);
+    }
+    return 0;
+}
+
+/* The next arm not in `tried` (NULL: every arm): its variant into *v (-1:
+ * the recipe as a whole) and its value into *value. Returns 1, 0 when none
+ * is left, or an error. */
+static int arm_walk_next(arm_walk *w, proposal_ctx *p, const char *tried, long *v, double *value)
+{
+    const kevo_recipe_desc *d = &p->all[w->i];
+    for (; w->c < w->nv; w->c++) {
+        *v = w->vp < 0 ? -1 : d->params[w->vp].choices[w->c];
+        if (w->vp >= 0 && !variant_applies(p, w->i, w->vp, *v))
+            continue; /* this variant must apply on its own */
+        char title[160];
+        arm_title(title, sizeof(title), d, *v);
+        if (tried && arm_tried(tried, title))
+            continue;
+        arm_items items;
+        int error = book_arm(&items, &p->book, d, *v);
+        if (error < 0)
+            return error;
+        *value = arm_value(p->mem, &items, w->prior, w->unbiased);
+        w->c++;
+        return 1;
+    }
+    return 0;
+}
+
 /* Score the arms of applicable recipe i (one, or one per variant) and keep
  * the best in p->pick; pass 0 skips arms already tried. *best and *ties
  * carry across calls. */
 static int score_arms(proposal_ctx *p, size_t i, int pass, const char *tried, double *best,
                       int *ties)
 {
-    int error = 0;
-    const kevo_recipe_desc *d = &p->all[i];
-    int vp = variant_param(d->name);
-    size_t nv = vp < 0 ? 1 : d->params[vp].n_choices;
-    /* a variant arm nobody has tried yet is valued like its recipe as a
-     * whole, not optimistically: otherwise a cold memory spends its budget
-     * on every flag set in turn */
-    double prior = p->cfg->q_init;
-    if (vp >= 0) {
-        arm_items whole;
-        if ((error = book_arm(&whole, &p->book, d, -1)) < 0)
-            return error;
-        prior = arm_score(p->mem, &whole, p->cfg->q_init);
-    }
-    for (size_t c = 0; c < nv; c++) {
-        long v = vp < 0 ? -1 : d->params[vp].choices[c];
-        if (vp >= 0 && !variant_applies(p, i, vp, v))
-            continue; /* this variant must apply on its own */
-        char title[160];
-        arm_title(title, sizeof(title), d, v);
-        if (pass == 0 && arm_tried(tried, title))
-            continue;
-        arm_items items;
-        if ((error = book_arm(&items, &p->book, d, v)) < 0)
-            return error;
-        double sc = arm_score(p->mem, &items, prior);
+    arm_walk w;
+    long v = -1;
+    double sc = 0;
+    int rc = arm_walk_start(&w, p, i, NULL);
+    if (rc < 0)
+        return rc;
+    while ((rc = arm_walk_next(&w, p, pass == 0 ? tried : NULL, &v, &sc)) == 1) {
         if (sc > *best + 1e-12) {
             *best = sc;
             p->pick = i;
@@ -433,7 +463,7 @@ static int score_arms(proposal_ctx *p, size_t i, int pass, const char *tried, do
             p->pick_variant = v;
         }
     }
-    return error;
+    return rc;
 }
 
 /* Epsilon-greedy over the arms (or uniform over the recipes for the random
@@ -472,31 +502,15 @@ done:
  * (arm_value, unbiased) above 0; q_init where nothing is known. */
 static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried)
 {
-    int error = 0;
-    const kevo_recipe_desc *d = &p->all[i];
-    int vp = variant_param(d->name);
-    size_t nv = vp < 0 ? 1 : d->params[vp].n_choices;
-    double prior = p->cfg->q_init;
-    if (vp >= 0) {
-        arm_items whole;
-        if ((error = book_arm(&whole, &p->book, d, -1)) < 0)
-            return error;
-        prior = arm_value(p->mem, &whole, p->cfg->q_init, p->cfg);
-    }
-    for (size_t c = 0; c < nv && !*open; c++) {
-        long v = vp < 0 ? -1 : d->params[vp].choices[c];
-        if (vp >= 0 && !variant_applies(p, i, vp, v))
-            continue;
-        char title[160];
-        arm_title(title, sizeof(title), d, v);
-        if (arm_tried(tried, title))
-            continue;
-        arm_items items;
-        if ((error = book_arm(&items, &p->book, d, v)) < 0)
-            return error;
-        *open = arm_value(p->mem, &items, prior, p->cfg) > 0;
-    }
-    return error;
+    arm_walk w;
+    long v = -1;
+    double mean = 0;
+    int rc = arm_walk_start(&w, p, i, p->cfg);
+    if (rc < 0)
+        return rc;
+    while (!*open && (rc = arm_walk_next(&w, p, tried, &v, &mean)) == 1)
+        *open = mean > 0;
+    return rc < 0 ? rc : 0;
 }
 
 int kevo_builtin_arms_open(bool *open, kevo_memory *mem, const kevo_agent_task *at, int64_t id,

@@ -46,31 +46,40 @@ static int upsert_task(kevo_memory *mem, const kevo_agent_task *at, const char *
     return kevo_memory_task_upsert(mem, &mt, NULL);
 }
 
-/* Whether the first attempt `f` lists (the task's draft, or its fastest
- * kernel, in this run) still has an arm worth trying
- * (kevo_builtin_arms_open); if so it becomes the start point (*taken). */
-static int ply(bool *taken, kevo_attempt_state *st, const kevo_attempt_filter *f)
+/* The id of the first attempt `f` lists (0: none): the task's draft, or
+ * its fastest kernel, in this run. */
+static int first_listed(int64_t *id, kevo_attempt_state *st, const kevo_attempt_filter *f)
 {
-    *taken = false;
     kevo_attempt_list *list = NULL;
+    *id = 0;
     int error = kevo_memory_attempt_list(&list, st->mem, f);
     if (error == KEVO_ENOTFOUND) {
         kevo_error_clear();
         return 0;
     }
-    bool open = false;
-    if (error == 0 && list->n == 1 && list->attempts[0].source &&
-        (error = kevo_builtin_arms_open(&open, st->mem, st->at, list->attempts[0].id,
-                                        list->attempts[0].source, st->cfg)) == 0 &&
-        open) {
-        kevo_attempt *a = NULL;
-        if ((error = kevo_memory_attempt_get(&a, st->mem, list->attempts[0].id)) == 0) {
-            kevo_attempt_free(st->start);
-            st->start = a;
-            *taken = true;
-        }
-    }
+    if (error == 0 && list->n == 1)
+        *id = list->attempts[0].id;
     kevo_attempt_list_free(list);
+    return error;
+}
+
+/* Whether attempt `id` still has an arm worth trying
+ * (kevo_builtin_arms_open); if so it becomes the start point (*taken). */
+static int ply(bool *taken, kevo_attempt_state *st, int64_t id)
+{
+    kevo_attempt *a = NULL;
+    bool open = false;
+    *taken = false;
+    int error = kevo_memory_attempt_get(&a, st->mem, id);
+    if (error == 0 && a->source &&
+        (error = kevo_builtin_arms_open(&open, st->mem, st->at, a->id, a->source, st->cfg)) == 0 &&
+        open) {
+        kevo_attempt_free(st->start);
+        st->start = a;
+        *taken = true;
+        return 0;
+    }
+    kevo_attempt_free(a);
     return error;
 }
 
@@ -89,14 +98,20 @@ static int plies(kevo_attempt_state *st)
                              .backend = cfg->backend,
                              .correct_only = 1,
                              .stage = KEVO_STAGE_DRAFT,
-                             .limit = 1};
+                             .limit = 1,
+                             .no_source = 1};
+    int64_t draft = 0, best = 0;
     bool taken = false;
-    int error = ply(&taken, st, &f);
+    int error = first_listed(&draft, st, &f);
+    if (error == 0 && draft)
+        error = ply(&taken, st, draft);
     if (error < 0 || taken)
         return error;
     f.stage = 0;
     f.best_first = 1;
-    return ply(&taken, st, &f);
+    if ((error = first_listed(&best, st, &f)) == 0 && best && best != draft)
+        error = ply(&taken, st, best); /* the draft's answer is known */
+    return error;
 }
 
 /* This iteration's random source and start point (none when drafting, for
