@@ -320,6 +320,21 @@ static int64_t record_child(fixture *f, const char *task, int64_t parent, const 
     return record_attempt(f, task, KEVO_STAGE_REFINE, parent, source, recipes_json, us);
 }
 
+/* `recipe` with its default parameters applied to `source` (the kernel
+ * `task`), recorded as a child of `parent` at `us`. */
+static void record_default_child(fixture *f, const char *task, int64_t parent, const char *source,
+                                 const char *recipe, double us)
+{
+    long params[KEVO_RECIPE_MAX_PARAMS];
+    size_t np = 0;
+    char *out = NULL, json[128];
+    assert_int_equal(kevo_recipe_params_default(params, &np, recipe), 0);
+    assert_int_equal(kevo_recipe_apply(&out, recipe, params, np, source, task), 0);
+    snprintf(json, sizeof(json), "[{\"recipe\":\"%s\",\"params\":{}}]", recipe);
+    record_child(f, task, parent, out, json, us);
+    free(out);
+}
+
 /* The last step's factor of a one-step unroll chain. */
 static long unroll_factor(const char *recipes_json)
 {
@@ -410,18 +425,10 @@ static void test_builtin__root_ply(void **state)
     int64_t draft = record_draft(f, "rb", src_b);
     assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
     assert_true(open); /* omp_parallel paid on this category and is untried here */
-    long none[1] = {0};
-    char *restricted = NULL;
-    assert_int_equal(kevo_recipe_apply(&restricted, "restrict", none, 0, src_b, "rb"), 0);
-    record_child(f, "rb", draft, restricted, "[{\"recipe\":\"restrict\",\"params\":{}}]", 125.0);
+    record_default_child(f, "rb", draft, src_b, "restrict", 125.0);
     assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
     assert_true(open); /* an arm that cost does not close it */
-    long omp[KEVO_RECIPE_MAX_PARAMS];
-    size_t np = 0;
-    assert_int_equal(kevo_recipe_params_default(omp, &np, "omp_parallel"), 0);
-    char *par = NULL;
-    assert_int_equal(kevo_recipe_apply(&par, "omp_parallel", omp, np, src_b, "rb"), 0);
-    record_child(f, "rb", draft, par, "[{\"recipe\":\"omp_parallel\",\"params\":{}}]", 20.0);
+    record_default_child(f, "rb", draft, src_b, "omp_parallel", 20.0);
     assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
     assert_false(open); /* what is left untried on it is known to cost */
 
@@ -429,8 +436,6 @@ static void test_builtin__root_ply(void **state)
     off.memory = false;
     assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_a, fresh, src_a, &off), 0);
     assert_false(open);
-    free(par);
-    free(restricted);
 }
 
 /* The best ply's test: an arm that paid less than the optimistic q_init
@@ -451,15 +456,9 @@ static void test_builtin__modest_gain_keeps_a_start_open(void **state)
     bool open = false;
     assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
     assert_true(open);
-    long omp[KEVO_RECIPE_MAX_PARAMS];
-    size_t np = 0;
-    assert_int_equal(kevo_recipe_params_default(omp, &np, "omp_parallel"), 0);
-    char *par = NULL;
-    assert_int_equal(kevo_recipe_apply(&par, "omp_parallel", omp, np, src_b, "mb"), 0);
-    record_child(f, "mb", draft, par, "[{\"recipe\":\"omp_parallel\",\"params\":{}}]", 71.0);
+    record_default_child(f, "mb", draft, src_b, "omp_parallel", 71.0);
     assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
     assert_false(open);
-    free(par);
 }
 
 /* Exploiting a tunable recipe nothing of the category has applied yet: its
