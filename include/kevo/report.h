@@ -9,6 +9,7 @@
 #define KEVO_REPORT_H
 
 #include "kevo/memory.h"
+#include "kevo/roofline.h"
 #include "kevo/util.h"
 
 #ifdef __cplusplus
@@ -137,6 +138,11 @@ typedef struct kevo_run_metrics {
     int roof_tasks;
     double median_roof_fraction;
     char roof_note[200];
+    /* the peaks the fractions are against (roof_peaks_known false without
+     * them): a shared machine's bandwidths move with its load, so the
+     * report says which calibration, and of when, it used */
+    bool roof_peaks_known;
+    kevo_peaks roof_peaks;
 } kevo_run_metrics;
 
 /* The one geometric mean of best speedups: exp(mean(ln v)) over the given

@@ -42,6 +42,10 @@ typedef struct kevo_peaks {
     size_t npoints;
     kevo_bw_point curve[KEVO_PEAKS_MAX_POINTS]; /* ascending bytes */
     char machine[33]; /* kevo_machine id of the measuring machine; "" unknown */
+    /* when `kevo calibrate` measured them, ISO-8601 UTC ("" unknown: a file
+     * written before kevo recorded it); bandwidths on a shared machine move
+     * with its load, so a fraction is against the peaks of that moment */
+    char measured[24];
 } kevo_peaks;
 
 /* The cache file: $KEVO_PEAKS, else $XDG_CACHE_HOME/kevo/peaks.json, else

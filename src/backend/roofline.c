@@ -99,6 +99,15 @@ int kevo_peaks_parse(kevo_peaks *out, const char *text, const char *where)
     out->threads = cJSON_IsNumber(t) ? t->valueint : 0;
     if (cJSON_IsString(id))
         snprintf(out->machine, sizeof(out->machine), "%s", id->valuestring);
+    const cJSON *when = cJSON_GetObjectItemCaseSensitive(o, "measured");
+    if (when && !(cJSON_IsString(when) && strlen(when->valuestring) < sizeof(out->measured) &&
+                  strspn(when->valuestring, "0123456789-:TZ") == strlen(when->valuestring))) {
+        error =
+            kevo_error_set(KEVO_EINVAL, "%s: \"measured\" is not an ISO-8601 time string", where);
+        goto done;
+    }
+    if (when)
+        snprintf(out->measured, sizeof(out->measured), "%s", when->valuestring);
     error = parse_curve(out, cJSON_GetObjectItemCaseSensitive(o, "bandwidth"), where);
 done:
     cJSON_Delete(o);
@@ -111,9 +120,13 @@ int kevo_peaks_to_json(char **out, const kevo_peaks *p)
 {
     kevo_buf b = {0};
     *out = NULL;
-    kevo_buf_printf(&b, "{\n  \"version\": %d,\n  \"mem_gbs\": %.2f,\n  \"fp32_gflops\": %.2f,\n"
-                        "  \"threads\": %d,\n  \"machine\": \"%s\",\n  \"bandwidth\": [",
+    kevo_buf_printf(&b,
+                    "{\n  \"version\": %d,\n  \"mem_gbs\": %.2f,\n  \"fp32_gflops\": %.2f,\n"
+                    "  \"threads\": %d,\n  \"machine\": \"%s\",\n",
                     KEVO_PEAKS_VERSION, p->mem_gbs, p->fp32_gflops, p->threads, p->machine);
+    if (p->measured[0])
+        kevo_buf_printf(&b, "  \"measured\": \"%s\",\n", p->measured);
+    kevo_buf_puts(&b, "  \"bandwidth\": [");
     for (size_t i = 0; i < p->npoints; i++)
         kevo_buf_printf(&b, "%s\n    {\"bytes\": %.0f, \"gbs\": %.2f}", i ? "," : "",
                         p->curve[i].bytes, p->curve[i].gbs);
@@ -201,6 +214,7 @@ int kevo_peaks_measure(kevo_peaks *out)
     kevo_machine mach;
     if (kevo_machine_get(&mach) == 0)
         snprintf(out->machine, sizeof(out->machine), "%s", mach.id);
+    kevo_iso_time(out->measured, sizeof(out->measured));
     error = kevo_peaks_save(out);
 done:
     if (dir)

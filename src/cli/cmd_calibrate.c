@@ -63,7 +63,8 @@ int kevo_cmd_calibrate(int argc, char **argv)
         printf("  %8.1f %s  %8.2f GB/s\n", b / div, unit, p.curve[i].gbs);
     }
     printf("memory bandwidth  %.2f GB/s (the largest working set)\nfp32 FMA          %.2f "
-           "GFLOP/s\nthreads           %d\ncache             %s\n",
-           p.mem_gbs, p.fp32_gflops, p.threads, kevo_peaks_path());
+           "GFLOP/s\nthreads           %d\nmeasured          %s\ncache             %s\n",
+           p.mem_gbs, p.fp32_gflops, p.threads, p.measured[0] ? p.measured : "(not recorded)",
+           kevo_peaks_path());
     return KEVO_EXIT_OK;
 }

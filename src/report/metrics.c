@@ -476,6 +476,9 @@ void kevo_report__roofline_compute(kevo_run_metrics *m, const double *flops, con
     m->roof_tasks = 0;
     m->median_roof_fraction = NAN;
     snprintf(m->roof_note, sizeof(m->roof_note), "%s", peaks ? "" : why ? why : "no peaks");
+    m->roof_peaks_known = peaks != NULL;
+    if (peaks)
+        m->roof_peaks = *peaks;
     double *fr = calloc(m->ntasks + 1, sizeof(double));
     for (size_t k = 0; k < m->ntasks; k++) {
         kevo_task_metrics *t = &m->per_task[k];

@@ -87,6 +87,23 @@ static cJSON *run_json(const kevo_run_metrics *m)
         cJSON_AddStringToObject(o, "roof_note", m->roof_note);
     else
         cJSON_AddNullToObject(o, "roof_note");
+    if (m->roof_peaks_known) {
+        const kevo_peaks *p = &m->roof_peaks;
+        cJSON *pk = cJSON_AddObjectToObject(o, "roof_peaks");
+        if (p->measured[0])
+            cJSON_AddStringToObject(pk, "measured", p->measured);
+        else
+            cJSON_AddNullToObject(pk, "measured");
+        cJSON_AddNumberToObject(pk, "fp32_gflops", p->fp32_gflops);
+        cJSON_AddNumberToObject(pk, "dram_gbs", p->mem_gbs);
+        cJSON_AddNumberToObject(pk, "threads", p->threads);
+        if (p->machine[0])
+            cJSON_AddStringToObject(pk, "machine", p->machine);
+        else
+            cJSON_AddNullToObject(pk, "machine");
+    } else {
+        cJSON_AddNullToObject(o, "roof_peaks");
+    }
     cJSON *iters = cJSON_AddArrayToObject(o, "by_iteration");
     for (size_t i = 0; i < m->niterations; i++) {
         cJSON *j = cJSON_CreateObject();
@@ -221,6 +238,14 @@ static void render_task_table(kevo_buf *out, const kevo_run_metrics *m)
                        "compute-bound; -: not computable)\n");
     if (m->roof_note[0])
         kevo_buf_printf(out, "roof: %s\n", m->roof_note);
+    if (m->roof_peaks_known)
+        kevo_buf_printf(out,
+                        "roof: against the peaks `kevo calibrate` measured %s (%.1f GFLOP/s "
+                        "fp32, %.1f GB/s DRAM, %d threads); bandwidths move with a shared "
+                        "machine's load\n",
+                        m->roof_peaks.measured[0] ? m->roof_peaks.measured
+                                                  : "at an unrecorded time",
+                        m->roof_peaks.fp32_gflops, m->roof_peaks.mem_gbs, m->roof_peaks.threads);
     kevo_buf_puts(out, "\n");
     if (m->nmachines < 2)
         return;

@@ -44,6 +44,7 @@ static kevo_peaks sample_peaks(void)
     kevo_peaks p = {.mem_gbs = 10, .fp32_gflops = 100, .threads = 2, .npoints = 4,
                     .curve = {{32 * KiB, 200}, {1 * MiB, 100}, {256 * MiB, 25}, {1 * GiB, 10}}};
     snprintf(p.machine, sizeof(p.machine), "%s", "0123456789abcdef0123456789abcdef");
+    snprintf(p.measured, sizeof(p.measured), "%s", "2026-12-03T16:28:05Z");
     return p;
 }
 
@@ -138,6 +139,7 @@ static void test_roofline__cache_round_trip(void **state)
     assert_close(q.fp32_gflops, p.fp32_gflops, "fp32_gflops");
     assert_int_equal(q.threads, 2);
     assert_string_equal(q.machine, p.machine);
+    assert_string_equal(q.measured, "2026-12-03T16:28:05Z");
     assert_int_equal(q.npoints, 4);
     for (size_t i = 0; i < 4; i++) {
         assert_close(q.curve[i].bytes, p.curve[i].bytes, "point bytes");
@@ -179,6 +181,16 @@ static void test_roofline__old_and_bad_caches(void **state)
     assert_non_null(strstr(kevo_error_last(), "point 1"));
     write_peaks("{\"version\": 2, \"mem_gbs\": 1, \"fp32_gflops\": 1, \"bandwidth\": []}");
     assert_int_equal(kevo_peaks_load(&q), KEVO_EINVAL);
+    /* a file of before "measured" still reads (the time unknown); a
+     * "measured" that is no time string is refused, naming the field */
+    write_peaks("{\"version\": 2, \"mem_gbs\": 1, \"fp32_gflops\": 1, \"bandwidth\": "
+                "[{\"bytes\": 1024, \"gbs\": 1}]}");
+    assert_int_equal(kevo_peaks_load(&q), 0);
+    assert_string_equal(q.measured, "");
+    write_peaks("{\"version\": 2, \"mem_gbs\": 1, \"fp32_gflops\": 1, \"measured\": "
+                "\"x\\\" injected\", \"bandwidth\": [{\"bytes\": 1024, \"gbs\": 1}]}");
+    assert_int_equal(kevo_peaks_load(&q), KEVO_EINVAL);
+    assert_non_null(strstr(kevo_error_last(), "\"measured\""));
     write_peaks("not json");
     assert_int_equal(kevo_peaks_load(&q), KEVO_EINVAL);
     assert_non_null(strstr(kevo_error_last(), kevo_peaks_path()));
@@ -302,6 +314,15 @@ static void test_roofline__report_fields(void **state)
                  (fa_want + fb_want) / 2, "median_roof_fraction");
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "roof_tasks")->valueint, 2);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "roof_note")));
+    /* which calibration, and of when, the fractions are against */
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "roof_peaks");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(pk, "measured")->valuestring,
+                        "2026-12-03T16:28:05Z");
+    assert_close(cJSON_GetObjectItemCaseSensitive(pk, "fp32_gflops")->valuedouble, 100,
+                 "roof_peaks.fp32_gflops");
+    assert_close(cJSON_GetObjectItemCaseSensitive(pk, "dram_gbs")->valuedouble, 10,
+                 "roof_peaks.dram_gbs");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(pk, "machine")->valuestring, p.machine);
     cJSON_Delete(j);
     kevo_buf text = {0};
     kevo_run_metrics *runs[1] = {m};
@@ -310,6 +331,7 @@ static void test_roofline__report_fields(void **state)
     snprintf(want, sizeof(want), "%.0f%%m", 100 * fa_want);
     assert_non_null(strstr(kevo_buf_cstr(&text), want));
     assert_non_null(strstr(kevo_buf_cstr(&text), "median roof fraction"));
+    assert_non_null(strstr(kevo_buf_cstr(&text), "measured 2026-12-03T16:28:05Z"));
     kevo_buf_free(&text);
     kevo_run_metrics_free(m);
 
@@ -325,6 +347,7 @@ static void test_roofline__report_fields(void **state)
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "median_roof_fraction")));
     assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(j, "roof_note")->valuestring,
                            "kevo calibrate"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "roof_peaks")));
     cJSON_Delete(j);
     runs[0] = m;
     assert_int_equal(kevo_report_render(&text, runs, 1, KEVO_REPORT_TEXT), 0);
