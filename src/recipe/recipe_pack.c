@@ -800,7 +800,13 @@ static int pack_rewrite(kevo_recipe_out *out, pack_ctx *c)
      * L1 while their 16 floats are taken, each buffer row written 32
      * contiguous floats at a time); the panels one panel at a time (k
      * inner: each panel written as one contiguous stream). The order of a
-     * copy is free: its source is not written in A and the buffer is new. */
+     * copy is free: its source is not written in A and the buffer is new.
+     * When A runs in OpenMP threads, so does the fill (each outer iteration
+     * its own block or panel): else one thread copies while the others
+     * wait at A. */
+    if (error == 0 && (A->pragma_flags & KEVO_PRAGMA_OMP_PARALLEL) &&
+        (A->pragma_flags & KEVO_PRAGMA_OMP_FOR))
+        error = kevo_buf_printf(&b, "%.*s%s%s#pragma omp parallel for\n", (int)il, ind, I, I);
     if (error == 0 && c->transposed)
         error = kevo_buf_printf(
             &b,

@@ -90,6 +90,40 @@ static KEVO_TEST_UNUSED const char MM_DRIVER[] = DRIVER_HEAD
     "    free(A); free(B); free(C); }\n"
     "  return 0; }\n";
 
+/* C = A B^T with row pointers, the suite's matmul_trans_b reference form:
+ * the reads of B are strided in j. */
+static KEVO_TEST_UNUSED const char MATMUL_TB[] =
+    "#include <stdint.h>\n"
+    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
+    "{\n"
+    "    for (int64_t i = 0; i < M; i++) {\n"
+    "        const float *a = A + i * K;\n"
+    "        for (int64_t j = 0; j < N; j++) {\n"
+    "            const float *b = B + j * K;\n"
+    "            float s = 0.0f;\n"
+    "            for (int64_t k = 0; k < K; k++)\n"
+    "                s += a[k] * b[k];\n"
+    "            C[i * N + j] = s;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* MM_DRIVER with an aligned_alloc that always fails (it takes the libc
+ * one's place in the linked program). */
+static KEVO_TEST_UNUSED const char NO_ALLOC_DRIVER[] =
+    "#include <stddef.h>\n"
+    "void *aligned_alloc(size_t a, size_t n) { (void)a; (void)n; return NULL; }\n";
+
+static KEVO_TEST_UNUSED char *no_alloc_driver(void)
+{
+    size_t a = strlen(NO_ALLOC_DRIVER), b = strlen(MM_DRIVER);
+    char *d = malloc(a + b + 1);
+    assert_non_null(d);
+    memcpy(d, NO_ALLOC_DRIVER, a);
+    memcpy(d + a, MM_DRIVER, b + 1);
+    return d;
+}
+
 static KEVO_TEST_UNUSED char *apply_ok(const char *recipe, const long *params, size_t n, const char *src,
                       const char *kernel)
 {

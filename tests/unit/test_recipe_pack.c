@@ -11,22 +11,6 @@
  */
 #include "recipe_check.h"
 
-/* MM_DRIVER with an aligned_alloc that always fails (it takes the libc
- * one's place in the linked program). */
-static const char NO_ALLOC_DRIVER[] =
-    "#include <stddef.h>\n"
-    "void *aligned_alloc(size_t a, size_t n) { (void)a; (void)n; return NULL; }\n";
-
-static char *no_alloc_driver(void)
-{
-    size_t a = strlen(NO_ALLOC_DRIVER), b = strlen(MM_DRIVER);
-    char *d = malloc(a + b + 1);
-    assert_non_null(d);
-    memcpy(d, NO_ALLOC_DRIVER, a);
-    memcpy(d + a, MM_DRIVER, b + 1);
-    return d;
-}
-
 static char *blocked(const char *src, long rows, long width)
 {
     long p[4] = {rows, width, 0, 1}; /* registers only, one vector per row: the tests pack themselves */
@@ -62,7 +46,26 @@ static void test_pack__after_register_block(void **state)
     free(b);
 }
 
-/* With the OpenMP loop above the rows, in either order. */
+/* The panel fill runs in OpenMP threads: `#pragma omp parallel for` right
+ * above its loop `for (T j = *_pack_j0; ...)`. */
+static void assert_fill_parallel(const char *out)
+{
+    const char *fill = strstr(out, "_pack_j0; j < ");
+    assert_non_null(fill);
+    const char *line = fill;
+    while (line > out && line[-1] != '\n')
+        line--;
+    const char *prev = line - 1;
+    while (prev > out && prev[-1] != '\n')
+        prev--;
+    prev += strspn(prev, " ");
+    if (strncmp(prev, "#pragma omp parallel for\n", 25))
+        print_error("no omp pragma above the fill:\n%s\n", out);
+    assert_true(!strncmp(prev, "#pragma omp parallel for\n", 25));
+}
+
+/* With the OpenMP loop above the rows, in either order; the fills in the
+ * same threads. */
 static void test_pack__with_omp_parallel(void **state)
 {
     (void)state;
@@ -74,10 +77,18 @@ static void test_pack__with_omp_parallel(void **state)
     assert_non_null(p);
     assert_non_null(strstr(p + 1, "#pragma omp parallel for\n"));
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    assert_fill_parallel(out);
     free(out);
     const kevo_recipe_step after[] = {
         {"register_block", {4, 8, 0, 1}, 4}, {"pack", {0}, 0}, {"omp_parallel", {1, 1}, 2}};
     out = chain_ok(after, 3, MATMUL_ROWS, "mm");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+    /* omp_parallel on the kernel's nest alone (all_nests 0) takes the fill along */
+    const kevo_recipe_step first[] = {
+        {"register_block", {4, 8, 0, 1}, 4}, {"pack", {0}, 0}, {"omp_parallel", {1, 0}, 2}};
+    out = chain_ok(first, 3, MATMUL_ROWS, "mm");
+    assert_fill_parallel(out);
     assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
 }
@@ -117,23 +128,6 @@ static void test_pack__lanes_as_loaded(void **state)
     }
 }
 
-/* C = A B^T with row pointers, the suite's matmul_trans_b reference form:
- * the reads of B are strided in j. */
-static const char MATMUL_TB[] =
-    "#include <stdint.h>\n"
-    "void mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K)\n"
-    "{\n"
-    "    for (int64_t i = 0; i < M; i++) {\n"
-    "        const float *a = A + i * K;\n"
-    "        for (int64_t j = 0; j < N; j++) {\n"
-    "            const float *b = B + j * K;\n"
-    "            float s = 0.0f;\n"
-    "            for (int64_t k = 0; k < K; k++)\n"
-    "                s += a[k] * b[k];\n"
-    "            C[i * N + j] = s;\n"
-    "        }\n"
-    "    }\n"
-    "}\n";
 
 /* The transposed layout: B read along k is copied to [k][j], the pointer
  * that fed the reads is dropped (it would stop vectorize), and j can then
@@ -199,14 +193,18 @@ static void test_pack__register_block_packs(void **state)
         assert_contains(out, want[i]);
         assert_same_result(srcs[i], out, MM_DRIVER, "mm");
         char *par = apply_ok("omp_parallel", omp, 2, out, "mm");
-        const char *pr = strstr(par, "#pragma omp parallel for\n");
-        assert_non_null(pr);
-        pr += strlen("#pragma omp parallel for\n");
-        while (*pr == ' ')
-            pr++;
-        if (strncmp(pr, "for (int64_t i = 0;", 19) != 0)
+        /* the rows loop carries it (the fill beside it too: assert_fill_parallel) */
+        const char *pr = par;
+        bool rows = false;
+        while (!rows && (pr = strstr(pr, "#pragma omp parallel for\n")) != NULL) {
+            pr += strlen("#pragma omp parallel for\n");
+            pr += strspn(pr, " ");
+            rows = strncmp(pr, "for (int64_t i = 0;", 19) == 0;
+        }
+        if (!rows)
             print_error("omp_parallel took another nest:\n%s\n", par);
-        assert_int_equal(strncmp(pr, "for (int64_t i = 0;", 19), 0);
+        assert_true(rows);
+        assert_fill_parallel(par);
         assert_same_result(srcs[i], par, MM_DRIVER, "mm");
         free(par);
         free(out);
@@ -305,6 +303,28 @@ static void test_pack__declines(void **state)
     free(b);
 }
 
+/* Both fills of the transposed operand in OpenMP threads, the second
+ * stepping by the panel width (a constant of the kernel, not a literal). */
+static void test_pack__fills_in_threads(void **state)
+{
+    (void)state;
+    const kevo_recipe_step tb[] = {{"register_block", {4, 8, 2, 1}, 4},
+                                   {"omp_parallel", {1, 0}, 2}};
+    char *out = chain_ok(tb, 2, MATMUL_TB, "mm");
+    const char *t = strstr(out, "for (int64_t b_packt_jb = ");
+    assert_non_null(t);
+    const char *p = t;
+    while (p > out && p[-1] == ' ')
+        p--;
+    assert_true(p - out > 25 && !strncmp(p - 25, "#pragma omp parallel for\n", 25));
+    assert_fill_parallel(out);
+    assert_same_result(MATMUL_TB, out, MM_DRIVER, "mm");
+    char *d = no_alloc_driver();
+    assert_same_result(MATMUL_TB, out, d, "mm");
+    free(d);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_pack__with_omp_parallel),
         cmocka_unit_test(test_pack__lanes_as_loaded),
         cmocka_unit_test(test_pack__transposed),
+        cmocka_unit_test(test_pack__fills_in_threads),
         cmocka_unit_test(test_pack__register_block_packs),
         cmocka_unit_test(test_pack__register_block_transposes),
         cmocka_unit_test(test_pack__declines),
