@@ -299,6 +299,8 @@ int kevo_recipe_pack_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
 /* Whether variable v is the buffer of a `pack` (by the names pack gives
  * them): 1 panels (`*_pack`), 2 transposed (`*_packt`), 0 neither. */
 int kevo_recipe_pack_buffer(const kevo_recipe_model *m, int v);
+int kevo_recipe_kblock_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                             const long *params);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 

@@ -95,6 +95,12 @@ static const kevo_recipe_param_desc pack_params[] = {
      "transposed only",
      -1, -1, 1, CHOICES(-1)},
 };
+static const kevo_recipe_param_desc kblock_params[] = {
+    {"kc",
+     "values of the reduction variable per pass (the packed operand's rows one pass "
+     "reads: kc x N floats, to stay in L2)",
+     256, 1, 4096, CHOICES(128, 256, 512)},
+};
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
      CHOICES(1, 2)},
@@ -182,6 +188,15 @@ static const kevo_recipe_desc descs[] = {
      "them, from a parameter the kernel never writes (panels); or a read strided in a loop `j` "
      "inside a reduction loop `k` (transposed to [k][j], so that `vectorize` can run j in lanes)",
      pack_params, N_OF(pack_params), "c"},
+    {"kblock",
+     "cache blocking of the reduction loop of a register-blocked nest: the loop around it runs "
+     "once per block of `kc` values of k, the partial sums carried through memory (each sum "
+     "still adds its terms in order)",
+     "a loop around a vector loop `j += W` holding `for (T k = a; k < b; k++)`, whose "
+     "accumulators are stored after the reduction and start from a constant or from what they "
+     "store, whose other stores come before or after every reduction, and which reads what it "
+     "writes only there",
+     kblock_params, N_OF(kblock_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -208,12 +223,15 @@ static const kevo_recipe_desc descs[] = {
 };
 
 static const kevo_recipe_apply_fn impls[] = {
-    kevo_recipe_flags_apply,    kevo_recipe_restrict_apply,    kevo_recipe_omp_parallel_apply,
-    kevo_recipe_omp_simd_apply, kevo_recipe_interchange_apply, kevo_recipe_tile_apply,
-    kevo_recipe_unroll_apply,   kevo_recipe_unroll_jam_apply,  kevo_recipe_fuse_apply,
-    kevo_recipe_vectorize_apply, kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
-    kevo_recipe_ocl_ndrange_apply, kevo_recipe_ocl_work_group_apply,
-    kevo_recipe_ocl_coarsen_apply, kevo_recipe_ocl_local_tile_apply,
+    kevo_recipe_flags_apply,          kevo_recipe_restrict_apply,
+    kevo_recipe_omp_parallel_apply,   kevo_recipe_omp_simd_apply,
+    kevo_recipe_interchange_apply,    kevo_recipe_tile_apply,
+    kevo_recipe_unroll_apply,         kevo_recipe_unroll_jam_apply,
+    kevo_recipe_fuse_apply,           kevo_recipe_vectorize_apply,
+    kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
+    kevo_recipe_kblock_apply,         kevo_recipe_ocl_ndrange_apply,
+    kevo_recipe_ocl_work_group_apply, kevo_recipe_ocl_coarsen_apply,
+    kevo_recipe_ocl_local_tile_apply,
 };
 
 _Static_assert(N_OF(descs) == N_OF(impls), "one implementation per recipe");
