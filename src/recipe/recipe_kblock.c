@@ -376,8 +376,8 @@ static bool acc_store(kb_nest *n, kb_acc *a, const kevo_rwrite *w, unsigned r0, 
     return true;
 }
 
-/* Which top-level statement of A's body holds token t (its first token);
- * *has_k whether that statement holds a reduction loop. */
+/* The first token of the top-level statement of A's body that holds
+ * token t, and its end in *end; (unsigned)-1 when none does. */
 static unsigned top_stmt(const kb_nest *n, unsigned t, unsigned *end)
 {
     const kevo_recipe_model *m = n->m;

@@ -16,6 +16,15 @@
 
 #include "no_store.h"
 
+/* key: text, or null when the text is empty (the metrics' "unknown"). */
+static void add_text_or_null(cJSON *o, const char *key, const char *text)
+{
+    if (text[0])
+        cJSON_AddStringToObject(o, key, text);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
 /* {"1": x, "5": y, "10": z}: the k not above the run's attempts per task */
 static cJSON *pass_json(const kevo_paper_rates *r)
 {
@@ -83,24 +92,15 @@ static cJSON *run_json(const kevo_run_metrics *m)
     else
         cJSON_AddNullToObject(o, "median_roof_fraction");
     cJSON_AddNumberToObject(o, "roof_tasks", m->roof_tasks);
-    if (m->roof_note[0])
-        cJSON_AddStringToObject(o, "roof_note", m->roof_note);
-    else
-        cJSON_AddNullToObject(o, "roof_note");
+    add_text_or_null(o, "roof_note", m->roof_note);
     if (m->roof_peaks_known) {
         const kevo_peaks *p = &m->roof_peaks;
         cJSON *pk = cJSON_AddObjectToObject(o, "roof_peaks");
-        if (p->measured[0])
-            cJSON_AddStringToObject(pk, "measured", p->measured);
-        else
-            cJSON_AddNullToObject(pk, "measured");
+        add_text_or_null(pk, "measured", p->measured);
         cJSON_AddNumberToObject(pk, "fp32_gflops", p->fp32_gflops);
         cJSON_AddNumberToObject(pk, "dram_gbs", p->mem_gbs);
         cJSON_AddNumberToObject(pk, "threads", p->threads);
-        if (p->machine[0])
-            cJSON_AddStringToObject(pk, "machine", p->machine);
-        else
-            cJSON_AddNullToObject(pk, "machine");
+        add_text_or_null(pk, "machine", p->machine);
     } else {
         cJSON_AddNullToObject(o, "roof_peaks");
     }
@@ -130,15 +130,9 @@ static cJSON *run_json(const kevo_run_metrics *m)
         cJSON_AddNumberToObject(j, "first_correct_iteration", t->first_correct_iter);
         cJSON_AddNumberToObject(j, "first_speedup_iteration", t->first_speedup_iter);
         cJSON_AddNumberToObject(j, "best_speedup", t->best_speedup);
-        if (t->baseline[0]) /* null: nothing of the task was timed */
-            cJSON_AddStringToObject(j, "baseline", t->baseline);
-        else
-            cJSON_AddNullToObject(j, "baseline");
+        add_text_or_null(j, "baseline", t->baseline); /* null: nothing of the task was timed */
         cJSON_AddNumberToObject(j, "speedup_vs_first_draft", t->speedup_vs_first);
-        if (t->machine[0])
-            cJSON_AddStringToObject(j, "machine", t->machine);
-        else
-            cJSON_AddNullToObject(j, "machine");
+        add_text_or_null(j, "machine", t->machine);
         if (t->roof_known) { /* null: not computable (kevo_task_metrics.roof_known) */
             cJSON_AddNumberToObject(j, "roof_fraction", t->roof_fraction);
             cJSON_AddStringToObject(j, "roof_bottleneck",
@@ -153,10 +147,7 @@ static cJSON *run_json(const kevo_run_metrics *m)
     for (size_t k = 0; k < m->nmachines; k++) {
         const kevo_machine_metrics *x = &m->per_machine[k];
         cJSON *j = cJSON_CreateObject();
-        if (x->id[0])
-            cJSON_AddStringToObject(j, "id", x->id);
-        else
-            cJSON_AddNullToObject(j, "id");
+        add_text_or_null(j, "id", x->id);
         cJSON_AddStringToObject(j, "hostname", x->hostname);
         cJSON_AddStringToObject(j, "cpu", x->cpu);
         cJSON_AddStringToObject(j, "gpu", x->gpu);

@@ -46,13 +46,13 @@ static void test_pack__after_register_block(void **state)
     free(b);
 }
 
-/* The panel fill runs in OpenMP threads: `#pragma omp parallel for` right
- * above its loop `for (T j = *_pack_j0; ...)`. */
-static void assert_fill_parallel(const char *out)
+/* The line holding `needle` is a loop right below `#pragma omp parallel
+ * for`: it runs in OpenMP threads. */
+static void assert_parallel_above(const char *out, const char *needle)
 {
-    const char *fill = strstr(out, "_pack_j0; j < ");
-    assert_non_null(fill);
-    const char *line = fill;
+    const char *at = strstr(out, needle);
+    assert_non_null(at);
+    const char *line = at;
     while (line > out && line[-1] != '\n')
         line--;
     const char *prev = line - 1;
@@ -60,8 +60,14 @@ static void assert_fill_parallel(const char *out)
         prev--;
     prev += strspn(prev, " ");
     if (strncmp(prev, "#pragma omp parallel for\n", 25))
-        print_error("no omp pragma above the fill:\n%s\n", out);
+        print_error("no omp pragma above '%s':\n%s\n", needle, out);
     assert_true(!strncmp(prev, "#pragma omp parallel for\n", 25));
+}
+
+/* The panel fill (`for (T j = *_pack_j0; ...)`) runs in OpenMP threads. */
+static void assert_fill_parallel(const char *out)
+{
+    assert_parallel_above(out, "_pack_j0; j < ");
 }
 
 /* With the OpenMP loop above the rows, in either order; the fills in the
@@ -311,12 +317,7 @@ static void test_pack__fills_in_threads(void **state)
     const kevo_recipe_step tb[] = {{"register_block", {4, 8, 2, 1}, 4},
                                    {"omp_parallel", {1, 0}, 2}};
     char *out = chain_ok(tb, 2, MATMUL_TB, "mm");
-    const char *t = strstr(out, "for (int64_t b_packt_jb = ");
-    assert_non_null(t);
-    const char *p = t;
-    while (p > out && p[-1] == ' ')
-        p--;
-    assert_true(p - out > 25 && !strncmp(p - 25, "#pragma omp parallel for\n", 25));
+    assert_parallel_above(out, "for (int64_t b_packt_jb = ");
     assert_fill_parallel(out);
     assert_same_result(MATMUL_TB, out, MM_DRIVER, "mm");
     char *d = no_alloc_driver();
