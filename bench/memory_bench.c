@@ -220,7 +220,7 @@ static int fill(kevo_memory *mem, long n_items, long n_attempts, kevo_rng *rng)
             for (size_t j = 0; j < n_used; j++)
                 dup |= used[j].item_id == id;
             if (!dup)
-                used[n_used++] = (kevo_used_item){id, 0, (int)n_used + 1, 60};
+                used[n_used++] = (kevo_used_item){id, 0, (int)n_used + 1, 60, false};
         }
         kevo_attempt a = {.task = op,
                           .backend = "c",

@@ -37,6 +37,7 @@
 #include "kevo/common.h"
 #include "kevo/verdict.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -209,6 +210,11 @@ typedef struct kevo_used_item {
     kevo_stage stage;
     int rank;   /* 1-based position in the context */
     int tokens; /* tokens the item took (after any cut) */
+    /* recorded as used, but the attempt's reward does not update its Q:
+     * the built-in generator's retune (the recipe's parameters changed on
+     * a kernel it already shaped), whose speedup over its start point says
+     * what the new parameters gained, not what the recipe gains */
+    bool no_credit;
 } kevo_used_item;
 
 /* Value learning. Defaults (kevo_learn_config_init):

@@ -203,7 +203,7 @@ static void proposal_use(kevo_proposal *out, const arm_items *a)
     for (int i = 0; i < 4; i++)
         if (ids[i]) {
             out->used[out->nused] =
-                (kevo_used_item){ids[i], KEVO_STAGE_REFINE, (int)out->nused + 1, 0};
+                (kevo_used_item){ids[i], KEVO_STAGE_REFINE, (int)out->nused + 1, 0, false};
             out->nused++;
         }
 }
@@ -223,23 +223,29 @@ static double q_value(double q, int64_t n, const kevo_run_config *unbiased)
 /* Score of an arm for this task: the Qs of its category, trait-signature
  * and bottleneck items, weighted by how often each was updated (up to 5
  * times: after that they count alike); the general Q when none has been
- * updated; else `prior`. With `unbiased`, the mean rewards behind those
- * Qs instead (q_value). The signature and the bottleneck are what carry
- * across categories: a Level 2 `fused` GEMM with a sigmoid starts from what
- * paid on Level 1 kernels with the same traits and the same limit, and its
- * own category takes over as it gathers evidence. */
+ * updated; else `prior`. *known, when not NULL, says whether one of the
+ * first three has evidence: an arm no task of this category, signature or
+ * bottleneck has tried is not known. With `unbiased`, the mean rewards
+ * behind those Qs instead (q_value). The signature and the bottleneck are
+ * what carry across categories: a Level 2 `fused` GEMM with a sigmoid
+ * starts from what paid on Level 1 kernels with the same traits and the
+ * same limit, and its own category takes over as it gathers evidence. */
 static double arm_value(kevo_memory *mem, const arm_items *a, double prior,
-                        const kevo_run_config *unbiased)
+                        const kevo_run_config *unbiased, bool *known)
 {
     double q, sum = 0, wsum = 0;
     int64_t n = 0;
     const int64_t specific[3] = {a->category, a->signature, a->bound};
+    if (known)
+        *known = false;
     for (int i = 0; i < 3; i++)
         if (specific[i] && kevo_memory_q_get(&q, &n, mem, specific[i], KEVO_STAGE_REFINE) == 0 &&
             n > 0) {
             double w = n < 5 ? (double)n : 5.0;
             sum += w * q_value(q, n, unbiased);
             wsum += w;
+            if (known)
+                *known = true;
         }
     if (wsum > 0)
         return sum / wsum;
@@ -394,6 +400,7 @@ typedef struct arm_walk {
     int vp;
     double prior;
     const kevo_run_config *unbiased;
+    bool known; /* the last arm's own items have evidence (arm_value) */
 } arm_walk;
 
 static int arm_walk_start(arm_walk *w, proposal_ctx *p, size_t i, const kevo_run_config *unbiased)
@@ -410,7 +417,7 @@ static int arm_walk_start(arm_walk *w, proposal_ctx *p, size_t i, const kevo_run
         int error = book_arm(&whole, &p->book, d, -1);
         if (error < 0)
             return error;
-        w->prior = arm_value(p->mem, &whole, p->cfg->q_init, unbiased);
+        w->prior = arm_value(p->mem, &whole, p->cfg->q_init, unbiased, NULL);
     }
     return 0;
 }
@@ -433,7 +440,7 @@ static int arm_walk_next(arm_walk *w, proposal_ctx *p, const char *tried, long *
         int error = book_arm(&items, &p->book, d, *v);
         if (error < 0)
             return error;
-        *value = arm_value(p->mem, &items, w->prior, w->unbiased);
+        *value = arm_value(p->mem, &items, w->prior, w->unbiased, &w->known);
         w->c++;
         return 1;
     }
@@ -497,10 +504,22 @@ done:
     return error;
 }
 
-/* Whether recipe i (one arm, or one per variant that applies on its own)
- * has an arm not in `tried` expected to gain: its mean reward for this task
- * (arm_value, unbiased) above 0; q_init where nothing is known. */
-static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried)
+/* The speedup an arm is expected to give: its mean reward (tanh of the log
+ * speedup, kevo_memory_reward_refine) turned back into a factor; a mean
+ * near 1 (every try a large gain) is held below 1 so the factor stays
+ * finite. */
+static double expected_gain(double mean)
+{
+    return exp(atanh(fmin(mean, 0.9999)));
+}
+
+/* The largest expected gain (expected_gain) among the arms of recipe i (one,
+ * or one per variant that applies on its own) not in `tried` and expected
+ * to gain: the mean reward for this task (arm_value, unbiased) above 0,
+ * q_init where nothing is known; *novel set when one of them is not known
+ * (arm_value: no task of this category, signature or bottleneck has tried
+ * it). *gain and *novel are left as they are when none is. */
+static int open_arm_gain(double *gain, bool *novel, proposal_ctx *p, size_t i, const char *tried)
 {
     arm_walk w;
     long v = -1;
@@ -508,18 +527,22 @@ static int has_open_arm(bool *open, proposal_ctx *p, size_t i, const char *tried
     int rc = arm_walk_start(&w, p, i, p->cfg);
     if (rc < 0)
         return rc;
-    while (!*open && (rc = arm_walk_next(&w, p, tried, &v, &mean)) == 1)
-        *open = mean > 0;
+    while ((rc = arm_walk_next(&w, p, tried, &v, &mean)) == 1)
+        if (mean > 0) {
+            *gain = fmax(*gain, expected_gain(mean));
+            *novel = *novel || !w.known;
+        }
     return rc < 0 ? rc : 0;
 }
 
-int kevo_builtin_arms_open(bool *open, kevo_memory *mem, const kevo_agent_task *at, int64_t id,
-                           const char *source, const kevo_run_config *cfg)
+int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const kevo_agent_task *at,
+                           int64_t id, const char *source, const kevo_run_config *cfg)
 {
     int error = 0;
     char *tried = NULL;
     proposal_ctx p = {.mem = mem, .at = at, .cfg = cfg};
-    *open = false;
+    *gain = 0;
+    *novel = false;
     if (!cfg->memory || cfg->retrieval == KEVO_RETRIEVAL_RANDOM)
         return 0; /* no values to rank arms by: the ablations keep their start points */
     p.all = kevo_recipe_list(&p.nr);
@@ -533,9 +556,9 @@ int kevo_builtin_arms_open(bool *open, kevo_memory *mem, const kevo_agent_task *
         (error = tried_arms(&tried, mem, id)) < 0)
         goto done;
     find_applicable(&p);
-    for (size_t i = 0; i < p.nr && !*open && error == 0; i++)
+    for (size_t i = 0; i < p.nr && error == 0; i++)
         if (p.applicable[i])
-            error = has_open_arm(open, &p, i, tried);
+            error = open_arm_gain(gain, novel, &p, i, tried);
 done:
     free(tried);
     book_close(&p.book);
@@ -805,6 +828,13 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         if ((error = record_retuned_chain(out, &p, params, np)) < 0 ||
             (error = record_use(out, &p, params)) < 0)
             goto done;
+        /* its speedup over the start point is what the new parameters
+         * gained, not what the recipe gains: the arm's Q-values keep what
+         * fresh applications measured (a retune 0.6x as fast as the first
+         * register_block on a convolution had taken the arm's Q there from
+         * 0.65 to 0.15, and the next convolution started elsewhere) */
+        for (size_t k = 0; k < out->nused; k++)
+            out->used[k].no_credit = true;
         size_t n = strlen(out->summary);
         snprintf(out->summary + n, sizeof(out->summary) - n, " (retuned)");
         goto done;

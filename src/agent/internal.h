@@ -44,18 +44,47 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          const char *start_recipes_json, const kevo_run_config *cfg,
                          kevo_rng *rng);
 
-/* The plies (task_loop.c): whether attempt `id` (its text `source`) still
- * has an arm worth trying from it: one not yet tried from it that is
- * expected to gain on this task (the mean reward behind its category,
- * signature and bottleneck Q-values above 0; q_init when nothing is
- * known); never with the memory off or random retrieval (nothing to rank
- * arms by). While the draft has one, it is the built-in generator's start
- * point (every promising recipe tried once on the clean reference before
+/* The plies (task_loop.c): the speedup the best arm still open on attempt
+ * `id` (its text `source`) is expected to give, 0 when none is open, and
+ * whether one of its open arms is novel: no task of this category, this
+ * trait signature or this bottleneck has tried it. Open: not yet tried
+ * from it and expected to gain on this task (the mean reward behind its
+ * category, signature and bottleneck Q-values above 0; the general Q's
+ * when none has evidence; q_init when nothing is known). Expected speedup:
+ * that mean turned back into a factor (exp(atanh(mean)): q_init 0.5 is
+ * 1.73x). Always 0 with the memory off or random retrieval (nothing to
+ * rank arms by). */
+int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const kevo_agent_task *at,
+                           int64_t id, const char *source, const kevo_run_config *cfg);
+
+/* Which kernel the plies refine, before the start rule's pick. */
+typedef enum kevo_ply { KEVO_PLY_NONE, KEVO_PLY_DRAFT, KEVO_PLY_BEST } kevo_ply;
+
+/* A kernel at least this much faster than the draft is ahead of it; closer,
+ * timing noise on a shared machine can make the difference. */
+#define KEVO_PLY_AHEAD 1.1
+
+/* What the plies know of one kernel: kevo_builtin_open_gain's answer. */
+typedef struct kevo_ply_view {
+    double gain; /* 0: nothing open (or no such kernel) */
+    bool novel;
+} kevo_ply_view;
+
+/* The plies' rule between the task's draft and its fastest kernel in this
+ * run (best: gain 0 when the fastest is the draft); ahead: the fastest
+ * kernel's speedup over the draft's. The draft while it has an open arm
+ * (the root ply: every promising recipe once on the clean reference before
  * recipes are stacked: register_block on the reference, not after an
- * unroll_jam has jammed its loop); then, while it has one, the run's
- * fastest kernel. */
-int kevo_builtin_arms_open(bool *open, kevo_memory *mem, const kevo_agent_task *at, int64_t id,
-                           const char *source, const kevo_run_config *cfg);
+ * unroll_jam has jammed its loop), unless the fastest kernel is ahead
+ * (KEVO_PLY_AHEAD), its own best open arm is expected to take it further
+ * than the draft's best would take the draft (ahead x best gain over the
+ * draft's gain), and the draft has no novel arm left (what no task of its
+ * kind has tried meets the clean reference first: on a cold memory,
+ * -ffast-math's 7x on a sigmoid is learnt there, not lost behind OpenMP's
+ * 1.4x); then the
+ * fastest kernel (the best ply), as when the draft has nothing open;
+ * KEVO_PLY_NONE when neither has (the start rule picks). */
+kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead);
 
 /* ---- configuration (config.c) ---------------------------------------- */
 
@@ -68,7 +97,7 @@ typedef struct kevo_derived {
     kevo_llm_config llm;
     kevo_start_rule start_rule;
     bool start_climb; /* kevo_start_query.climb: the built-in generator */
-    bool start_plies; /* the built-in generator's plies (kevo_builtin_arms_open) */
+    bool start_plies; /* the built-in generator's plies (kevo_agent__ply_pick) */
     bool memory; /* the generators may use the memory (off: --memory off, pass@k) */
     bool audit;  /* LLM runs: the model-based auditor gate (on unless --no-audit) */
 } kevo_derived;

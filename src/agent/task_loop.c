@@ -63,33 +63,36 @@ static int first_listed(int64_t *id, kevo_attempt_state *st, const kevo_attempt_
     return error;
 }
 
-/* Whether attempt `id` still has an arm worth trying
- * (kevo_builtin_arms_open); if so it becomes the start point (*taken). */
-static int ply(bool *taken, kevo_attempt_state *st, int64_t id)
+/* Attempt `id` (*out, NULL when it has no source) and what its open arms
+ * promise (kevo_builtin_open_gain). */
+static int ply_view(kevo_ply_view *v, kevo_attempt **out, kevo_attempt_state *st, int64_t id)
 {
     kevo_attempt *a = NULL;
-    bool open = false;
-    *taken = false;
+    *v = (kevo_ply_view){0};
+    *out = NULL;
     int error = kevo_memory_attempt_get(&a, st->mem, id);
-    if (error == 0 && a->source &&
-        (error = kevo_builtin_arms_open(&open, st->mem, st->at, a->id, a->source, st->cfg)) == 0 &&
-        open) {
-        kevo_attempt_free(st->start);
-        st->start = a;
-        *taken = true;
-        return 0;
-    }
-    kevo_attempt_free(a);
+    if (error == 0 && a->source)
+        error =
+            kevo_builtin_open_gain(&v->gain, &v->novel, st->mem, st->at, a->id, a->source, st->cfg);
+    if (error == 0 && a->source)
+        *out = a;
+    else
+        kevo_attempt_free(a);
     return error;
 }
 
+kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead)
+{
+    bool best_leads = best.gain > 0 && ahead >= KEVO_PLY_AHEAD && ahead * best.gain > draft.gain;
+    if (draft.gain > 0 && (draft.novel || !best_leads))
+        return KEVO_PLY_DRAFT;
+    return best.gain > 0 ? KEVO_PLY_BEST : KEVO_PLY_NONE;
+}
+
 /* The built-in generator's plies, before the start rule's pick: the task's
- * draft in this run while it has an arm worth trying (the root ply: every
- * promising recipe once on the clean reference before any is stacked),
- * then the run's fastest kernel while it has one (the best ply: the
- * fastest kernel gets every promising move before the search spreads over
- * slower ones). Decided from the store alone, so a resumed run decides as
- * the killed one would have. */
+ * draft in this run or its fastest kernel, by kevo_agent__ply_pick. Decided
+ * from the store alone, so a resumed run decides as the killed one would
+ * have. */
 static int plies(kevo_attempt_state *st)
 {
     const kevo_run_config *cfg = st->cfg;
@@ -101,16 +104,27 @@ static int plies(kevo_attempt_state *st)
                              .limit = 1,
                              .no_source = 1};
     int64_t draft = 0, best = 0;
-    bool taken = false;
+    kevo_attempt *d = NULL, *b = NULL;
+    kevo_ply_view dv = {0}, bv = {0};
+    double ahead = 0;
     int error = first_listed(&draft, st, &f);
     if (error == 0 && draft)
-        error = ply(&taken, st, draft);
-    if (error < 0 || taken)
-        return error;
+        error = ply_view(&dv, &d, st, draft);
     f.stage = 0;
     f.best_first = 1;
-    if ((error = first_listed(&best, st, &f)) == 0 && best && best != draft)
-        error = ply(&taken, st, best); /* the draft's answer is known */
+    if (error == 0 && (error = first_listed(&best, st, &f)) == 0 && best && best != draft)
+        error = ply_view(&bv, &b, st, best);
+    if (error == 0 && d && b && d->speedup > 0)
+        ahead = b->speedup / d->speedup;
+    kevo_ply pick = error < 0 ? KEVO_PLY_NONE : kevo_agent__ply_pick(dv, bv, ahead);
+    kevo_attempt **taken = pick == KEVO_PLY_DRAFT ? &d : pick == KEVO_PLY_BEST ? &b : NULL;
+    if (taken && *taken) {
+        kevo_attempt_free(st->start);
+        st->start = *taken;
+        *taken = NULL;
+    }
+    kevo_attempt_free(d);
+    kevo_attempt_free(b);
     return error;
 }
 

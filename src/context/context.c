@@ -281,7 +281,7 @@ static int used_push(used_vec *u, int64_t item_id, kevo_stage stage, int tokens)
         u->v = p;
         u->cap = cap;
     }
-    u->v[u->n++] = (kevo_used_item){item_id, stage, 0, tokens};
+    u->v[u->n++] = (kevo_used_item){item_id, stage, 0, tokens, false};
     return 0;
 }
 

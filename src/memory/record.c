@@ -358,7 +358,7 @@ static int record_q_updates(record_state *rs)
             u.stage = a->stage;
         if ((error = mem->store->used_insert(mem->store, id, &u)) < 0)
             goto done;
-        if (!rs->infra &&
+        if (!rs->infra && !u.no_credit &&
             (error = q_update(mem, KEVO_Q_ITEM, u.item_id, a->stage, rs->reward, rs->cfg)) < 0)
             goto done;
     }

@@ -18,6 +18,7 @@
 #include "kevo/recipe.h"
 #include "kevo/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,11 @@ static void test_builtin__retune_the_last_step(void **state)
     assert_int_equal(kevo_recipe_apply(&want, "unroll", pf, 1, src, "rt"), 0);
     assert_string_equal(p.source, want); /* from the draft, not on top of unroll 4 */
     free(want);
+    /* the arm's items are used without credit: a retune's speedup over its
+     * start point is what the new factor gained, not what unroll gains */
+    assert_true(p.nused > 0);
+    for (size_t k = 0; k < p.nused; k++)
+        assert_true(p.used[k].no_credit);
     int64_t s2 = record_child(f, "rt", s, p.source, p.recipes_json, 15.0);
 
     /* from the retuned kernel: the draft again, two steps up */
@@ -399,14 +405,18 @@ static void test_builtin__retune_the_last_step(void **state)
     assert_int_equal(
         kevo_builtin_propose(&q, f->mem, &at, orphan, u4, chain4, &f->cfg, &f->rng), 0);
     assert_null(strstr(q.summary, "retuned"));
+    assert_true(q.nused > 0);
+    for (size_t k = 0; k < q.nused; k++)
+        assert_false(q.used[k].no_credit); /* a fresh application is credited */
     kevo_proposal_clear(&q);
     free(u4);
 }
 
-/* The root ply: a draft nothing was tried on is open; on a task of a
- * category where one arm paid and every other cost, the draft stays open
- * until the arm that paid is tried on it, and not for the arms that cost;
- * without memory (the ablation) there is no root ply. */
+/* The root ply: a draft nothing was tried on is open, every arm at q_init
+ * (1.73x expected); on a task of a category where one arm paid 5x and every
+ * other cost, the draft stays open until the arm that paid is tried on it,
+ * and not for the arms that cost, and its expected gain is what that arm
+ * paid; without memory (the ablation) there is no root ply. */
 static void test_builtin__root_ply(void **state)
 {
     fixture *f = *state;
@@ -414,34 +424,42 @@ static void test_builtin__root_ply(void **state)
     const char *src_a = SCALE("ra");
     kevo_agent_task at_a = {.task = &a, .reference = (char *)src_a, .c_start = src_a};
     int64_t fresh = record_draft(f, "ra", src_a);
-    bool open = false;
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_a, fresh, src_a, &f->cfg), 0);
-    assert_true(open); /* cold memory: every arm is worth a try */
+    double gain = 0;
+    bool novel = false;
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_a, fresh, src_a, &f->cfg),
+                     0);
+    assert_float_equal(gain, exp(atanh(f->cfg.q_init)), 1e-9); /* cold memory: q_init */
+    assert_true(novel);
     train(f, &a, src_a, "omp_parallel", 30);
 
     kevo_task b = {.name = "rb", .category = "activation", .level = 1};
     const char *src_b = SCALE("rb");
     kevo_agent_task at_b = {.task = &b, .reference = (char *)src_b, .c_start = src_b};
     int64_t draft = record_draft(f, "rb", src_b);
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
-    assert_true(open); /* omp_parallel paid on this category and is untried here */
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+                     0);
+    /* omp_parallel paid 5x on this category and is untried here: it leads */
+    assert_true(gain > 4.0 && gain < 6.0);
+    assert_false(novel); /* every arm was tried on "ra" */
     record_default_child(f, "rb", draft, src_b, "restrict", 125.0);
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
-    assert_true(open); /* an arm that cost does not close it */
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+                     0);
+    assert_true(gain > 4.0); /* an arm that cost does not close it */
     record_default_child(f, "rb", draft, src_b, "omp_parallel", 20.0);
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
-    assert_false(open); /* what is left untried on it is known to cost */
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+                     0);
+    assert_float_equal(gain, 0.0, 0.0); /* what is left untried on it is known to cost */
 
     kevo_run_config off = f->cfg;
     off.memory = false;
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_a, fresh, src_a, &off), 0);
-    assert_false(open);
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_a, fresh, src_a, &off), 0);
+    assert_float_equal(gain, 0.0, 0.0);
 }
 
 /* The best ply's test: an arm that paid less than the optimistic q_init
  * (tried at 1.4x: Q about 0.32, under the untried 0.5) is still expected to
- * gain (mean reward +0.32), so a kernel it was not tried on stays open; the
- * arms that cost (0.8x) do not keep it open. */
+ * gain (mean reward +0.32: 1.4x), so a kernel it was not tried on stays
+ * open; the arms that cost (0.8x) do not keep it open. */
 static void test_builtin__modest_gain_keeps_a_start_open(void **state)
 {
     fixture *f = *state;
@@ -453,12 +471,40 @@ static void test_builtin__modest_gain_keeps_a_start_open(void **state)
     const char *src_b = SCALE("mb");
     kevo_agent_task at_b = {.task = &b, .reference = (char *)src_b, .c_start = src_b};
     int64_t draft = record_draft(f, "mb", src_b);
-    bool open = false;
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
-    assert_true(open);
+    double gain = 0;
+    bool novel = false;
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+                     0);
+    assert_float_equal(gain, 1.4, 0.05);
     record_default_child(f, "mb", draft, src_b, "omp_parallel", 71.0);
-    assert_int_equal(kevo_builtin_arms_open(&open, f->mem, &at_b, draft, src_b, &f->cfg), 0);
-    assert_false(open);
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+                     0);
+    assert_float_equal(gain, 0.0, 0.0);
+}
+
+/* The plies' rule, as the numbers a run meets: the draft while it has an
+ * open arm and nothing is ahead of it; a kernel ahead by timing noise does
+ * not end the root ply; a kernel well ahead (register_block's 2.8x) takes
+ * over when its own best arm is expected to lead further (2.8 x 1.4x over
+ * the draft's 1.73x), but not while the draft has a novel arm (cold
+ * memory), nor when the draft still has an arm known to pay more
+ * (-ffast-math's 36x on an activation, against 2x from OpenMP times
+ * 1.73x); a kernel with nothing open leaves the draft its root ply;
+ * neither open: the start rule's. */
+static void test_builtin__ply_pick(void **state)
+{
+    (void)state;
+    const double unknown = exp(atanh(0.5));
+    const kevo_ply_view none = {0}, cold = {unknown, true}, known = {unknown, false};
+    const kevo_ply_view modest = {1.4, false}, fast_math = {36.0, false};
+    assert_int_equal(kevo_agent__ply_pick(known, none, 0), KEVO_PLY_DRAFT);
+    assert_int_equal(kevo_agent__ply_pick(known, known, 1.05), KEVO_PLY_DRAFT);
+    assert_int_equal(kevo_agent__ply_pick(known, modest, 2.8), KEVO_PLY_BEST);
+    assert_int_equal(kevo_agent__ply_pick(cold, modest, 2.8), KEVO_PLY_DRAFT);
+    assert_int_equal(kevo_agent__ply_pick(fast_math, known, 2.0), KEVO_PLY_DRAFT);
+    assert_int_equal(kevo_agent__ply_pick(known, none, 2.8), KEVO_PLY_DRAFT);
+    assert_int_equal(kevo_agent__ply_pick(none, modest, 1.0), KEVO_PLY_BEST);
+    assert_int_equal(kevo_agent__ply_pick(none, none, 3.0), KEVO_PLY_NONE);
 }
 
 /* Exploiting a tunable recipe nothing of the category has applied yet: its
@@ -524,6 +570,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin__bottleneck_carries_across_categories, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
+        cmocka_unit_test(test_builtin__ply_pick),
         cmocka_unit_test_setup_teardown(test_builtin__root_ply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__untried_recipe_exploits_its_defaults, setup,
                                         teardown),

@@ -155,7 +155,7 @@ static void teach(kevo_memory *mem, int64_t item, const char *verdict, int n)
                           .candidate_us = 1,
                           .reference_us = 1,
                           .speedup = !strcmp(verdict, "correct") ? 1 : 0};
-        kevo_used_item u = {item, KEVO_STAGE_DRAFT, 1, 10};
+        kevo_used_item u = {item, KEVO_STAGE_DRAFT, 1, 10, false};
         assert_int_equal(kevo_memory_attempt_record(mem, &a, &u, 1, NULL, NULL), 0);
     }
 }

@@ -67,7 +67,7 @@ static void writer(const char *path, int ready_fd, int batch, uint64_t seed)
             a.stage = KEVO_STAGE_DRAFT;
         kevo_used_item used[3];
         for (int u = 0; u < 3; u++)
-            used[u] = (kevo_used_item){items[(n + u) % 8], a.stage, u + 1, 20};
+            used[u] = (kevo_used_item){items[(n + u) % 8], a.stage, u + 1, 20, false};
         int64_t id = 0;
         if (kevo_memory_attempt_record(mem, &a, used, 3, NULL, &id) < 0)
             _exit(6);

@@ -91,7 +91,8 @@ static void fill(kevo_memory *mem, const char *keep, const char *drop, int with_
         int t = i % 2;
         int ok = kevo_rng_uniform(&rng) < 0.6;
         double us = 10 + kevo_rng_uniform(&rng) * 20;
-        kevo_used_item used[2] = {{shared[i % 4], 0, 1, 11}, {shared[(i + 1) % 4], 0, 2, 12}};
+        kevo_used_item used[2] = {{shared[i % 4], 0, 1, 11, false},
+                                  {shared[(i + 1) % 4], 0, 2, 12, false}};
         if (t == 1 && !with_drop)
             continue;
         kevo_memory_task task = {.name = names[t],

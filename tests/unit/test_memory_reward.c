@@ -167,6 +167,66 @@ static void test_memory__q_converges_in_store(void **state)
     free(dir);
 }
 
+/* An item used without credit (the built-in generator's retune): the used
+ * edge is recorded, its Q is not moved by the attempt's reward, the start
+ * point's Q2 and the credited item's Q are. */
+static void test_memory__no_credit_keeps_q(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-"), 0);
+    char *path = kevo_path_join(dir, "m.db");
+    kevo_memory *mem = NULL;
+    assert_int_equal(kevo_memory_open(&mem, path), 0);
+    kevo_item it = {.kind = KEVO_ITEM_BEST_PRACTICE, .title = "arm", .body = "register blocking"};
+    int64_t arm = 0, other = 0;
+    assert_int_equal(kevo_memory_item_add(mem, &it, &arm), 0);
+    it.title = "other";
+    assert_int_equal(kevo_memory_item_add(mem, &it, &other), 0);
+    kevo_learn_config cfg;
+    kevo_learn_config_init(&cfg);
+    kevo_attempt d = {.task = "conv",
+                      .backend = "c",
+                      .generator = "test",
+                      .stage = KEVO_STAGE_DRAFT,
+                      .verdict = KEVO_VERDICT_CORRECT,
+                      .source = "x",
+                      .candidate_us = 100,
+                      .reference_us = 100,
+                      .speedup = 1};
+    int64_t draft = 0, id = 0;
+    assert_int_equal(kevo_memory_attempt_record(mem, &d, NULL, 0, &cfg, &draft), 0);
+    kevo_attempt a = d;
+    a.stage = KEVO_STAGE_REFINE;
+    a.iteration = 1;
+    a.parent_id = draft;
+    a.candidate_us = 200; /* 0.5x: reward tanh(log 0.5) */
+    a.speedup = 0.5;
+    kevo_used_item u[2] = {
+        {.item_id = arm, .stage = KEVO_STAGE_REFINE, .rank = 1, .no_credit = true},
+        {.item_id = other, .stage = KEVO_STAGE_REFINE, .rank = 2}};
+    assert_int_equal(kevo_memory_attempt_record(mem, &a, u, 2, &cfg, &id), 0);
+    double q;
+    int64_t n;
+    assert_int_equal(kevo_memory_q_get(&q, &n, mem, arm, KEVO_STAGE_REFINE), 0);
+    assert_int_equal(n, 0);
+    assert_float_equal(q, cfg.q_init, 1e-12);
+    assert_int_equal(kevo_memory_q_get(&q, &n, mem, other, KEVO_STAGE_REFINE), 0);
+    assert_int_equal(n, 1);
+    assert_float_equal(q, cfg.q_init + cfg.alpha * (tanh(log(0.5)) - cfg.q_init), 1e-12);
+    /* the edge is there: the attempt lists as one that used the arm */
+    kevo_attempt_filter f = {.used_item = arm};
+    kevo_attempt_list *l = NULL;
+    assert_int_equal(kevo_memory_attempt_list(&l, mem, &f), 0);
+    assert_int_equal(l->n, 1);
+    assert_int_equal(l->attempts[0].id, id);
+    kevo_attempt_list_free(l);
+    kevo_memory_free(mem);
+    kevo_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 /* Normalised refine rewards through the store, against the rewards before
  * each one (App. A: mu_{t-1}, sigma_{t-1}), the first two 0 (no spread
  * yet). Expected values computed here from the raw rewards. */
@@ -229,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_memory__normalize_uses_earlier_rewards),
         cmocka_unit_test(test_memory__q_step_converges),
         cmocka_unit_test(test_memory__q_converges_in_store),
+        cmocka_unit_test(test_memory__no_credit_keeps_q),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

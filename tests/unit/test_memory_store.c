@@ -354,7 +354,8 @@ static void test_memory__record_draft_and_refine(void **state)
     /* draft, correct, 2x */
     kevo_attempt a = draft("relu", "correct", 50, 100);
     a.run_id = run;
-    kevo_used_item used[2] = {{i1, KEVO_STAGE_DRAFT, 1, 30}, {i2, KEVO_STAGE_DRAFT, 2, 40}};
+    kevo_used_item used[2] = {{i1, KEVO_STAGE_DRAFT, 1, 30, false},
+                              {i2, KEVO_STAGE_DRAFT, 2, 40, false}};
     int64_t d1 = 0;
     assert_int_equal(kevo_memory_attempt_record(f->mem, &a, used, 2, NULL, &d1), 0);
     double q;
@@ -402,7 +403,7 @@ static void test_memory__record_draft_and_refine(void **state)
 
     /* draft, incorrect: Q drops, no trace */
     kevo_attempt b = draft("relu", "incorrect", 0, 100);
-    kevo_used_item u1 = {i1, KEVO_STAGE_DRAFT, 1, 30};
+    kevo_used_item u1 = {i1, KEVO_STAGE_DRAFT, 1, 30, false};
     int64_t d2 = 0;
     assert_int_equal(kevo_memory_attempt_record(f->mem, &b, &u1, 1, NULL, &d2), 0);
     assert_int_equal(kevo_memory_q_get(&q, &n, f->mem, i1, KEVO_STAGE_DRAFT), 0);
@@ -415,7 +416,7 @@ static void test_memory__record_draft_and_refine(void **state)
     r.parent_id = d1;
     r.iteration = 1;
     r.recipes_json = "[\"unroll4\", {\"name\": \"omp_simd\"}]";
-    kevo_used_item u2 = {i2, KEVO_STAGE_REFINE, 1, 10};
+    kevo_used_item u2 = {i2, KEVO_STAGE_REFINE, 1, 10, false};
     int64_t r1 = 0;
     assert_int_equal(kevo_memory_attempt_record(f->mem, &r, &u2, 1, NULL, &r1), 0);
     assert_int_equal(kevo_memory_attempt_get(&got, f->mem, r1), 0);
@@ -505,7 +506,8 @@ static void test_memory__record_rejects_and_rolls_back(void **state)
     assert_int_equal(kevo_memory_stats_get(&before, f->mem), 0);
 
     kevo_attempt a = draft("relu", "correct", 10, 20);
-    kevo_used_item used[2] = {{i1, KEVO_STAGE_DRAFT, 1, 3}, {i1 + 100, KEVO_STAGE_DRAFT, 2, 3}};
+    kevo_used_item used[2] = {{i1, KEVO_STAGE_DRAFT, 1, 3, false},
+                              {i1 + 100, KEVO_STAGE_DRAFT, 2, 3, false}};
     /* the second item does not exist: nothing may stay behind */
     assert_int_equal(kevo_memory_attempt_record(f->mem, &a, used, 2, NULL, NULL), KEVO_EINVAL);
     assert_non_null(strstr(kevo_error_last(), "does not exist"));

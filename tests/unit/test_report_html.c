@@ -304,8 +304,9 @@ static void test_report_html__typical_run(void **state)
     int64_t run = begin_run(f, "{\"generator\":\"replay\",\"iterations\":4}");
     /* relu: draft, two branches from it, one refined further */
     int64_t d = record(f, run, at("relu", KEVO_STAGE_DRAFT, 0, 0, "correct", 1.0), NULL, 0);
-    kevo_used_item u1[] = {{i1, KEVO_STAGE_REFINE, 1, 10}};
-    kevo_used_item u2[] = {{i2, KEVO_STAGE_REFINE, 1, 10}, {i1, KEVO_STAGE_REFINE, 2, 10}};
+    kevo_used_item u1[] = {{i1, KEVO_STAGE_REFINE, 1, 10, false}};
+    kevo_used_item u2[] = {{i2, KEVO_STAGE_REFINE, 1, 10, false},
+                           {i1, KEVO_STAGE_REFINE, 2, 10, false}};
     int64_t b1 = record(f, run, at("relu", KEVO_STAGE_REFINE, 1, d, "correct", 2.5), u1, 1);
     record(f, run, at("relu", KEVO_STAGE_REFINE, 2, d, "compile_error", 0), u2, 2);
     record(f, run, at("relu", KEVO_STAGE_REFINE, 3, b1, "correct", 4.0), u1, 1);
@@ -465,7 +466,7 @@ static void test_report_html__hostile_store_content(void **state)
         .kind = KEVO_ITEM_EXPERIENCE, .title = "<img src=x onerror=alert(3)>", .body = "b"};
     int64_t item = 0;
     assert_int_equal(kevo_memory_item_add(f->mem, &it, &item), 0);
-    kevo_used_item u[] = {{item, KEVO_STAGE_DRAFT, 1, 5}};
+    kevo_used_item u[] = {{item, KEVO_STAGE_DRAFT, 1, 5, false}};
     const char *name = "<b>evil</b>\"'&";
     att_spec s1 = at(name, KEVO_STAGE_DRAFT, 0, 0, "correct", 3.0);
     s1.source = evil;
@@ -501,7 +502,7 @@ static void test_report_html__compare_two_runs(void **state)
     kevo_item it = {.kind = KEVO_ITEM_BEST_PRACTICE, .title = "vectorise", .body = "simd"};
     int64_t item = 0;
     assert_int_equal(kevo_memory_item_add(f->mem, &it, &item), 0);
-    kevo_used_item u[] = {{item, KEVO_STAGE_DRAFT, 1, 5}};
+    kevo_used_item u[] = {{item, KEVO_STAGE_DRAFT, 1, 5, false}};
     for (int k = 2; k < 8; k++) {
         char name[16];
         snprintf(name, sizeof(name), "t%d", k);

@@ -76,8 +76,9 @@ static void test_report_model__load_then_render_without_store(void **state)
 
     int64_t run = 0;
     assert_int_equal(kevo_memory_run_begin(f->mem, "{\"generator\":\"replay\"}", &run), 0);
-    kevo_used_item u1[] = {{i1, KEVO_STAGE_REFINE, 1, 10}};
-    kevo_used_item u2[] = {{i2, KEVO_STAGE_REFINE, 1, 10}, {i1, KEVO_STAGE_REFINE, 2, 10}};
+    kevo_used_item u1[] = {{i1, KEVO_STAGE_REFINE, 1, 10, false}};
+    kevo_used_item u2[] = {{i2, KEVO_STAGE_REFINE, 1, 10, false},
+                           {i1, KEVO_STAGE_REFINE, 2, 10, false}};
     int64_t d = record(f, run, "relu", KEVO_STAGE_DRAFT, 0, 0, KEVO_VERDICT_CORRECT, 1.0, NULL, 0);
     int64_t b = record(f, run, "relu", KEVO_STAGE_REFINE, 1, d, KEVO_VERDICT_CORRECT, 2.5, u1, 1);
     record(f, run, "relu", KEVO_STAGE_REFINE, 2, b, KEVO_VERDICT_COMPILE_ERROR, 0, u2, 2);
