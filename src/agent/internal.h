@@ -81,9 +81,8 @@ typedef struct kevo_ply_view {
  * draft's gain), and the draft has no novel arm left (what no task of its
  * kind has tried meets the clean reference first: on a cold memory,
  * -ffast-math's 7x on a sigmoid is learnt there, not lost behind OpenMP's
- * 1.4x); then the
- * fastest kernel (the best ply), as when the draft has nothing open;
- * KEVO_PLY_NONE when neither has (the start rule picks). */
+ * 1.4x); then the fastest kernel (the best ply), as when the draft has
+ * nothing open; KEVO_PLY_NONE when neither has (the start rule picks). */
 kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead);
 
 /* ---- configuration (config.c) ---------------------------------------- */

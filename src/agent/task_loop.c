@@ -71,13 +71,13 @@ static int ply_view(kevo_ply_view *v, kevo_attempt **out, kevo_attempt_state *st
     *v = (kevo_ply_view){0};
     *out = NULL;
     int error = kevo_memory_attempt_get(&a, st->mem, id);
-    if (error == 0 && a->source)
-        error =
-            kevo_builtin_open_gain(&v->gain, &v->novel, st->mem, st->at, a->id, a->source, st->cfg);
-    if (error == 0 && a->source)
+    if (error == 0 && a->source &&
+        (error = kevo_builtin_open_gain(&v->gain, &v->novel, st->mem, st->at, a->id, a->source,
+                                        st->cfg)) == 0) {
         *out = a;
-    else
-        kevo_attempt_free(a);
+        return 0;
+    }
+    kevo_attempt_free(a);
     return error;
 }
 
@@ -112,7 +112,11 @@ static int plies(kevo_attempt_state *st)
         error = ply_view(&dv, &d, st, draft);
     f.stage = 0;
     f.best_first = 1;
-    if (error == 0 && (error = first_listed(&best, st, &f)) == 0 && best && best != draft)
+    /* a draft with a novel arm keeps the root ply whatever the fastest
+     * kernel promises (kevo_agent__ply_pick): its arms are not weighed */
+    bool decided = dv.gain > 0 && dv.novel;
+    if (error == 0 && !decided && (error = first_listed(&best, st, &f)) == 0 && best &&
+        best != draft)
         error = ply_view(&bv, &b, st, best);
     if (error == 0 && d && b && d->speedup > 0)
         ahead = b->speedup / d->speedup;

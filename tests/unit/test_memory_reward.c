@@ -12,6 +12,7 @@
 
 #include "kevo/memory.h"
 #include "kevo/util.h"
+#include "store_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -172,19 +173,14 @@ static void test_memory__q_converges_in_store(void **state)
  * point's Q2 and the credited item's Q are. */
 static void test_memory__no_credit_keeps_q(void **state)
 {
-    (void)state;
-    char *dir = NULL;
-    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-"), 0);
-    char *path = kevo_path_join(dir, "m.db");
-    kevo_memory *mem = NULL;
-    assert_int_equal(kevo_memory_open(&mem, path), 0);
+    fixture *f = *state;
+    kevo_memory *mem = f->mem;
+    const kevo_learn_config cfg = f->cfg;
     kevo_item it = {.kind = KEVO_ITEM_BEST_PRACTICE, .title = "arm", .body = "register blocking"};
     int64_t arm = 0, other = 0;
     assert_int_equal(kevo_memory_item_add(mem, &it, &arm), 0);
     it.title = "other";
     assert_int_equal(kevo_memory_item_add(mem, &it, &other), 0);
-    kevo_learn_config cfg;
-    kevo_learn_config_init(&cfg);
     kevo_attempt d = {.task = "conv",
                       .backend = "c",
                       .generator = "test",
@@ -214,17 +210,15 @@ static void test_memory__no_credit_keeps_q(void **state)
     assert_int_equal(kevo_memory_q_get(&q, &n, mem, other, KEVO_STAGE_REFINE), 0);
     assert_int_equal(n, 1);
     assert_float_equal(q, cfg.q_init + cfg.alpha * (tanh(log(0.5)) - cfg.q_init), 1e-12);
+    assert_int_equal(kevo_memory_q_start_get(&q, &n, mem, draft), 0);
+    assert_int_equal(n, 1); /* the start point's Q2 learns from it */
     /* the edge is there: the attempt lists as one that used the arm */
-    kevo_attempt_filter f = {.used_item = arm};
+    kevo_attempt_filter by_arm = {.used_item = arm};
     kevo_attempt_list *l = NULL;
-    assert_int_equal(kevo_memory_attempt_list(&l, mem, &f), 0);
+    assert_int_equal(kevo_memory_attempt_list(&l, mem, &by_arm), 0);
     assert_int_equal(l->n, 1);
     assert_int_equal(l->attempts[0].id, id);
     kevo_attempt_list_free(l);
-    kevo_memory_free(mem);
-    kevo_rmtree(dir);
-    free(path);
-    free(dir);
 }
 
 /* Normalised refine rewards through the store, against the rewards before
@@ -289,7 +283,7 @@ int main(void)
         cmocka_unit_test(test_memory__normalize_uses_earlier_rewards),
         cmocka_unit_test(test_memory__q_step_converges),
         cmocka_unit_test(test_memory__q_converges_in_store),
-        cmocka_unit_test(test_memory__no_credit_keeps_q),
+        cmocka_unit_test_setup_teardown(test_memory__no_credit_keeps_q, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
