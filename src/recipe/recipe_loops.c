@@ -127,13 +127,22 @@ static int sinkable(const kevo_recipe_model *m, int o, int *child, unsigned *d0)
     }
     if (!ok)
         return 0;
-    /* nothing the declarations read is written in C's body; C's header
-     * does not use what they declare */
+    /* nothing the declarations read or declare is written in C's body
+     * (sinking would recompute it each iteration), except a pointer that
+     * C's body stores through: `float *yr = y + i * n;` sinks into a body
+     * that stores yr[j] (the pointer is recomputed, the same elements are
+     * stored), but not a declaration reading yr[0] after it, nor `float
+     * acc = 0.0f;` above `acc += ...`, nor an array the body stores into;
+     * C's header does not use what they declare */
     if ((error = kevo_recipe_writes(&w, &nw, m, C->t_body, C->t_end)) < 0)
         return error;
-    for (size_t i = 0; i < nw && ok; i++)
-        if (w[i].var >= 0 && kevo_recipe_uses_var(m, first, C->t_for, w[i].var))
-            ok = false;
+    for (size_t i = 0; i < nw && ok; i++) {
+        bool through = w[i].kind == KEVO_WRITE_ELEMENT && w[i].var >= 0 &&
+                       m->var[w[i].var].vtype == KEVO_VTYPE_POINTER;
+        for (unsigned t = first; ok && w[i].var >= 0 && t < C->t_for; t++)
+            if (m->tok[t].var == w[i].var && !(through && m->tok[t].is_decl))
+                ok = false;
+    }
     free(w);
     for (unsigned t = first; ok && t < C->t_for; t++)
         if (m->tok[t].is_decl && m->tok[t].var >= 0 &&

@@ -117,6 +117,15 @@ static const char DRIVER_ROWS[] =
                 "  for (int64_t i = 0; i < 4*R+1; i++) printf(\"%.9g\\n\", y[i]);\n"
                 "  return 0; }\n";
 
+static const char DRIVER_ROWPTR[] =
+    DRIVER_HEAD "void f(const float *x, float *y, int64_t n, int64_t m);\n"
+                "int main(void) { int64_t n = 13, m = 29; unsigned s = 11;\n"
+                "  float *x = malloc(n*m*4), *y = malloc(n*m*4);\n"
+                "  for (int64_t i = 0; i < n*m; i++) { x[i] = rnd(&s); y[i] = rnd(&s); }\n"
+                "  f(x, y, n, m);\n"
+                "  for (int64_t i = 0; i < n*m; i++) printf(\"%.9g\\n\", y[i]);\n"
+                "  return 0; }\n";
+
 static const char DRIVER_RELU[] =
     DRIVER_HEAD "void relu(const float *x, float *y, int64_t N);\n"
                 "int main(void) { int64_t N = 1001; unsigned s = 5;\n"
@@ -581,6 +590,51 @@ static void test_recipe__interchange_sinks_declarations(void **state)
                     "    for (int k = 0; k < n; k++) {\n"
                     "        float a = c[0];\n"
                     "        for (int j = 0; j < n; j++) c[j] += a;\n"
+                    "    }\n}\n",
+                    "f", "or to follow only declarations it can sink");
+    /* a row pointer the inner loop stores through sinks (recomputed each
+     * iteration: the same stores in another order), and the swap makes
+     * the x reads stride-1 in the new inner loop */
+    static const char ROWPTR[] = "#include <stdint.h>\n"
+                                 "void f(const float *x, float *y, int64_t n, int64_t m)\n"
+                                 "{\n"
+                                 "    for (int64_t i = 0; i < n; i++) {\n"
+                                 "        float *yr = y + i * m;\n"
+                                 "        for (int64_t j = 0; j < m; j++)\n"
+                                 "            yr[j] += x[j * n + i];\n"
+                                 "    }\n"
+                                 "}\n";
+    char *rp = apply_ok("interchange", NULL, 0, ROWPTR, "f");
+    assert_true(pos(rp, "for (int64_t j = 0; j < m; j++)") <
+                pos(rp, "for (int64_t i = 0; i < n; i++)"));
+    assert_true(pos(rp, "for (int64_t i = 0; i < n; i++)") < pos(rp, "float *yr = y + i * m;"));
+    assert_same_result(ROWPTR, rp, DRIVER_ROWPTR, "f");
+    free(rp);
+    /* nor an accumulator the inner loop updates (sinking would zero it
+     * each iteration: the cumsum scan), nor an array it stores into */
+    assert_declines(
+        "interchange", NULL, 0,
+        "void f(const float *x, float *y, int R, int C) {\n"
+        "    for (int r = 0; r < R; r++) {\n"
+        "        float acc = 0.0f;\n"
+        "        for (int c = 0; c < C; c++) { acc += x[r * C + c]; y[r * C + c] = acc; }\n"
+        "    }\n}\n",
+        "f", "or to follow only declarations it can sink");
+    assert_declines("interchange", NULL, 0,
+                    "void f(const float *x, float *y, int n) {\n"
+                    "    for (int i = 0; i < n; i++) {\n"
+                    "        float t[4] = {0};\n"
+                    "        for (int j = 0; j < n; j++) { t[j & 3] += x[i * n + j]; y[i * n + j] "
+                    "= t[j & 3]; }\n"
+                    "    }\n}\n",
+                    "f", "or to follow only declarations it can sink");
+    /* but not one read through it: first would see the stores made since */
+    assert_declines("interchange", NULL, 0,
+                    "void f(float *y, int n) {\n"
+                    "    for (int i = 0; i < n; i++) {\n"
+                    "        float *yr = y + i * n;\n"
+                    "        float first = yr[0];\n"
+                    "        for (int j = 0; j < n; j++) yr[j] += first;\n"
                     "    }\n}\n",
                     "f", "or to follow only declarations it can sink");
     /* nor one the inner loop's header uses */
