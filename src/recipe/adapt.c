@@ -4,7 +4,8 @@
  * task gets the C reference of the kevo C task that translates the same
  * KernelBench problem as its first draft (docs/torch-tasks.md, "Drafts").
  * The function is renamed, its parameter list becomes the target's (in the
- * target's order, the buffers keeping the source's names), and the
+ * target's order, the buffers keeping the source's names; buffers pair by
+ * element type, number of dimensions and name, not by position), and the
  * source's sizes and fixed scalars are declared at the top of its body
  * from the target's sizes. Pure text work on the libclang model; whether
  * the result is correct is the verifier's to say.
@@ -23,27 +24,183 @@ static bool is_buffer(const kevo_param *p)
     return p->role != KEVO_ROLE_SCALAR;
 }
 
-/* The k-th buffer of t with role class `out` (out/inout) or not; SIZE_MAX. */
-static size_t nth_buffer(const kevo_task *t, bool out, size_t k)
+/* How the buffers of `from` pair with those of `to`: to_of[i] is the
+ * buffer of `to` that buffer i of `from` is (SIZE_MAX: i is a scalar),
+ * from_of[j] the reverse (SIZE_MAX: a scalar, or an input of `to` that
+ * `from` lacks, passed and not used). */
+typedef struct pairing {
+    size_t *to_of, *from_of;
+} pairing;
+
+static void pairing_free(pairing *pr)
 {
-    for (size_t i = 0; i < t->nparams; i++) {
-        const kevo_param *p = &t->params[i];
-        if (!is_buffer(p) || (p->role != KEVO_ROLE_IN) != out)
-            continue;
-        if (k-- == 0)
-            return i;
-    }
-    return SIZE_MAX;
+    free(pr->to_of);
+    free(pr->from_of);
 }
 
-/* Position of buffer i among its class in t. */
-static size_t class_index(const kevo_task *t, size_t i)
+/* Whether token `tok` (length n) of a name starts with `p`. */
+static bool token_starts(const char *tok, size_t n, const char *p)
 {
-    bool out = t->params[i].role != KEVO_ROLE_IN;
-    size_t k = 0;
-    for (size_t j = 0; j < i; j++)
-        k += is_buffer(&t->params[j]) && (t->params[j].role != KEVO_ROLE_IN) == out;
-    return k;
+    size_t pl = strlen(p);
+    return pl <= n && !strncmp(tok, p, pl);
+}
+
+/* How well buffer p of `from` matches buffer q of `to` (larger: better;
+ * -1: they cannot pair). The same element type is required; the same
+ * number of dimensions counts most (a flat buffer of `from` may stand for
+ * any shape), then the names: the same name, `cb` for `conv_bias` (the
+ * initials), `w` for `linear_weight` (a word's start); a literal extent of
+ * one that the other does not have counts against. */
+static int pair_score(const kevo_param *p, const kevo_param *q)
+{
+    if (p->type != q->type)
+        return -1;
+    int score = p->ndim == q->ndim ? 8 : p->ndim == 1 ? 2 : 0;
+    if (!strcmp(p->name, q->name))
+        score += 4;
+    else {
+        char initials[64];
+        size_t ni = 0;
+        bool word_start = false;
+        for (const char *t = q->name; *t;) {
+            while (*t == '_' || *t == '.')
+                t++;
+            const char *w = t;
+            while (*t && *t != '_' && *t != '.')
+                t++;
+            if (t > w) {
+                if (ni + 1 < sizeof(initials))
+                    initials[ni++] = *w;
+                word_start = word_start || token_starts(w, (size_t)(t - w), p->name);
+            }
+        }
+        initials[ni] = '\0';
+        score += ni > 1 && !strcmp(initials, p->name) ? 3 : word_start ? 1 : 0;
+    }
+    if (p->ndim == q->ndim)
+        for (size_t d = 0; d < p->ndim; d++) {
+            bool pl = isdigit((unsigned char)p->shape[d][0]),
+                 ql = isdigit((unsigned char)q->shape[d][0]);
+            if (pl != ql || (pl && strcmp(p->shape[d], q->shape[d])))
+                score -= 1;
+        }
+    return score;
+}
+
+typedef struct pair_search {
+    const kevo_task *from, *to;
+    size_t nf, nt;
+    const size_t *fi, *ti; /* the class's buffers of from and of to */
+    size_t *cur, *best;    /* cur[k]: index into ti of from's k-th buffer */
+    bool *used;
+    int best_score, best_inv;
+    bool found;
+} pair_search;
+
+/* Every injective assignment of from's buffers (of the class) to to's:
+ * the best total score, then the fewest pairs out of order. */
+static void pair_walk(pair_search *ps, size_t k, int score)
+{
+    if (k == ps->nf) {
+        int inv = 0;
+        for (size_t a = 0; a < ps->nf; a++)
+            for (size_t b = a + 1; b < ps->nf; b++)
+                inv += ps->cur[a] > ps->cur[b];
+        if (!ps->found || score > ps->best_score ||
+            (score == ps->best_score && inv < ps->best_inv)) {
+            ps->found = true;
+            ps->best_score = score;
+            ps->best_inv = inv;
+            memcpy(ps->best, ps->cur, ps->nf * sizeof(*ps->cur));
+        }
+        return;
+    }
+    for (size_t j = 0; j < ps->nt; j++) {
+        if (ps->used[j])
+            continue;
+        int sc = pair_score(&ps->from->params[ps->fi[k]], &ps->to->params[ps->ti[j]]);
+        if (sc < 0)
+            continue;
+        ps->used[j] = true;
+        ps->cur[k] = j;
+        pair_walk(ps, k + 1, score + sc);
+        ps->used[j] = false;
+    }
+}
+
+/* The buffers of one class (inputs, or outputs and inouts) of t. */
+static size_t class_buffers(size_t *idx, const kevo_task *t, bool out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->nparams; i++)
+        if (is_buffer(&t->params[i]) && (t->params[i].role != KEVO_ROLE_IN) == out)
+            idx[n++] = i;
+    return n;
+}
+
+/* Pair the buffers of one class: every buffer of `from` with one of `to`
+ * of the same element type (to may have more inputs: a module's buffers
+ * its output does not read, BatchNorm's running statistics, a constant the
+ * C task fixes). */
+static int pair_class(pairing *pr, const kevo_task *from, const kevo_task *to, bool out)
+{
+    size_t *fi = calloc(from->nparams + 1, sizeof(size_t)),
+           *ti = calloc(to->nparams + 1, sizeof(size_t)),
+           *cur = calloc(from->nparams + 1, sizeof(size_t)),
+           *best = calloc(from->nparams + 1, sizeof(size_t));
+    bool *used = calloc(to->nparams + 1, sizeof(bool));
+    int error = 0;
+    if (!fi || !ti || !cur || !best || !used) {
+        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    pair_search ps = {
+        .from = from, .to = to, .fi = fi, .ti = ti, .cur = cur, .best = best, .used = used};
+    ps.nf = class_buffers(fi, from, out);
+    ps.nt = class_buffers(ti, to, out);
+    if (ps.nf > 8 || ps.nt > 10) {
+        error = kevo_error_set(KEVO_EINVAL, "%s has too many %s buffers to pair (%zu and %zu)",
+                               to->name, out ? "output" : "input", ps.nf, ps.nt);
+        goto done;
+    }
+    if (ps.nf > ps.nt || (out && ps.nf != ps.nt)) {
+        error = kevo_error_set(KEVO_EINVAL, "%s and %s have different %s buffers", from->name,
+                               to->name, out ? "output" : "input");
+        goto done;
+    }
+    pair_walk(&ps, 0, 0);
+    if (!ps.found) {
+        error = kevo_error_set(KEVO_EINVAL,
+                               "the %s buffers of %s and %s do not pair: no buffer of the "
+                               "same element type for each",
+                               out ? "output" : "input", from->name, to->name);
+        goto done;
+    }
+    for (size_t k = 0; k < ps.nf; k++) {
+        pr->to_of[fi[k]] = ti[best[k]];
+        pr->from_of[ti[best[k]]] = fi[k];
+    }
+done:
+    free(fi);
+    free(ti);
+    free(cur);
+    free(best);
+    free(used);
+    return error;
+}
+
+static int pair_buffers(pairing *pr, const kevo_task *from, const kevo_task *to)
+{
+    pr->to_of = malloc((from->nparams + 1) * sizeof(size_t));
+    pr->from_of = malloc((to->nparams + 1) * sizeof(size_t));
+    if (!pr->to_of || !pr->from_of)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < from->nparams; i++)
+        pr->to_of[i] = SIZE_MAX;
+    for (size_t j = 0; j < to->nparams; j++)
+        pr->from_of[j] = SIZE_MAX;
+    int error = pair_class(pr, from, to, false);
+    return error < 0 ? error : pair_class(pr, from, to, true);
 }
 
 /* expr with every size name of `to` prefixed "kb_" (the target's size
@@ -68,14 +225,14 @@ static void prefixed(kevo_buf *b, const char *expr, const kevo_task *to)
 
 /* An expression over `to`'s sizes for the source's size `name`, from the
  * first buffer of `from` with a dimension that is exactly `name`. */
-static int size_expr(kevo_buf *b, const char *name, const kevo_task *from, const kevo_task *to)
+static int size_expr(kevo_buf *b, const char *name, const kevo_task *from, const kevo_task *to,
+                     const pairing *pr)
 {
     for (size_t i = 0; i < from->nparams; i++) {
         const kevo_param *p = &from->params[i];
-        if (!is_buffer(p))
+        if (!is_buffer(p) || pr->to_of[i] == SIZE_MAX)
             continue;
-        size_t j = nth_buffer(to, p->role != KEVO_ROLE_IN, class_index(from, i));
-        const kevo_param *q = &to->params[j];
+        const kevo_param *q = &to->params[pr->to_of[i]];
         for (size_t d = 0; d < p->ndim; d++) {
             if (strcmp(p->shape[d], name))
                 continue;
@@ -108,35 +265,10 @@ static int size_expr(kevo_buf *b, const char *name, const kevo_task *from, const
                           from->name, to->name);
 }
 
-/* The buffers pair up in order within each class, with the same types. */
-static int check_pairing(const kevo_task *from, const kevo_task *to)
-{
-    for (int out = 0; out < 2; out++) {
-        size_t k = 0;
-        for (; nth_buffer(from, out, k) != SIZE_MAX; k++) {
-            size_t i = nth_buffer(from, out, k), j = nth_buffer(to, out, k);
-            if (j == SIZE_MAX)
-                break;
-            if (from->params[i].type != to->params[j].type)
-                return kevo_error_set(KEVO_EINVAL, "'%s' is %s in %s, '%s' %s in %s",
-                                      from->params[i].name,
-                                      kevo_dtype_name(from->params[i].type), from->name,
-                                      to->params[j].name, kevo_dtype_name(to->params[j].type),
-                                      to->name);
-        }
-        /* to may have more inputs (a module's buffers that its output does
-         * not read, say): they are passed and not used */
-        if (nth_buffer(from, out, k) != SIZE_MAX || (out && nth_buffer(to, out, k) != SIZE_MAX))
-            return kevo_error_set(KEVO_EINVAL, "%s and %s have different %s buffers",
-                                  from->name, to->name, out ? "output" : "input");
-    }
-    return 0;
-}
-
 /* The target's parameter list, and the body's first lines: the source's
  * scalars from the target's sizes. */
-static int signature(kevo_buf *params, kevo_buf *decls, const kevo_task *from,
-                     const kevo_task *to)
+static int signature(kevo_buf *params, kevo_buf *decls, const kevo_task *from, const kevo_task *to,
+                     const pairing *pr)
 {
     for (size_t j = 0; j < to->nparams; j++) {
         const kevo_param *q = &to->params[j];
@@ -146,7 +278,7 @@ static int signature(kevo_buf *params, kevo_buf *decls, const kevo_task *from,
             continue;
         }
         bool out = q->role != KEVO_ROLE_IN;
-        size_t i = nth_buffer(from, out, class_index(to, j));
+        size_t i = pr->from_of[j];
         if (i == SIZE_MAX) { /* an input of to's that from does not have */
             kevo_buf_printf(params, "const %s *kb_unused_%s", kevo_dtype_ctype(q->type), q->name);
             continue;
@@ -163,7 +295,7 @@ static int signature(kevo_buf *params, kevo_buf *decls, const kevo_task *from,
         if (p->has_value)
             kevo_buf_printf(decls, p->type == KEVO_DT_F32 ? "%.9g;" : "%.17g;", p->value);
         else {
-            int error = size_expr(decls, p->name, from, to);
+            int error = size_expr(decls, p->name, from, to, pr);
             if (error < 0)
                 return error;
             kevo_buf_puts(decls, ";");
@@ -222,9 +354,10 @@ int kevo_recipe_adapt_signature(char **out, const char *source, const kevo_task 
     kevo_buf params = {0}, decls = {0};
     kevo_cparse_edits e = {0};
     unsigned name_start = 0, params_end = 0, body = 0;
-    int error = check_pairing(from, to);
+    pairing pr = {0};
+    int error = pair_buffers(&pr, from, to);
     if (error == 0)
-        error = signature(&params, &decls, from, to);
+        error = signature(&params, &decls, from, to, &pr);
     if (error == 0)
         error = locate(&name_start, &params_end, &body, source, from);
     if (error == 0 &&
@@ -235,5 +368,6 @@ int kevo_recipe_adapt_signature(char **out, const char *source, const kevo_task 
     kevo_cparse_edits_free(&e);
     kevo_buf_free(&params);
     kevo_buf_free(&decls);
+    pairing_free(&pr);
     return error;
 }

@@ -95,6 +95,45 @@ check "import kernelbench links the imported relu to 001_relu's reference" "[ $r
 out=$("$KEVO" tasks import kernelbench "$tmp/kb/level1" --out "$tmp/imp2" --scale 1 --no-link 2>&1)
 check "--no-link imports without a draft" "! echo \"\$out\" | grep -q linking && [ ! -f '$tmp/imp2/level1/l1_019_relu/draft.c' ]"
 
+# ---- link pairs buffers by shape and name, not position: a module whose
+# own bias (cout, 1, 1) is listed before the conv's weight and bias gets
+# suites/c/level2/001's reference (x, w, cb, b) with each buffer where it
+# belongs (paired by position, w took the bias and the draft crashed)
+mkdir -p "$tmp/kb2/level2"
+cat > "$tmp/kb2/level2/1_Conv2D_ReLU_BiasAdd.py" <<'EOF'
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, cin, cout, k, bias_shape):
+        super(Model, self).__init__()
+        self.conv = nn.Conv2d(cin, cout, k)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)) + self.bias
+
+batch_size = 2
+cin = 3
+cout = 5
+height = 9
+width = 7
+k = 3
+bias_shape = (cout, 1, 1)
+
+def get_inputs():
+    return [torch.rand(batch_size, cin, height, width)]
+
+def get_init_inputs():
+    return [cin, cout, k, bias_shape]
+EOF
+chmod -R a+rX "$tmp/kb2"
+out=$("$KEVO" tasks import kernelbench "$tmp/kb2/level2" --out "$tmp/imp3" --scale 1 2>&1); rc=$?
+echo "$out" | tail -3
+d3=$(find "$tmp/imp3" -name draft.c | head -1)
+check "a conv + bias module links 001_conv2d_relu_biasadd's reference, buffers paired by shape and name" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'linked .*draft.c from .*001_conv2d_relu_biasadd' && [ -n '$d3' ]"
+check "its draft pairs the conv's weight and bias with w and cb, the module's bias with b" "grep -Eq 'const float \*(b|w|cb), const float \*(b|w|cb), const float \*(b|w|cb)' '$d3' && grep -q 'const int64_t CO = (kb_cout);' '$d3'"
+
 # ---- kevo run, built-in: no C draft -> skipped; with draft.c -> runs
 rm -rf "$tmp/drafted"; cp -r "$T/relu" "$tmp/drafted"
 cat > "$tmp/drafted/draft.c" <<'EOF'
