@@ -85,9 +85,10 @@ typedef struct replay_ctx {
     id_vec attempts; /* attempts that used the item, by id */
 } replay_ctx;
 
+/* an edge recorded with no_credit never updated the item's Q */
 static int replay_edge_cb(void *arg, const kevo_used_edge *e)
 {
-    return vec_push(&((replay_ctx *)arg)->attempts, e->attempt_id);
+    return e->used.no_credit ? 0 : vec_push(&((replay_ctx *)arg)->attempts, e->attempt_id);
 }
 
 typedef struct reward_acc {

@@ -136,6 +136,9 @@ static const char *const kevo_pg_migrations[] = {
     " SELECT t.word, count(*) FROM items, unnest(tsvector_to_array(items.fts)) AS t(word)"
     " GROUP BY t.word;"
     "INSERT INTO item_words(word, df) SELECT '', count(*) FROM items;",
+    /* 4: a used edge whose attempt's reward does not update the item's Q
+     * (SQLite's migration 4). */
+    "ALTER TABLE used ADD COLUMN no_credit integer NOT NULL DEFAULT 0;",
 };
 /* clang-format on */
 

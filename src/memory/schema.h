@@ -131,6 +131,11 @@ static const char *const kevo_schema_migrations[] = {
     "  updated INTEGER NOT NULL,"
     "  UNIQUE (run_id, task));"
     "CREATE INDEX work_claim ON work(state, backend, run_id, id);",
+    /* 4: a used edge whose attempt's reward does not update the item's Q
+     * (kevo_used_item.no_credit: the built-in generator's retunes), so that
+     * a Q replayed from the edges (memory forget, an export read back)
+     * matches the Q the run learned. */
+    "ALTER TABLE used ADD COLUMN no_credit INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define KEVO_SCHEMA_VERSION                                                                        \

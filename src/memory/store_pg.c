@@ -1346,9 +1346,10 @@ static int pg_used_insert(kevo_store *s, int64_t attempt_id, const kevo_used_ite
     p_int(&p, (int)u->stage);
     p_int(&p, u->rank);
     p_int(&p, u->tokens);
+    p_int(&p, u->no_credit ? 1 : 0);
     return pg_run(ps,
-                  "INSERT INTO used(attempt_id, item_id, stage, rank, tokens)"
-                  " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (attempt_id, item_id) DO NOTHING",
+                  "INSERT INTO used(attempt_id, item_id, stage, rank, tokens, no_credit)"
+                  " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (attempt_id, item_id) DO NOTHING",
                   &p, NULL, "cannot insert a used edge");
 }
 
@@ -1360,7 +1361,8 @@ static int used_row(void *arg, const PGresult *r)
         .used = {.item_id = col_int(r, 0, 1),
                  .stage = (kevo_stage)col_int(r, 0, 2),
                  .rank = (int)col_int(r, 0, 3),
-                 .tokens = (int)col_int(r, 0, 4)},
+                 .tokens = (int)col_int(r, 0, 4),
+                 .no_credit = col_int(r, 0, 5) != 0},
     };
     return ((kevo_store_used_cb)e->cb)(e->arg, &edge);
 }
@@ -1370,15 +1372,16 @@ static int pg_used_each(kevo_store *s, int64_t attempt_id, int64_t item_id, kevo
 {
     pg_store *ps = ctx_of(s);
     const char *sql =
-        attempt_id && item_id
-            ? "SELECT attempt_id, item_id, stage, rank, tokens FROM used WHERE attempt_id = $1"
-              " AND item_id = $2"
-        : attempt_id ? "SELECT attempt_id, item_id, stage, rank, tokens FROM used"
+        attempt_id && item_id ? "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM "
+                                "used WHERE attempt_id = $1"
+                                " AND item_id = $2"
+        : attempt_id ? "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM used"
                        " WHERE attempt_id = $1 ORDER BY rank, item_id"
-        : item_id ? "SELECT attempt_id, item_id, stage, rank, tokens FROM used WHERE item_id = $1"
-                    " ORDER BY attempt_id"
-                  : "SELECT attempt_id, item_id, stage, rank, tokens FROM used"
-                    " ORDER BY attempt_id, rank, item_id";
+        : item_id    ? "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM used WHERE "
+                       "item_id = $1"
+                       " ORDER BY attempt_id"
+                     : "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM used"
+                       " ORDER BY attempt_id, rank, item_id";
     params p = {0};
     if (attempt_id)
         p_int(&p, attempt_id);

@@ -1246,10 +1246,11 @@ static int sq_used_insert(kevo_store *s, int64_t attempt_id, const kevo_used_ite
 {
     sqlite_store *ss = ctx_of(s);
     stmt st;
-    int error = prep(ss,
-                     "INSERT OR IGNORE INTO used(attempt_id, item_id, stage, rank, tokens)"
-                     " VALUES (?, ?, ?, ?, ?)",
-                     &st);
+    int error =
+        prep(ss,
+             "INSERT OR IGNORE INTO used(attempt_id, item_id, stage, rank, tokens, no_credit)"
+             " VALUES (?, ?, ?, ?, ?, ?)",
+             &st);
     if (error < 0)
         return error;
     sqlite3_bind_int64(st.st, 1, attempt_id);
@@ -1257,6 +1258,7 @@ static int sq_used_insert(kevo_store *s, int64_t attempt_id, const kevo_used_ite
     sqlite3_bind_int(st.st, 3, (int)u->stage);
     sqlite3_bind_int(st.st, 4, u->rank);
     sqlite3_bind_int(st.st, 5, u->tokens);
+    sqlite3_bind_int(st.st, 6, u->no_credit ? 1 : 0);
     return step_done(ss, &st, "cannot insert a used edge");
 }
 
@@ -1265,15 +1267,16 @@ static int sq_used_each(kevo_store *s, int64_t attempt_id, int64_t item_id, kevo
 {
     sqlite_store *ss = ctx_of(s);
     const char *sql =
-        attempt_id && item_id
-            ? "SELECT attempt_id, item_id, stage, rank, tokens FROM used WHERE attempt_id = ?1"
-              " AND item_id = ?2"
-        : attempt_id ? "SELECT attempt_id, item_id, stage, rank, tokens FROM used"
+        attempt_id && item_id ? "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM "
+                                "used WHERE attempt_id = ?1"
+                                " AND item_id = ?2"
+        : attempt_id ? "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM used"
                        " WHERE attempt_id = ?1 ORDER BY rank, item_id"
-        : item_id ? "SELECT attempt_id, item_id, stage, rank, tokens FROM used WHERE item_id = ?2"
-                    " ORDER BY attempt_id"
-                  : "SELECT attempt_id, item_id, stage, rank, tokens FROM used"
-                    " ORDER BY attempt_id, rank, item_id";
+        : item_id    ? "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM used WHERE "
+                       "item_id = ?2"
+                       " ORDER BY attempt_id"
+                     : "SELECT attempt_id, item_id, stage, rank, tokens, no_credit FROM used"
+                       " ORDER BY attempt_id, rank, item_id";
     stmt st;
     int error = prep(ss, sql, &st);
     if (error < 0)
@@ -1289,7 +1292,8 @@ static int sq_used_each(kevo_store *s, int64_t attempt_id, int64_t item_id, kevo
             .used = {.item_id = sqlite3_column_int64(st.st, 1),
                      .stage = (kevo_stage)sqlite3_column_int(st.st, 2),
                      .rank = sqlite3_column_int(st.st, 3),
-                     .tokens = sqlite3_column_int(st.st, 4)},
+                     .tokens = sqlite3_column_int(st.st, 4),
+                     .no_credit = sqlite3_column_int(st.st, 5) != 0},
         };
         if ((error = cb(arg, &e)) != 0)
             break;

@@ -171,6 +171,9 @@ static int export_used(void *arg, const kevo_used_edge *e)
         add_str(o, "stage", kevo_stage_name(e->used.stage));
         add_num(o, "rank", e->used.rank);
         add_num(o, "tokens", e->used.tokens);
+        /* only when set: the reward did not update the item's Q */
+        if (e->used.no_credit)
+            cJSON_AddBoolToObject(o, "no_credit", 1);
     }
     return emit(arg, o);
 }
@@ -583,13 +586,14 @@ static int import_machine(import_ctx *ic, const cJSON *o)
 static int import_used(import_ctx *ic, const cJSON *o)
 {
     int64_t fa = 0, fi = 0, a = 0, i = 0;
-    double rank = 0, tokens = 0;
+    double rank = 0, tokens = 0, no_credit = 0;
     kevo_used_item u = {0};
     int error;
     if ((error = get_id(ic, o, "attempt", 1, &fa)) < 0 ||
         (error = get_id(ic, o, "item", 1, &fi)) < 0 || (error = get_stage(ic, o, &u.stage)) < 0 ||
         (error = get_num(ic, o, "rank", 0, &rank)) < 0 ||
         (error = get_num(ic, o, "tokens", 0, &tokens)) < 0 ||
+        (error = get_num(ic, o, "no_credit", 0, &no_credit)) < 0 ||
         (error = map_ref(ic, &ic->attempts, fa, "attempt", &a)) < 0 ||
         (error = map_ref(ic, &ic->items, fi, "item", &i)) < 0)
         return error;
@@ -600,6 +604,7 @@ static int import_used(import_ctx *ic, const cJSON *o)
     u.item_id = i;
     u.rank = (int)rank;
     u.tokens = (int)tokens;
+    u.no_credit = no_credit != 0;
     if ((error = ic->mem->store->used_insert(ic->mem->store, a, &u)) == 0)
         ic->st.edges++;
     return error;

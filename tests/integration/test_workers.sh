@@ -115,7 +115,7 @@ by_id = {a["id"]: a for a in recs if a["type"] == "attempt"}
 q, qs = {}, {}
 used = {}
 for r in recs:
-    if r["type"] == "used":
+    if r["type"] == "used" and not r.get("no_credit"):  # a retune's items learn nothing
         used.setdefault(r["attempt"], []).append(r["item"])
 for aid in sorted(by_id):
     a = by_id[aid]

@@ -103,9 +103,9 @@ static void open_reject_pg(fixture *f)
     assert_int_equal(kevo_memory_open(&m, f->path), KEVO_EINVAL);
     assert_non_null(strstr(kevo_error_last(), "newer kevo"));
     assert_non_null(strstr(kevo_error_last(), "schema version 99"));
-    assert_non_null(strstr(kevo_error_last(), "knows up to 3"));
+    assert_non_null(strstr(kevo_error_last(), "knows up to 4"));
     assert_int_equal(
-        store_select_sql(f->dir, "UPDATE kevo_meta SET value = '3' WHERE key = 'schema_version'"),
+        store_select_sql(f->dir, "UPDATE kevo_meta SET value = '4' WHERE key = 'schema_version'"),
         0);
     assert_int_equal(kevo_memory_open(&m, f->path), 0);
     kevo_memory_free(m);
@@ -116,7 +116,7 @@ static void test_memory__open_reopen_and_reject(void **state)
     fixture *f = ready(state);
     kevo_memory_stats st;
     assert_int_equal(kevo_memory_stats_get(&st, f->mem), 0);
-    assert_int_equal(st.schema_version, store_select_is_pg() ? 3 : 3);
+    assert_int_equal(st.schema_version, store_select_is_pg() ? 4 : 4);
     assert_int_equal(st.attempts, 0);
     assert_true(st.bytes > 0);
     kevo_memory_free(f->mem);

@@ -185,13 +185,14 @@ static void test_store_pg__migrates_forward(void **state)
     snprintf(sql, sizeof(sql),
              "SET search_path = %s; DROP TABLE work; DROP TABLE machines;"
              " ALTER TABLE attempts DROP COLUMN machine; DROP TABLE item_words;"
+             " ALTER TABLE used DROP COLUMN no_credit;"
              " UPDATE kevo_meta SET value = '1' WHERE key = 'schema_version'",
              f->schema);
     assert_int_equal(pg_test_admin(f->server, sql), 0);
     assert_int_equal(kevo_memory_open(&mem, f->url), 0);
     kevo_memory_stats st;
     assert_int_equal(kevo_memory_stats_get(&st, mem), 0);
-    assert_int_equal(st.schema_version, 3);
+    assert_int_equal(st.schema_version, 4);
     assert_int_equal(st.runs, 1);
     /* the word counts were rebuilt from the items already there */
     kevo_item_list *l = NULL;
