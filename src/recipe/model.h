@@ -301,6 +301,8 @@ int kevo_recipe_pack_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
 int kevo_recipe_pack_buffer(const kevo_recipe_model *m, int v);
 int kevo_recipe_kblock_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                              const long *params);
+int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                              const char *source, const long *params);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 

@@ -101,6 +101,17 @@ static const kevo_recipe_param_desc kblock_params[] = {
      "reads: kc x N floats, to stay in L2)",
      256, 1, 4096, CHOICES(128, 256, 512)},
 };
+static const kevo_recipe_param_desc permute_params[] = {
+    {"loop",
+     "the loop to run innermost, numbered from 0 in source order; -1: the loop of the last "
+     "term of the accumulated index that runs more than a few iterations",
+     -1, -1, 1000, CHOICES(-1)},
+    {"scatter",
+     "1: with it, the other positions of a scatter (the loops sharing an index term with a "
+     "kernel tap, as ih in oh = ih + kh) go below the taps too, in the index's order; 0: the "
+     "innermost loop alone",
+     1, 0, 1, CHOICES(0, 1)},
+};
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
      CHOICES(1, 2)},
@@ -197,6 +208,16 @@ static const kevo_recipe_desc descs[] = {
      "store, whose other stores come before or after every reduction, and which reads what it "
      "writes only there",
      kblock_params, N_OF(kblock_params), "c"},
+    {"permute",
+     "reorder a loop nest whose only effect is one accumulation `p[i] += e`: the loop along "
+     "the accumulated element's contiguous index runs innermost (each declaration and guard "
+     "moved to the innermost loop it depends on), and the guards on it `if (e < lo || e >= hi) "
+     "continue;`, e affine in it, become its bounds (a transposed convolution's scatter runs "
+     "along output rows)",
+     "a chain of simple rectangular loops whose statements are declarations, `if (cond) "
+     "continue;` guards and, last in the innermost loop, the nest's only write: `p[i] += e;` "
+     "(or -=) into a parameter the nest reads nowhere else",
+     permute_params, N_OF(permute_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -229,7 +250,8 @@ static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_unroll_apply,         kevo_recipe_unroll_jam_apply,
     kevo_recipe_fuse_apply,           kevo_recipe_vectorize_apply,
     kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
-    kevo_recipe_kblock_apply,         kevo_recipe_ocl_ndrange_apply,
+    kevo_recipe_kblock_apply,         kevo_recipe_permute_apply,
+    kevo_recipe_ocl_ndrange_apply,
     kevo_recipe_ocl_work_group_apply, kevo_recipe_ocl_coarsen_apply,
     kevo_recipe_ocl_local_tile_apply,
 };

@@ -1,0 +1,1024 @@
+/*
+ * recipe/recipe_permute.c - the `permute` recipe: reorder a loop nest whose
+ * only effect is one accumulation, so that the loop along the accumulated
+ * element's contiguous index runs innermost, and turn the guards on that
+ * loop (`if (ow < 0 || ow >= OW) continue;`, ow affine in it) into its
+ * bounds, so that the compiler can vectorise it.
+ *
+ * The nest it takes: a chain of simple rectangular loops (each body holds
+ * at most one loop, as its last statement), every other statement a
+ * declaration with an initialiser or a guard `if (cond) continue;`, and in
+ * the innermost body one `p[idx] += expr;` (or -=) as the last statement,
+ * the only write of the nest, to memory nothing else in the nest reads.
+ * Such a nest means "for every point of the iteration box where no guard
+ * holds, add expr to p[idx]", in any order; only the rounding of the sums
+ * changes, which kevo's correctness gate judges. The transposed
+ * convolutions written by their scatter definition are the case it is for:
+ * the input's spatial loops sit above the output-channel and kernel loops,
+ * so the innermost loop runs over a 3- or 5-tap kernel window with a
+ * bounds test on every tap; permuted, it runs along a row of the output.
+ *
+ * Each declaration and guard moves to the body of the innermost loop it
+ * depends on (directly or through other declarations) in the new order.
+ * The lane loop (parameter `loop`, -1: the loop of the last term of the
+ * accumulated index, through its declarations, whose bounds are not small
+ * constants) goes innermost; the other loops keep their order.
+ *
+ * Must not: add pragmas or flags (omp_parallel, vectorize and the rest
+ * apply after it).
+ */
+#include "model.h"
+#include "kevo/util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CHAIN 12
+#define MAX_STMTS 64
+
+enum { ST_DECL, ST_GUARD };
+
+typedef struct pstmt {
+    unsigned t0, t1; /* the statement's tokens, `;` included */
+    int kind;        /* ST_* */
+    int var;         /* ST_DECL: the declared variable */
+    unsigned e0, e1; /* ST_DECL: the initialiser; ST_GUARD: the condition */
+    unsigned deps;   /* bit k: depends on chain loop k */
+    int level;       /* the chain loop whose body holds it */
+    bool bound;      /* ST_GUARD: becomes bounds of the lane loop */
+} pstmt;
+
+typedef struct pnest {
+    const kevo_recipe_model *m;
+    int chain[MAX_CHAIN]; /* loop indices, outermost first */
+    int n;
+    pstmt st[MAX_STMTS];
+    int n_st;
+    unsigned acc0, acc1; /* the accumulation statement */
+    unsigned lhs0, lhs1; /* its lvalue */
+    unsigned idx0, idx1; /* the last subscript of the lvalue, inside its brackets */
+    int lane;            /* chain position of the loop to run innermost */
+    int sink[MAX_CHAIN]; /* chain positions of the loops to move to the bottom, */
+    int n_sink;          /* outermost first: the lane last */
+} pnest;
+
+static bool is_comment(const kevo_recipe_model *m, unsigned t)
+{
+    return t < m->n_tok && m->tok[t].kind == KEVO_CTOK_COMMENT;
+}
+
+static unsigned skip_comments(const kevo_recipe_model *m, unsigned t, unsigned t1)
+{
+    while (t < t1 && is_comment(m, t))
+        t++;
+    return t;
+}
+
+/* The `;` ending the statement starting at t (depth 0), or t1. */
+static unsigned stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1)
+{
+    int depth = 0;
+    for (; t < t1; t++) {
+        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
+            depth++;
+        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
+            depth--;
+        else if (depth == 0 && kevo_rtok_is(m, t, ";"))
+            return t;
+        if (depth < 0)
+            return t1;
+    }
+    return t1;
+}
+
+static int chain_pos(const pnest *p, int var)
+{
+    for (int k = 0; k < p->n; k++)
+        if (var >= 0 && p->m->loop[p->chain[k]].var == var)
+            return k;
+    return -1;
+}
+
+static int stmt_of_decl(const pnest *p, int var)
+{
+    for (int s = 0; s < p->n_st; s++)
+        if (p->st[s].kind == ST_DECL && p->st[s].var == var)
+            return s;
+    return -1;
+}
+
+/* The chain loops tokens [t0,t1) depend on, through the nest's declarations. */
+static unsigned deps_of(const pnest *p, unsigned t0, unsigned t1)
+{
+    unsigned d = 0;
+    for (unsigned t = t0; t < t1; t++) {
+        int v = p->m->tok[t].var;
+        if (v < 0)
+            continue;
+        int k = chain_pos(p, v);
+        if (k >= 0)
+            d |= 1u << k;
+        int s = stmt_of_decl(p, v);
+        if (s >= 0)
+            d |= p->st[s].deps;
+    }
+    return d;
+}
+
+/* Whether variable v is a constant: declared `v = LITERAL` (one integer
+ * literal) and never written in the kernel. Its value in *value. */
+static bool int_constant(const kevo_recipe_model *m, int v, long *value)
+{
+    if (v < 0 || m->var[v].vtype != KEVO_VTYPE_INT)
+        return false;
+    for (size_t t = m->t_fbody; t + 3 < m->n_tok; t++)
+        if (m->tok[t].var == v && m->tok[t].is_decl) {
+            if (!kevo_rtok_is(m, t + 1, "=") || m->tok[t + 2].kind != KEVO_CTOK_LITERAL ||
+                !(kevo_rtok_is(m, t + 3, ";") || kevo_rtok_is(m, t + 3, ",")))
+                return false;
+            size_t n;
+            const char *s = kevo_rtok_text(m, t + 2, &n);
+            char *end;
+            long x = strtol(s, &end, 0);
+            if (end == s || strspn(end, "uUlL") != (size_t)(s + n - end))
+                return false;
+            kevo_rwrite *w = NULL;
+            size_t nw = 0;
+            if (kevo_recipe_writes(&w, &nw, m, m->t_fbody, (unsigned)m->n_tok) < 0) {
+                kevo_error_clear();
+                return false;
+            }
+            bool written = false;
+            for (size_t i = 0; i < nw; i++)
+                written |= w[i].var == v;
+            free(w);
+            if (written)
+                return false;
+            *value = x;
+            return true;
+        }
+    return false;
+}
+
+/* A single token that is a positive integer constant (a literal, or a
+ * variable int_constant accepts). */
+static bool positive_constant(const kevo_recipe_model *m, unsigned t, long *value)
+{
+    long x = 0;
+    if (m->tok[t].kind == KEVO_CTOK_LITERAL) {
+        size_t n;
+        const char *s = kevo_rtok_text(m, t, &n);
+        char *end;
+        x = strtol(s, &end, 0);
+        if (end == s || strspn(end, "uUlL") != (size_t)(s + n - end))
+            return false;
+    } else if (!int_constant(m, m->tok[t].var, &x))
+        return false;
+    if (value)
+        *value = x;
+    return x > 0;
+}
+
+/* Whether loop l runs a small, known number of times: literal lower
+ * bound, a constant upper bound of at most 16. */
+static bool short_loop(const kevo_recipe_model *m, int l)
+{
+    const kevo_rloop *L = &m->loop[l];
+    long hi = 0;
+    return L->t_lb1 == L->t_lb0 + 1 && m->tok[L->t_lb0].kind == KEVO_CTOK_LITERAL &&
+           L->t_ub1 == L->t_ub0 + 1 && positive_constant(m, L->t_ub0, &hi) && hi <= 16;
+}
+
+/* ---- the nest ----------------------------------------------------------- */
+
+/* Read the chain below root into p; KEVO_EINVAL with the reason. */
+static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
+{
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    int l = root;
+    for (;;) {
+        const kevo_rloop *L = &m->loop[l];
+        if (p->n == MAX_CHAIN)
+            return kevo_error_set(KEVO_EINVAL, "the nest at line %u is deeper than %d loops",
+                                  m->loop[root].line, MAX_CHAIN);
+        if (!L->simple)
+            return kevo_error_set(KEVO_EINVAL, "%s", L->why[0] ? L->why : "a loop is not simple");
+        if (L->n_pragmas > 0)
+            return kevo_recipe_pragma_decline(m, "permute", l);
+        if (L->early_exit) {
+            char why[160];
+            return kevo_error_set(KEVO_EINVAL, "%s",
+                                  kevo_recipe_early_exit_why(why, sizeof why, L));
+        }
+        if (L->n_children > 1)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "the loop at line %u holds %d loops: permute takes a chain of "
+                                  "loops, one inside the other",
+                                  L->line, L->n_children);
+        p->chain[p->n++] = l;
+        int child = -1;
+        for (size_t k = (size_t)l + 1; k < m->n_loop && L->n_children == 1; k++)
+            if (m->loop[k].parent == l) {
+                child = (int)k;
+                break;
+            }
+        /* the body's statements */
+        unsigned b0 = L->t_body, b1 = L->t_end;
+        if (L->body_compound) {
+            b0++;
+            b1--;
+        }
+        unsigned t = skip_comments(m, b0, b1);
+        while (t < b1) {
+            if (child >= 0 && t == m->loop[child].t_for) {
+                if (skip_comments(m, m->loop[child].t_end, b1) != b1)
+                    return kevo_error_set(KEVO_EINVAL,
+                                          "a statement follows the loop at line %u in its "
+                                          "parent's body: permute needs the inner loop last",
+                                          m->loop[child].line);
+                break;
+            }
+            if (kevo_rtok_is(m, t, "for") || kevo_rtok_is(m, t, "while") ||
+                kevo_rtok_is(m, t, "do") || kevo_rtok_is(m, t, "switch") || kevo_rtok_is(m, t, "{"))
+                return kevo_error_set(KEVO_EINVAL,
+                                      "line %u: permute takes declarations, `if (...) continue;` "
+                                      "guards and one accumulation, not this statement",
+                                      kevo_recipe_line(m, m->tok[t].start));
+            if (p->n_st == MAX_STMTS)
+                return kevo_error_set(KEVO_EINVAL, "the nest has more than %d statements",
+                                      MAX_STMTS);
+            pstmt *s = &p->st[p->n_st];
+            s->t0 = t;
+            s->level = p->n - 1;
+            if (kevo_rtok_is(m, t, "if")) {
+                unsigned lp = t + 1, rp = kevo_rtok_match(m, t + 1);
+                if (!kevo_rtok_is(m, lp, "(") || rp == (unsigned)-1 || rp >= b1)
+                    return kevo_error_set(KEVO_EINVAL, "line %u: an `if` kevo cannot read",
+                                          kevo_recipe_line(m, m->tok[t].start));
+                unsigned c = skip_comments(m, rp + 1, b1), end;
+                bool braced = kevo_rtok_is(m, c, "{");
+                if (braced)
+                    c = skip_comments(m, c + 1, b1);
+                if (!kevo_rtok_is(m, c, "continue") || !kevo_rtok_is(m, c + 1, ";"))
+                    return kevo_error_set(KEVO_EINVAL,
+                                          "line %u: the only `if` permute moves is `if (cond) "
+                                          "continue;`",
+                                          kevo_recipe_line(m, m->tok[t].start));
+                end = c + 2;
+                if (braced) {
+                    end = skip_comments(m, end, b1);
+                    if (!kevo_rtok_is(m, end, "}"))
+                        return kevo_error_set(KEVO_EINVAL,
+                                              "line %u: the guard's block holds more than "
+                                              "`continue;`",
+                                              kevo_recipe_line(m, m->tok[t].start));
+                    end++;
+                }
+                if (kevo_rtok_is(m, skip_comments(m, end, b1), "else"))
+                    return kevo_error_set(KEVO_EINVAL, "line %u: a guard with an else",
+                                          kevo_recipe_line(m, m->tok[t].start));
+                s->kind = ST_GUARD;
+                s->var = -1;
+                s->e0 = lp + 1;
+                s->e1 = rp;
+                s->t1 = end;
+            } else {
+                unsigned semi = stmt_semi(m, t, b1);
+                if (semi >= b1)
+                    return kevo_error_set(KEVO_EINVAL, "line %u: a statement kevo cannot read",
+                                          kevo_recipe_line(m, m->tok[t].start));
+                int decl = -1, n_decl = 0;
+                unsigned d = 0;
+                for (unsigned k = t; k < semi; k++)
+                    if (m->tok[k].is_decl) {
+                        n_decl++;
+                        decl = m->tok[k].var;
+                        d = k;
+                    }
+                bool last = child < 0 && skip_comments(m, semi + 1, b1) == b1;
+                if (n_decl == 0 && last) {
+                    p->acc0 = t;
+                    p->acc1 = semi + 1;
+                    break;
+                }
+                if (n_decl != 1 || decl < 0 || !kevo_rtok_is(m, d + 1, "="))
+                    return kevo_error_set(KEVO_EINVAL,
+                                          "line %u: permute moves declarations with one "
+                                          "initialised name, guards and one accumulation, not "
+                                          "this statement",
+                                          kevo_recipe_line(m, m->tok[t].start));
+                s->kind = ST_DECL;
+                s->var = decl;
+                s->e0 = d + 2;
+                s->e1 = semi;
+                s->t1 = semi + 1;
+            }
+            s->deps = deps_of(p, s->e0, s->e1);
+            p->n_st++;
+            t = skip_comments(m, s->t1, b1);
+        }
+        if (child < 0)
+            break;
+        l = child;
+    }
+    if (p->acc1 == 0)
+        return kevo_error_set(KEVO_EINVAL,
+                              "the innermost loop of the nest at line %u does not end in an "
+                              "accumulation `p[i] += e;`",
+                              m->loop[root].line);
+    if (p->n < 2)
+        return kevo_error_set(KEVO_EINVAL, "the nest at line %u has one loop: nothing to permute",
+                              m->loop[root].line);
+    /* the declarations' own dependencies are complete only now for those
+     * that use later ones: none can (C scope), but the deps of a guard or
+     * declaration are recomputed in order to be sure */
+    for (int s = 0; s < p->n_st; s++)
+        p->st[s].deps = deps_of(p, p->st[s].e0, p->st[s].e1);
+    return 0;
+}
+
+/* Identifiers that may be called in the nest: pure maths. */
+static bool pure_call(const kevo_recipe_model *m, unsigned t)
+{
+    static const char *const ok[] = {"fminf", "fmaxf", "fabsf", "sqrtf", "expf",  "logf",
+                                     "tanhf", "fmin",  "fmax",  "fabs",  "sqrt",  "exp",
+                                     "log",   "tanh",  "erff",  "powf",  "sizeof"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (kevo_rtok_is(m, t, ok[i]))
+            return true;
+    return false;
+}
+
+/* The dependence conditions: the accumulation is the nest's only write, to
+ * memory nothing else in it reads; bounds are rectangular. */
+static int check_effects(pnest *p)
+{
+    const kevo_recipe_model *m = p->m;
+    const kevo_rloop *R = &m->loop[p->chain[0]];
+    int error;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    if ((error = kevo_recipe_writes(&w, &nw, m, R->t_body, R->t_end)) < 0)
+        return error;
+    int acc = -1;
+    for (size_t i = 0; i < nw && error == 0; i++) {
+        if (w[i].kind == KEVO_WRITE_SCALAR && chain_pos(p, w[i].var) >= 0 && w[i].t_op < p->acc0)
+            continue; /* an inner loop's increment (simple: the body does not write it) */
+        if (w[i].t_op >= p->acc0 && w[i].t_op < p->acc1 && acc < 0 &&
+            w[i].kind == KEVO_WRITE_ELEMENT &&
+            (kevo_rtok_is(m, w[i].t_op, "+=") || kevo_rtok_is(m, w[i].t_op, "-=")) &&
+            w[i].t_lhs0 == skip_comments(m, p->acc0, p->acc1)) {
+            acc = (int)i;
+            continue;
+        }
+        error = kevo_error_set(KEVO_EINVAL,
+                               "line %u writes %s: permute takes a nest whose only write is one "
+                               "accumulation `p[i] += e;` in the innermost loop",
+                               kevo_recipe_line(m, m->tok[w[i].t_op].start),
+                               w[i].var >= 0 ? m->var[w[i].var].name : "memory");
+    }
+    if (error == 0 && acc < 0)
+        error = kevo_error_set(KEVO_EINVAL, "line %u is not an accumulation `p[i] += e;`",
+                               kevo_recipe_line(m, m->tok[p->acc0].start));
+    if (error < 0) {
+        free(w);
+        return error;
+    }
+    p->lhs0 = w[acc].t_lhs0;
+    p->lhs1 = w[acc].t_lhs1;
+    int target = kevo_recipe_root_param(m, w[acc].var);
+    unsigned last_close = w[acc].t_idx1 - 1;
+    unsigned open = kevo_rtok_match(m, last_close);
+    free(w);
+    if (target < 0)
+        return kevo_error_set(KEVO_EINVAL,
+                              "line %u: kevo cannot tell which parameter the accumulation "
+                              "writes",
+                              kevo_recipe_line(m, m->tok[p->acc0].start));
+    if (open == (unsigned)-1 || !kevo_rtok_is(m, last_close, "]"))
+        return kevo_error_set(KEVO_EINVAL, "line %u: an lvalue kevo cannot read",
+                              kevo_recipe_line(m, m->tok[p->acc0].start));
+    p->idx0 = open + 1;
+    p->idx1 = last_close;
+    /* what the nest reads: no pointer of unknown origin, none into the
+     * accumulated buffer outside the lvalue and the declarations of
+     * pointers into it; calls only to pure maths */
+    for (unsigned t = R->t_lparen; t < R->t_end; t++) {
+        if (m->tok[t].kind == KEVO_CTOK_IDENT && kevo_rtok_is(m, t + 1, "(") && m->tok[t].var < 0 &&
+            !pure_call(m, t))
+            return kevo_error_set(KEVO_EINVAL, "line %u calls %.*s: permute moves pure code only",
+                                  kevo_recipe_line(m, m->tok[t].start),
+                                  (int)(m->tok[t].end - m->tok[t].start), m->src + m->tok[t].start);
+        int v = m->tok[t].var;
+        if (v < 0 || (m->var[v].vtype != KEVO_VTYPE_POINTER && m->var[v].vtype != KEVO_VTYPE_ARRAY))
+            continue;
+        int r = kevo_recipe_root_param(m, v);
+        if (r < 0)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "line %u: kevo cannot tell what '%s' points to (permute "
+                                  "reorders only reads of the kernel's parameters)",
+                                  kevo_recipe_line(m, m->tok[t].start), m->var[v].name);
+        if (r != target || (t >= p->lhs0 && t < p->lhs1))
+            continue;
+        int s = -1;
+        for (int k = 0; k < p->n_st; k++)
+            if (t >= p->st[k].t0 && t < p->st[k].t1)
+                s = k;
+        bool decl_into = s >= 0 && p->st[s].kind == ST_DECL &&
+                         (m->var[p->st[s].var].vtype == KEVO_VTYPE_POINTER) &&
+                         kevo_recipe_root_param(m, p->st[s].var) == target;
+        if (!decl_into)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "line %u reads '%s', which the accumulation writes: permute "
+                                  "would change what it reads",
+                                  kevo_recipe_line(m, m->tok[t].start), m->var[v].name);
+    }
+    /* rectangular: no header names a chain variable or a nest declaration */
+    for (int k = 0; k < p->n; k++) {
+        const kevo_rloop *L = &m->loop[p->chain[k]];
+        unsigned ranges[2][2] = {{L->t_lb0, L->t_lb1}, {L->t_ub0, L->t_ub1}};
+        for (int r = 0; r < 2; r++)
+            for (unsigned t = ranges[r][0]; t < ranges[r][1]; t++) {
+                int v = m->tok[t].var;
+                if (v >= 0 && (chain_pos(p, v) >= 0 || stmt_of_decl(p, v) >= 0))
+                    return kevo_error_set(KEVO_EINVAL,
+                                          "the bounds of the loop at line %u use '%s', set in "
+                                          "the nest: permute takes rectangular nests",
+                                          L->line, m->var[v].name);
+            }
+    }
+    for (int s = 0; s < p->n_st; s++)
+        if (p->st[s].kind == ST_GUARD && p->st[s].deps == 0)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "the guard at line %u depends on no loop of the nest",
+                                  kevo_recipe_line(m, m->tok[p->st[s].t0].start));
+    return 0;
+}
+
+/* The chain position of the loop to run innermost: scanning the accumulated
+ * subscript's top-level terms from the last, the first term naming (through
+ * the declarations) a loop that is not short; among several, the deepest.
+ * -1 when none. */
+static int pick_lane(const pnest *p)
+{
+    const kevo_recipe_model *m = p->m;
+    unsigned end = p->idx1;
+    while (end > p->idx0) {
+        int depth = 0;
+        unsigned start = end;
+        while (start > p->idx0) {
+            unsigned t = start - 1;
+            if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]"))
+                depth++;
+            else if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "["))
+                depth--;
+            else if (depth == 0 && (kevo_rtok_is(m, t, "+") || kevo_rtok_is(m, t, "-")))
+                break;
+            start = t;
+        }
+        unsigned d = deps_of(p, start, end);
+        for (int k = p->n - 1; k >= 0; k--)
+            if ((d >> k & 1u) && !short_loop(m, p->chain[k]))
+                return k;
+        if (start == p->idx0)
+            break;
+        end = start - 1;
+    }
+    return -1;
+}
+
+/* Whether the + or - at t is binary (it follows an operand). */
+static bool binary_at(const kevo_recipe_model *m, unsigned t, unsigned t0)
+{
+    if (t == t0)
+        return false;
+    unsigned k = t - 1;
+    return m->tok[k].kind == KEVO_CTOK_IDENT || m->tok[k].kind == KEVO_CTOK_LITERAL ||
+           kevo_rtok_is(m, k, ")") || kevo_rtok_is(m, k, "]");
+}
+
+/* The leaf terms of the index [t0,t1): its top-level terms, and those of a
+ * parenthesised sum scaled by a factor (`(od * OH + oh) * OW`), each handed
+ * to fn with its tokens, most significant first. */
+static void index_leaves(const pnest *p, unsigned t0, unsigned t1,
+                         void (*fn)(pnest *, unsigned, unsigned), pnest *ctx, int depth)
+{
+    const kevo_recipe_model *m = p->m;
+    unsigned a = t0;
+    while (a < t1) {
+        unsigned b = a + 1;
+        int dp = 0;
+        for (; b < t1; b++) {
+            if (kevo_rtok_is(m, b, "(") || kevo_rtok_is(m, b, "["))
+                dp++;
+            else if (kevo_rtok_is(m, b, ")") || kevo_rtok_is(m, b, "]"))
+                dp--;
+            else if (dp == 0 && (kevo_rtok_is(m, b, "+") || kevo_rtok_is(m, b, "-")) &&
+                     binary_at(m, b, t0))
+                break;
+        }
+        unsigned s0 = a, s1 = b;
+        if (s0 > t0 || kevo_rtok_is(m, s0, "+") || kevo_rtok_is(m, s0, "-"))
+            s0++; /* the sign */
+        /* `( S ) * X` or `X * ( S )`, X one token */
+        unsigned in0 = 0, in1 = 0;
+        if (s1 > s0 + 2 && kevo_rtok_is(m, s0, "(") && kevo_rtok_match(m, s0) == s1 - 3 &&
+            kevo_rtok_is(m, s1 - 2, "*")) {
+            in0 = s0 + 1;
+            in1 = s1 - 3;
+        } else if (s1 > s0 + 2 && kevo_rtok_is(m, s1 - 1, ")") &&
+                   kevo_rtok_match(m, s1 - 1) == s0 + 2 && kevo_rtok_is(m, s0 + 1, "*")) {
+            in0 = s0 + 3;
+            in1 = s1 - 1;
+        } else if (s1 > s0 + 1 && kevo_rtok_is(m, s0, "(") && kevo_rtok_match(m, s0) == s1 - 1) {
+            in0 = s0 + 1;
+            in1 = s1 - 1;
+        }
+        if (in1 > in0 && depth < 8)
+            index_leaves(p, in0, in1, fn, ctx, depth + 1);
+        else if (s1 > s0)
+            fn(ctx, s0, s1);
+        a = b;
+    }
+}
+
+/* A leaf of the accumulated index that names a short loop (a kernel tap)
+ * and long ones (a position of the input): the long ones join the loops to
+ * sink, once each, in the order of the index. */
+static void scatter_leaf(pnest *p, unsigned t0, unsigned t1)
+{
+    unsigned d = deps_of(p, t0, t1);
+    bool tap = false;
+    for (int k = 0; k < p->n; k++)
+        tap |= (d >> k & 1u) && short_loop(p->m, p->chain[k]);
+    if (!tap)
+        return;
+    for (int k = 0; k < p->n; k++) {
+        if (!(d >> k & 1u) || short_loop(p->m, p->chain[k]))
+            continue;
+        bool have = false;
+        for (int i = 0; i < p->n_sink; i++)
+            have |= p->sink[i] == k;
+        if (!have && p->n_sink < MAX_CHAIN)
+            p->sink[p->n_sink++] = k;
+    }
+}
+
+/* The loops to sink: with `scatter`, the input positions of a scatter (long
+ * loops sharing an index leaf with a kernel tap), when the lane is the last
+ * of them; else the lane alone. */
+static void pick_sink(pnest *p, bool scatter)
+{
+    p->n_sink = 0;
+    if (scatter)
+        index_leaves(p, p->idx0, p->idx1, scatter_leaf, p, 0);
+    if (p->n_sink == 0 || p->sink[p->n_sink - 1] != p->lane) {
+        p->sink[0] = p->lane;
+        p->n_sink = 1;
+    }
+}
+
+/* ---- guards to bounds ----------------------------------------------------- */
+
+typedef struct bound {
+    bool lower;   /* lane >= ceil(num / s), else lane < ceil(num / s) */
+    kevo_buf num; /* the numerator's text */
+    char s[64];   /* the positive constant's text */
+} bound;
+
+static void text_of(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1)
+{
+    for (unsigned t = t0; t < t1; t++)
+        if (!is_comment(m, t))
+            kevo_buf_printf(b, "%s%.*s", t > t0 ? " " : "", (int)(m->tok[t].end - m->tok[t].start),
+                            m->src + m->tok[t].start);
+}
+
+/* Whether every name in [t0,t1) is an integer variable and every literal an
+ * integer. */
+static bool integer_tokens(const kevo_recipe_model *m, unsigned t0, unsigned t1)
+{
+    for (unsigned t = t0; t < t1; t++) {
+        if (m->tok[t].kind == KEVO_CTOK_LITERAL) {
+            size_t n;
+            const char *s = kevo_rtok_text(m, t, &n);
+            if (strcspn(s, ".eEfFxX'\"") < n && !(n > 1 && s[0] == '0' && (s[1] | 32) == 'x'))
+                return false;
+        } else if (m->tok[t].kind == KEVO_CTOK_IDENT) {
+            int v = m->tok[t].var;
+            if (v < 0 || m->var[v].vtype != KEVO_VTYPE_INT)
+                return false;
+        } else if (m->tok[t].kind == KEVO_CTOK_KEYWORD)
+            return false;
+    }
+    return true;
+}
+
+/* E in [e0,e1) as lane * S + R: R's text into *rest, S's into s. */
+static bool affine_in(const pnest *p, unsigned e0, unsigned e1, int lane_var, kevo_buf *rest,
+                      char *s, size_t s_len, int depth)
+{
+    const kevo_recipe_model *m = p->m;
+    unsigned lane_bit = 1u << p->lane;
+    while (e1 > e0 && is_comment(m, e1 - 1))
+        e1--;
+    e0 = skip_comments(m, e0, e1);
+    if (e1 == e0 + 1 && depth < 4) {
+        int d = stmt_of_decl(p, m->tok[e0].var);
+        if (d >= 0 && (p->st[d].deps & lane_bit))
+            return affine_in(p, p->st[d].e0, p->st[d].e1, lane_var, rest, s, s_len, depth + 1);
+    }
+    if (e1 > e0 && kevo_rtok_is(m, e0, "(") && kevo_rtok_match(m, e0) == e1 - 1)
+        return affine_in(p, e0 + 1, e1 - 1, lane_var, rest, s, s_len, depth);
+    if (!integer_tokens(m, e0, e1))
+        return false;
+    bool found = false;
+    kevo_buf_puts(rest, "(0");
+    unsigned a = e0;
+    while (a < e1) {
+        /* the term [t0, b): after the binary sign at a, or from e0 with its unary sign */
+        bool minus = false;
+        unsigned t0 = a;
+        if (a > e0) {
+            minus = kevo_rtok_is(m, a, "-");
+            t0 = a + 1;
+        }
+        while (t0 < e1 && (kevo_rtok_is(m, t0, "-") || kevo_rtok_is(m, t0, "+"))) {
+            minus ^= kevo_rtok_is(m, t0, "-");
+            t0++;
+        }
+        int dp = 0;
+        unsigned b = t0 + 1;
+        for (; b < e1; b++) {
+            if (kevo_rtok_is(m, b, "(") || kevo_rtok_is(m, b, "["))
+                dp++;
+            else if (kevo_rtok_is(m, b, ")") || kevo_rtok_is(m, b, "]"))
+                dp--;
+            else if (dp == 0 && (kevo_rtok_is(m, b, "+") || kevo_rtok_is(m, b, "-")) &&
+                     binary_at(m, b, e0))
+                break;
+        }
+        if (t0 >= e1)
+            return false;
+        unsigned d = deps_of(p, t0, b);
+        bool names_lane = kevo_recipe_uses_var(m, t0, b, lane_var);
+        if (d & lane_bit) {
+            if (!names_lane || found || minus)
+                return false;
+            /* lane, lane * S, S * lane, S a single positive constant */
+            if (b == t0 + 1 && m->tok[t0].var == lane_var)
+                snprintf(s, s_len, "1");
+            else if (b == t0 + 3 && kevo_rtok_is(m, t0 + 1, "*") &&
+                     (m->tok[t0].var == lane_var || m->tok[t0 + 2].var == lane_var)) {
+                unsigned st = m->tok[t0].var == lane_var ? t0 + 2 : t0;
+                if (m->tok[st].var == lane_var || !positive_constant(m, st, NULL))
+                    return false;
+                snprintf(s, s_len, "%.*s", (int)(m->tok[st].end - m->tok[st].start),
+                         m->src + m->tok[st].start);
+            } else
+                return false;
+            found = true;
+        } else {
+            kevo_buf_puts(rest, minus ? " - (" : " + (");
+            text_of(rest, m, t0, b);
+            kevo_buf_puts(rest, ")");
+        }
+        a = b;
+    }
+    kevo_buf_puts(rest, ")");
+    return found;
+}
+
+/* The guard st as bounds of the lane loop: one bound per disjunct of its
+ * condition. False (nothing added) when some disjunct is not `E op X` with
+ * E affine in the lane variable and X free of it. */
+static bool guard_bounds(const pnest *p, const pstmt *st, bound *out, int *n_out, int max)
+{
+    const kevo_recipe_model *m = p->m;
+    int lane_var = m->loop[p->chain[p->lane]].var;
+    unsigned lane_bit = 1u << p->lane;
+    int n0 = *n_out;
+    unsigned a = st->e0;
+    while (a < st->e1) {
+        int dp = 0;
+        unsigned b = a;
+        for (; b < st->e1; b++) {
+            if (kevo_rtok_is(m, b, "(") || kevo_rtok_is(m, b, "["))
+                dp++;
+            else if (kevo_rtok_is(m, b, ")") || kevo_rtok_is(m, b, "]"))
+                dp--;
+            else if (dp == 0 && kevo_rtok_is(m, b, "||"))
+                break;
+        }
+        unsigned d0 = skip_comments(m, a, b), d1 = b;
+        while (d1 > d0 && is_comment(m, d1 - 1))
+            d1--;
+        while (d1 > d0 && kevo_rtok_is(m, d0, "(") && kevo_rtok_match(m, d0) == d1 - 1) {
+            d0++;
+            d1--;
+        }
+        /* one comparison at depth 0 */
+        unsigned op = 0;
+        int n_ops = 0;
+        dp = 0;
+        for (unsigned t = d0; t < d1; t++) {
+            if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "["))
+                dp++;
+            else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]"))
+                dp--;
+            else if (dp == 0 && (kevo_rtok_is(m, t, "<") || kevo_rtok_is(m, t, "<=") ||
+                                 kevo_rtok_is(m, t, ">") || kevo_rtok_is(m, t, ">=") ||
+                                 kevo_rtok_is(m, t, "&&") || kevo_rtok_is(m, t, "==") ||
+                                 kevo_rtok_is(m, t, "!=") || kevo_rtok_is(m, t, "?") ||
+                                 kevo_rtok_is(m, t, "!"))) {
+                op = t;
+                n_ops++;
+            }
+        }
+        if (n_ops != 1 || kevo_rtok_is(m, op, "&&") || kevo_rtok_is(m, op, "==") ||
+            kevo_rtok_is(m, op, "!=") || kevo_rtok_is(m, op, "?") || kevo_rtok_is(m, op, "!"))
+            goto fail;
+        bool lt = kevo_rtok_is(m, op, "<") || kevo_rtok_is(m, op, "<=");
+        bool eq = kevo_rtok_is(m, op, "<=") || kevo_rtok_is(m, op, ">=");
+        unsigned l_dep = deps_of(p, d0, op) & lane_bit, r_dep = deps_of(p, op + 1, d1) & lane_bit;
+        if ((l_dep != 0) == (r_dep != 0))
+            goto fail;
+        unsigned e0 = d0, e1 = op, x0 = op + 1, x1 = d1;
+        if (r_dep) { /* X op E: E flipped-op X */
+            e0 = op + 1;
+            e1 = d1;
+            x0 = d0;
+            x1 = op;
+            lt = !lt;
+        }
+        if (!integer_tokens(m, x0, x1) || *n_out == max)
+            goto fail;
+        bound *bd = &out[*n_out];
+        memset(bd, 0, sizeof *bd);
+        kevo_buf rest = {0};
+        if (!affine_in(p, e0, e1, lane_var, &rest, bd->s, sizeof bd->s, 0)) {
+            kevo_buf_free(&rest);
+            goto fail;
+        }
+        /* skip when E < X (E <= X): run when lane >= ceil((X [+1] - R) / S);
+         * skip when E >= X (E > X): run when lane < ceil((X [+1] - R) / S) */
+        bd->lower = lt;
+        kevo_buf_puts(&bd->num, "(");
+        text_of(&bd->num, m, x0, x1);
+        /* E <= X skipped: run when E >= X + 1; E > X skipped: run when E < X + 1 */
+        kevo_buf_printf(&bd->num, ")%s - %s", lt == eq ? " + 1" : "", kevo_buf_cstr(&rest));
+        kevo_buf_free(&rest);
+        (*n_out)++;
+        a = b < st->e1 ? b + 1 : b;
+    }
+    return *n_out > n0;
+fail:
+    for (int i = n0; i < *n_out; i++)
+        kevo_buf_free(&out[i].num);
+    *n_out = n0;
+    return false;
+}
+
+/* Whether tokens [t0,t1) read memory, divide or call: work a guard before
+ * it may have kept from running out of range. */
+static bool guarded_work(const kevo_recipe_model *m, unsigned t0, unsigned t1)
+{
+    for (unsigned t = t0; t < t1; t++) {
+        if (kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "/") || kevo_rtok_is(m, t, "%") ||
+            kevo_rtok_is(m, t, "->") ||
+            (kevo_rtok_is(m, t, "(") && t > t0 && m->tok[t - 1].kind == KEVO_CTOK_IDENT))
+            return true;
+        if (kevo_rtok_is(m, t, "*") && !binary_at(m, t, t0))
+            return true;
+    }
+    return false;
+}
+
+/* ---- emitting the permuted nest ------------------------------------------- */
+
+static void indent(kevo_buf *b, const char *ind, size_t il, int level)
+{
+    kevo_buf_printf(b, "%.*s", (int)il, ind);
+    for (int i = 0; i < level; i++)
+        kevo_buf_puts(b, "    ");
+}
+
+static void emit_stmt(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                      const char *ind, size_t il, int level)
+{
+    indent(b, ind, il, level);
+    kevo_buf_printf(b, "%.*s\n", (int)(m->tok[t1 - 1].end - m->tok[t0].start),
+                    m->src + m->tok[t0].start);
+}
+
+static void emit_header(kevo_buf *b, const kevo_recipe_model *m, int l)
+{
+    const kevo_rloop *L = &m->loop[l];
+    kevo_buf_printf(b, "%.*s", (int)(m->tok[L->t_rparen].end - m->tok[L->t_for].start),
+                    m->src + m->tok[L->t_for].start);
+}
+
+static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
+{
+    const kevo_recipe_model *m = p->m;
+    int order[MAX_CHAIN], pos[MAX_CHAIN], n = 0;
+    for (int k = 0; k < p->n; k++) {
+        bool sunk = false;
+        for (int i = 0; i < p->n_sink; i++)
+            sunk |= p->sink[i] == k;
+        if (!sunk)
+            order[n++] = k;
+    }
+    for (int i = 0; i < p->n_sink; i++)
+        order[n++] = p->sink[i];
+    for (int i = 0; i < n; i++)
+        pos[order[i]] = i;
+
+    bound bd[16];
+    int n_bd = 0;
+    for (int s = 0; s < p->n_st; s++) {
+        pstmt *st = &p->st[s];
+        st->bound = st->kind == ST_GUARD && (st->deps >> p->lane & 1u) &&
+                    guard_bounds(p, st, bd, &n_bd, 16);
+    }
+    /* where each statement goes: the innermost of its loops in the new
+     * order; one that reads memory, divides or calls goes no shallower
+     * than a guard before it (which kept it from running out of range) */
+    int at[MAX_STMTS];
+    int guard_at = -1;
+    for (int s = 0; s < p->n_st; s++) {
+        const pstmt *st = &p->st[s];
+        at[s] = -1;
+        for (int k = 0; k < p->n; k++)
+            if (st->deps >> k & 1u)
+                at[s] = pos[k] > at[s] ? pos[k] : at[s];
+        if (guarded_work(m, st->e0, st->e1) && guard_at > at[s])
+            at[s] = guard_at;
+        /* no shallower than the declarations it reads (one a guard pushed
+         * down takes its readers with it) */
+        for (int d = 0; d < s; d++)
+            if (p->st[d].kind == ST_DECL && at[d] > at[s] &&
+                kevo_recipe_uses_var(m, st->e0, st->e1, p->st[d].var))
+                at[s] = at[d];
+        if (st->kind == ST_GUARD) {
+            int g = st->bound ? n - 1 : at[s];
+            guard_at = g > guard_at ? g : guard_at;
+        }
+    }
+    bool moved = false;
+    for (int i = 0; i < n; i++)
+        moved |= order[i] != i;
+    if (!moved && n_bd == 0) {
+        return kevo_error_set(KEVO_EINVAL,
+                              "the innermost loop (line %u) already runs along the accumulated "
+                              "index and no guard on it becomes bounds",
+                              m->loop[p->chain[p->lane]].line);
+    }
+    if (dry) {
+        for (int i = 0; i < n_bd; i++)
+            kevo_buf_free(&bd[i].num);
+        return 0;
+    }
+
+    const kevo_rloop *R = &m->loop[p->chain[0]];
+    size_t il = 0;
+    const char *ind = kevo_recipe_indent(m, m->tok[R->t_for].start, &il);
+    kevo_buf b = {0};
+    const kevo_rloop *LL = &m->loop[p->chain[p->lane]];
+    kevo_buf_printf(&b, "{ /* kevo permute: the loop at line %u innermost%s */\n", LL->line,
+                    n_bd ? ", its guards as bounds" : "");
+    for (int s = 0; s < p->n_st; s++)
+        if (at[s] < 0)
+            emit_stmt(&b, m, p->st[s].t0, p->st[s].t1, ind, il, 1);
+    char lo[64], hi[64], tmp[64], taken[2][64];
+    const char *lv = m->var[LL->var].name;
+    kevo_recipe_fresh_name(lo, sizeof lo, m, lv, "_lo", NULL, 0);
+    snprintf(taken[0], sizeof taken[0], "%s", lo);
+    kevo_recipe_fresh_name(hi, sizeof hi, m, lv, "_hi", taken, 1);
+    snprintf(taken[1], sizeof taken[1], "%s", hi);
+    kevo_recipe_fresh_name(tmp, sizeof tmp, m, lv, "_b", taken, 2);
+    for (int i = 0; i < n; i++) {
+        int level = i + 1;
+        int l = p->chain[order[i]];
+        const kevo_rloop *L = &m->loop[l];
+        if (i == n - 1 && n_bd > 0) {
+            indent(&b, ind, il, level);
+            kevo_buf_puts(&b, "{\n");
+            indent(&b, ind, il, level + 1);
+            kevo_buf_printf(&b, "long long %s = (", lo);
+            text_of(&b, m, L->t_lb0, L->t_lb1);
+            kevo_buf_printf(&b, "), %s = (", hi);
+            text_of(&b, m, L->t_ub0, L->t_ub1);
+            kevo_buf_printf(&b, ")%s;\n", L->cond_op == KEVO_COND_LE ? " + 1" : "");
+            for (int k = 0; k < n_bd; k++) {
+                indent(&b, ind, il, level + 1);
+                kevo_buf_printf(&b,
+                                "{ long long %s = (long long)(%s); %s = %s >= 0 ? (%s + %s - "
+                                "1) / %s : -((-%s) / %s); if (%s %s %s) %s = %s; }\n",
+                                tmp, kevo_buf_cstr(&bd[k].num), tmp, tmp, tmp, bd[k].s, bd[k].s,
+                                tmp, bd[k].s, tmp, bd[k].lower ? ">" : "<", bd[k].lower ? lo : hi,
+                                bd[k].lower ? lo : hi, tmp);
+            }
+            indent(&b, ind, il, level + 1);
+            kevo_buf_printf(&b, "for (%.*s %s = %s; %s < %s; %s++) {\n",
+                            (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
+                            m->src + m->tok[L->t_type0].start, lv, lo, lv, hi, lv);
+            level++;
+        } else {
+            indent(&b, ind, il, level);
+            emit_header(&b, m, l);
+            kevo_buf_puts(&b, " {\n");
+        }
+        for (int s = 0; s < p->n_st; s++)
+            if (at[s] == i && !p->st[s].bound)
+                emit_stmt(&b, m, p->st[s].t0, p->st[s].t1, ind, il, level + 1);
+        if (i == n - 1)
+            emit_stmt(&b, m, skip_comments(m, p->acc0, p->acc1), p->acc1, ind, il, level + 1);
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        int level = i + 1;
+        if (i == n - 1 && n_bd > 0) {
+            indent(&b, ind, il, level + 1);
+            kevo_buf_puts(&b, "}\n");
+        }
+        indent(&b, ind, il, level);
+        kevo_buf_puts(&b, "}\n");
+    }
+    indent(&b, ind, il, 0);
+    kevo_buf_puts(&b, "}");
+    for (int i = 0; i < n_bd; i++)
+        kevo_buf_free(&bd[i].num);
+    int error = kevo_cparse_edits_add(&out->edits, m->tok[R->t_for].start, m->tok[R->t_end - 1].end,
+                                      "%s", kevo_buf_cstr(&b));
+    kevo_buf_free(&b);
+    return error;
+}
+
+/* Permute the nest rooted at loop root; `lane` the loop index to run
+ * innermost (-1: pick). */
+static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root, long lane,
+                      bool scatter, bool dry)
+{
+    pnest *p = calloc(1, sizeof *p);
+    if (!p)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    int error = read_nest(p, m, root);
+    if (error == 0)
+        error = check_effects(p);
+    if (error == 0) {
+        p->lane = lane >= 0 ? -1 : pick_lane(p);
+        for (int k = 0; lane >= 0 && k < p->n; k++)
+            if (p->chain[k] == lane)
+                p->lane = k;
+        if (p->lane < 0)
+            error = lane >= 0
+                        ? kevo_error_set(KEVO_EINVAL, "loop %ld is not in the nest at line %u",
+                                         lane, m->loop[root].line)
+                        : kevo_error_set(KEVO_EINVAL,
+                                         "no loop of the nest at line %u runs along the "
+                                         "accumulated index with more than a few "
+                                         "iterations",
+                                         m->loop[root].line);
+    }
+    if (error == 0) {
+        pick_sink(p, scatter);
+        error = permute_nest(out, p, dry);
+    }
+    free(p);
+    return error;
+}
+
+int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                              const long *params)
+{
+    (void)source;
+    if (m->n_loop == 0)
+        return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
+    long lane = params[0];
+    if (lane >= (long)m->n_loop)
+        return kevo_error_set(KEVO_EINVAL,
+                              "loop index %ld is out of range: the kernel has %zu for loops", lane,
+                              m->n_loop);
+    /* the first top-level nest that takes it (holding `lane` when given);
+     * the first nest's reason when none does */
+    char first_why[400] = "";
+    for (size_t r = 0; r < m->n_loop; r++) {
+        if (m->loop[r].parent != -1)
+            continue;
+        if (lane >= 0 &&
+            !(m->loop[lane].t_for >= m->loop[r].t_for && m->loop[lane].t_end <= m->loop[r].t_end))
+            continue;
+        if (permute_at(out, m, (int)r, lane, params[1] != 0, true) == 0)
+            return permute_at(out, m, (int)r, lane, params[1] != 0, false);
+        if (!first_why[0] && m->loop[r].n_children > 0)
+            snprintf(first_why, sizeof first_why, "%s", kevo_error_last());
+        kevo_error_clear();
+    }
+    return kevo_error_set(KEVO_EINVAL, "%s",
+                          first_why[0] ? first_why
+                                       : "no top-level loop nest of two or more loops holds "
+                                         "that loop");
+}

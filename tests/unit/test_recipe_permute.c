@@ -1,0 +1,289 @@
+/*
+ * tests/unit/test_recipe_permute.c - the `permute` recipe
+ * (src/recipe/recipe_permute.c): a nest whose only effect is one
+ * accumulation `p[i] += e` is reordered so that the loop along the
+ * accumulated element's contiguous index runs innermost, and the guards on
+ * that loop become its bounds. Each rewrite is built with gcc and run at
+ * extents that put every guard to work (outputs cropped by padding at both
+ * ends, a stride larger than the kernel's reach, one input element, none),
+ * and compared with the kernel as it was. Where reordering could change
+ * what the nest computes it declines, naming why.
+ */
+#include "recipe_check.h"
+
+static const long PICK[2] = {-1, 1};      /* the lane picked, the scatter's positions sunk */
+static const long LANE_ONLY[2] = {-1, 0}; /* the lane alone */
+
+/* ConvTranspose1d by its scatter definition: stride 3, padding 2,
+ * dilation 2, kernel 3 (constants, as the suite writes them). */
+static const char CT1D[] =
+    "#include <stdint.h>\n"
+    "void ct(const float *x, const float *w, float *y, int64_t N, int64_t C, int64_t OC,\n"
+    "        int64_t L)\n"
+    "{\n"
+    "    const int64_t KL = 3, SL = 3, PL = 2, DL = 2;\n"
+    "    const int64_t OL = (L - 1) * SL - 2 * PL + DL * (KL - 1) + 1;\n"
+    "    for (int64_t i = 0; i < N * OC * (OL > 0 ? OL : 0); i++)\n"
+    "        y[i] = 0.0f;\n"
+    "    for (int64_t n = 0; n < N; n++)\n"
+    "        for (int64_t c = 0; c < C; c++) {\n"
+    "            const float *xc = x + (n * C + c) * L;\n"
+    "            for (int64_t il = 0; il < L; il++) {\n"
+    "                const float xv = xc[il];\n"
+    "                for (int64_t j = 0; j < OC; j++) {\n"
+    "                    float *yo = y + (n * OC + j) * OL;\n"
+    "                    for (int64_t kl = 0; kl < KL; kl++) {\n"
+    "                        const int64_t ol = il * SL - PL + kl * DL;\n"
+    "                        if (ol < 0 || ol >= OL)\n"
+    "                            continue;\n"
+    "                        yo[ol] += xv * w[(c * OC + j) * KL + kl];\n"
+    "                    }\n"
+    "                }\n"
+    "            }\n"
+    "        }\n"
+    "}\n";
+
+/* Runs ct at several extents (N, C, OC, L) and prints y. */
+static const char CT1D_DRIVER[] = DRIVER_HEAD
+    "void ct(const float *x, const float *w, float *y, int64_t N, int64_t C, int64_t OC,\n"
+    "        int64_t L);\n"
+    "int main(void) { unsigned s = 11;\n"
+    "  const int64_t ext[][4] = {{2, 3, 4, 17}, {1, 1, 1, 1}, {1, 2, 3, 2}, {3, 2, 5, 9},\n"
+    "                            {1, 1, 2, 40}};\n"
+    "  for (int e = 0; e < 5; e++) {\n"
+    "    int64_t N = ext[e][0], C = ext[e][1], OC = ext[e][2], L = ext[e][3];\n"
+    "    int64_t OL = (L - 1) * 3 - 4 + 4 + 1; if (OL < 0) OL = 0;\n"
+    "    float *x = malloc((N*C*L+1)*4), *w = malloc((C*OC*3+1)*4), *y = malloc((N*OC*OL+1)*4);\n"
+    "    for (int64_t i = 0; i < N*C*L; i++) x[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < C*OC*3; i++) w[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < N*OC*OL; i++) y[i] = -7.0f;\n"
+    "    ct(x, w, y, N, C, OC, L);\n"
+    "    for (int64_t i = 0; i < N*OC*OL; i++) printf(\"%.9g\\n\", y[i]);\n"
+    "    free(x); free(w); free(y); }\n"
+    "  return 0; }\n";
+
+/* ConvTranspose2d, stride 1, no padding, kernel 3x5 as literal bounds, the
+ * taps innermost: the scatter of one input pixel over the kernel window,
+ * each output position declared from an input position and a tap. */
+static const char CT2D[] =
+    "#include <stdint.h>\n"
+    "void ct(const float *x, const float *w, float *y, int64_t C, int64_t OC, int64_t H,\n"
+    "        int64_t W)\n"
+    "{\n"
+    "    const int64_t OH = H + 2, OW = W + 4;\n"
+    "    for (int64_t i = 0; i < OC * OH * OW; i++)\n"
+    "        y[i] = 0.0f;\n"
+    "    for (int64_t c = 0; c < C; c++)\n"
+    "        for (int64_t ih = 0; ih < H; ih++)\n"
+    "            for (int64_t iw = 0; iw < W; iw++)\n"
+    "                for (int64_t oc = 0; oc < OC; oc++)\n"
+    "                    for (int64_t kh = 0; kh < 3; kh++) {\n"
+    "                        const int64_t oh = ih + kh;\n"
+    "                        for (int64_t kw = 0; kw < 5; kw++) {\n"
+    "                            const int64_t ow = iw + kw;\n"
+    "                            y[(oc * OH + oh) * OW + ow] +=\n"
+    "                                x[(c * H + ih) * W + iw] * w[((c * OC + oc) * 3 + kh) * 5 + "
+    "kw];\n"
+    "                        }\n"
+    "                    }\n"
+    "}\n";
+
+static const char CT2D_DRIVER[] = DRIVER_HEAD
+    "void ct(const float *x, const float *w, float *y, int64_t C, int64_t OC, int64_t H,\n"
+    "        int64_t W);\n"
+    "int main(void) { unsigned s = 5;\n"
+    "  const int64_t ext[][4] = {{2, 3, 7, 13}, {1, 1, 1, 1}, {3, 2, 2, 0}, {1, 4, 5, 33}};\n"
+    "  for (int e = 0; e < 4; e++) {\n"
+    "    int64_t C = ext[e][0], OC = ext[e][1], H = ext[e][2], W = ext[e][3];\n"
+    "    int64_t OH = H + 2, OW = W + 4;\n"
+    "    float *x = malloc((C*H*W+1)*4), *w = malloc((C*OC*15+1)*4), *y = malloc((OC*OH*OW+1)*4);\n"
+    "    for (int64_t i = 0; i < C*H*W; i++) x[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < C*OC*15; i++) w[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < OC*OH*OW; i++) y[i] = -7.0f;\n"
+    "    ct(x, w, y, C, OC, H, W);\n"
+    "    for (int64_t i = 0; i < OC*OH*OW; i++) printf(\"%.9g\\n\", y[i]);\n"
+    "    free(x); free(w); free(y); }\n"
+    "  return 0; }\n";
+
+/* src with the first `from` replaced by `to` (asserted to be there). */
+static char *with(const char *src, const char *from, const char *to)
+{
+    const char *at = strstr(src, from);
+    assert_non_null(at);
+    size_t a = (size_t)(at - src), f = strlen(from), t = strlen(to);
+    char *out = malloc(strlen(src) - f + t + 1);
+    assert_non_null(out);
+    memcpy(out, src, a);
+    memcpy(out + a, to, t);
+    strcpy(out + a + t, at + f);
+    return out;
+}
+
+/* The position of needle in hay (asserted to be there). */
+static size_t at(const char *hay, const char *needle)
+{
+    const char *p = strstr(hay, needle);
+    if (!p)
+        print_error("expected to find:\n%s\nin:\n%s\n", needle, hay);
+    assert_non_null(p);
+    return (size_t)(p - hay);
+}
+
+static void test_permute__strided_scatter_guards_become_bounds(void **state)
+{
+    (void)state;
+    char *out = apply_ok("permute", PICK, 2, CT1D, "ct");
+    assert_contains(out, "kevo permute: the loop at line 12 innermost, its guards as bounds");
+    /* the input position runs innermost, below the tap, from bounds the
+     * guard gave; the guard is gone */
+    assert_true(at(out, "for (int64_t kl = 0; kl < KL; kl++)") <
+                at(out, "for (int64_t il = il_lo; il < il_hi; il++)"));
+    assert_lacks(out, "continue;");
+    assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
+    /* the lane runs innermost already and no guard is left: nothing to do */
+    assert_declines("permute", PICK, 2, out, "ct", "not this statement"); /* once is enough */
+    /* with OpenMP and the flags after it, still the same sums */
+    kevo_recipe_step steps[] = {
+        {"permute", {-1, 1}, 2}, {"omp_parallel", {1, 0}, 2}, {"flags", {6}, 1}};
+    for (size_t n = 2; n <= 3; n++) {
+        char *more = NULL;
+        if (kevo_recipe_apply_chain(&more, steps, n, CT1D, "ct") == 0) {
+            assert_same_result(CT1D, more, CT1D_DRIVER, "ct");
+            free(more);
+        } else
+            kevo_error_clear();
+    }
+    free(out);
+    /* a guard written `ol > OL - 1` and `0 > ol`, the padding a variable */
+    char *src = with(CT1D, "if (ol < 0 || ol >= OL)", "if (0 > ol || ol > OL - 1)");
+    out = apply_ok("permute", LANE_ONLY, 2, src, "ct");
+    assert_lacks(out, "continue;");
+    assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
+    free(out);
+    free(src);
+}
+
+static void test_permute__scatter_runs_along_output_rows(void **state)
+{
+    (void)state;
+    /* with scatter: both input positions go below the taps, iw last */
+    char *out = apply_ok("permute", PICK, 2, CT2D, "ct");
+    size_t kh = at(out, "for (int64_t kh = 0; kh < 3; kh++)");
+    size_t kw = at(out, "for (int64_t kw = 0; kw < 5; kw++)");
+    size_t ih = at(out, "for (int64_t ih = 0; ih < H; ih++)");
+    size_t iw = at(out, "for (int64_t iw = 0; iw < W; iw++)");
+    assert_true(kh < kw && kw < ih && ih < iw);
+    assert_same_result(CT2D, out, CT2D_DRIVER, "ct");
+    free(out);
+    /* the lane alone: iw innermost, ih stays where it was; and so with the
+     * positions written into the index (no declaration pairs ih with kh) */
+    char *inline_src =
+        with(CT2D, "y[(oc * OH + oh) * OW + ow]", "y[(oc * OH + ih + kh) * OW + iw + kw]");
+    for (int v = 0; v < 2; v++) {
+        out = apply_ok("permute", v ? PICK : LANE_ONLY, 2, v ? inline_src : CT2D, "ct");
+        ih = at(out, "for (int64_t ih = 0; ih < H; ih++)");
+        kw = at(out, "for (int64_t kw = 0; kw < 5; kw++)");
+        iw = at(out, "for (int64_t iw = 0; iw < W; iw++)");
+        assert_true(ih < kw && kw < iw);
+        assert_same_result(CT2D, out, CT2D_DRIVER, "ct");
+        free(out);
+    }
+    free(inline_src);
+    /* an explicit lane: the loop numbered 4 (oc, counting the zeroing loop) */
+    const long oc_lane[2] = {4, 0};
+    out = apply_ok("permute", oc_lane, 2, CT2D, "ct");
+    kw = at(out, "for (int64_t kw = 0; kw < 5; kw++)");
+    size_t oc = at(out, "for (int64_t oc = 0; oc < OC; oc++)");
+    assert_true(kw < oc);
+    assert_same_result(CT2D, out, CT2D_DRIVER, "ct");
+    free(out);
+}
+
+/* CT1D with the input channels innermost (the order `permute:2,1` gives the
+ * suite's grouped references), each output row through a pointer declared
+ * from the group `c / CG`: a guard that becomes bounds pushes the division
+ * below it, and the pointer that reads it must follow (the recipe sweep
+ * found `g` used above its declaration). */
+static const char CT1D_GROUPED[] =
+    "#include <stdint.h>\n"
+    "void ct(const float *x, const float *w, float *y, int64_t N, int64_t C, int64_t OC,\n"
+    "        int64_t L)\n"
+    "{\n"
+    "    const int64_t KL = 3, SL = 3, PL = 2, DL = 2, G = 1, CG = C / G, OCG = OC / G;\n"
+    "    const int64_t OL = (L - 1) * SL - 2 * PL + DL * (KL - 1) + 1;\n"
+    "    for (int64_t i = 0; i < N * OC * (OL > 0 ? OL : 0); i++)\n"
+    "        y[i] = 0.0f;\n"
+    "    for (int64_t n = 0; n < N; n++)\n"
+    "        for (int64_t il = 0; il < L; il++)\n"
+    "            for (int64_t j = 0; j < OCG; j++)\n"
+    "                for (int64_t kl = 0; kl < KL; kl++) {\n"
+    "                    const int64_t ol = il * SL - PL + kl * DL;\n"
+    "                    if (ol < 0 || ol >= OL)\n"
+    "                        continue;\n"
+    "                    for (int64_t c = 0; c < C; c++) {\n"
+    "                        const int64_t g = c / CG;\n"
+    "                        float *yo = y + (n * OC + g * OCG + j) * OL;\n"
+    "                        yo[ol] += x[(n * C + c) * L + il] * w[(c * OCG + j) * KL + kl];\n"
+    "                    }\n"
+    "                }\n"
+    "}\n";
+
+static void test_permute__declarations_follow_what_they_read(void **state)
+{
+    (void)state;
+    char *out = apply_ok("permute", PICK, 2, CT1D_GROUPED, "ct");
+    assert_true(at(out, "const int64_t g = c / CG;") <
+                at(out, "float *yo = y + (n * OC + g * OCG + j) * OL;"));
+    assert_true(at(out, "for (int64_t il = il_lo; il < il_hi; il++)") <
+                at(out, "const int64_t g = c / CG;"));
+    assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
+    free(out);
+}
+
+static void test_permute__declines(void **state)
+{
+    (void)state;
+    /* the nest reads what it accumulates into: reordering changes what it reads */
+    char *src = with(CT2D, "x[(c * H + ih) * W + iw] *", "y[0] * x[(c * H + ih) * W + iw] *");
+    assert_declines("permute", PICK, 2, src, "ct", "which the accumulation writes");
+    free(src);
+    /* a second write in the nest: a statement, or inside the accumulation */
+    src = with(CT1D, "const float xv = xc[il];", "const float xv = xc[il];\n y[0] = 1.0f;");
+    assert_declines("permute", PICK, 2, src, "ct", "not this statement");
+    free(src);
+    src = with(CT1D, "yo[ol] += xv", "yo[ol] += (y[0] = xv)");
+    assert_declines("permute", PICK, 2, src, "ct", "only write is one accumulation");
+    free(src);
+    /* an assignment, not an accumulation: the order decides which value stays */
+    src = with(CT1D, "yo[ol] += ", "yo[ol] = ");
+    assert_declines("permute", PICK, 2, src, "ct", "accumulation");
+    free(src);
+    /* a call kevo cannot prove pure */
+    src = with(CT1D, "yo[ol] += xv", "yo[ol] += (float)rand() * xv");
+    char *inc = with(src, "#include <stdint.h>\n", "#include <stdint.h>\n#include <stdlib.h>\n");
+    assert_declines("permute", PICK, 2, inc, "ct", "calls rand");
+    free(inc);
+    free(src);
+    /* a guard that is not `if (cond) continue;` */
+    src = with(CT1D, "continue;", "break;");
+    assert_declines("permute", PICK, 2, src, "ct", "permute");
+    free(src);
+    /* bounds that depend on an outer loop: not rectangular */
+    src = with(CT2D, "kw < 5", "kw < 5 + ih");
+    assert_declines("permute", PICK, 2, src, "ct", "rectangular");
+    free(src);
+    /* a loop index out of range */
+    const long far[2] = {99, 0};
+    assert_declines("permute", far, 2, CT2D, "ct", "out of range");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_permute__strided_scatter_guards_become_bounds),
+        cmocka_unit_test(test_permute__scatter_runs_along_output_rows),
+        cmocka_unit_test(test_permute__declarations_follow_what_they_read),
+        cmocka_unit_test(test_permute__declines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
