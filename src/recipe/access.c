@@ -731,12 +731,88 @@ static void lhs_text(char *buf, size_t size, const kevo_recipe_model *m, const k
         snprintf(buf, size, "%.*s", n, m->src + a);
 }
 
-/* Whether [a,b) uses var, or the variable of a loop in region [t0,t1)
- * whose lower and upper bounds both use var (transitively). */
-static bool uses_var_or_derived(const kevo_recipe_model *m, unsigned a, unsigned b, int var,
-                                unsigned t0, unsigned t1)
+/* The token declaring variable v, or (unsigned)-1. */
+static unsigned decl_token(const kevo_recipe_model *m, int v)
 {
-    int set[16];
+    for (unsigned t = 0; t < m->n_tok; t++)
+        if (m->tok[t].var == v && m->tok[t].is_decl)
+            return t;
+    return (unsigned)-1;
+}
+
+static bool scalar_written(const kevo_rwrite *w, size_t nw, int v)
+{
+    for (size_t i = 0; i < nw; i++)
+        if (w[i].kind == KEVO_WRITE_SCALAR && w[i].var == v)
+            return true;
+    return false;
+}
+
+/* Whether the operand ending at token t is divided (`/` or `%` follows)
+ * by something other than the step of var's loop: `(j - j0) / w` under
+ * `for (...; j += w)` still tells j's iterations apart, `c / CG` under
+ * `c++` does not. */
+static bool divided(const kevo_recipe_model *m, unsigned t, unsigned b, int var)
+{
+    if (t + 1 >= b || !(kevo_rtok_is(m, t + 1, "/") || kevo_rtok_is(m, t + 1, "%")))
+        return false;
+    if (!kevo_rtok_is(m, t + 1, "/") || t + 2 >= b)
+        return true;
+    size_t dn;
+    const char *d = kevo_rtok_text(m, t + 2, &dn);
+    for (size_t l = 0; l < m->n_loop; l++) {
+        const kevo_rloop *L = &m->loop[l];
+        unsigned r = L->t_rparen;
+        if (L->var != var || r < 3 || m->tok[r - 3].var != var || !kevo_rtok_is(m, r - 2, "+="))
+            continue;
+        size_t sn;
+        const char *s = kevo_rtok_text(m, r - 1, &sn);
+        if (sn == dn && !memcmp(s, d, sn) &&
+            (t + 3 >= b || !(kevo_rtok_is(m, t + 3, "(") || kevo_rtok_is(m, t + 3, "["))))
+            return false;
+    }
+    return true;
+}
+
+/* Whether tokens [a,b) reach var: name it, or name a variable declared in
+ * the region [t0,t1) that the region never writes and whose initialiser
+ * reaches it (at most 8 declarations deep). A use that only divides (`v
+ * / d`, `(... v ...) % d`) does not count: several values of var give one
+ * value there, so iterations of var's loop would share the element. */
+static bool reaches_var(const kevo_recipe_model *m, unsigned a, unsigned b, int var, unsigned t0,
+                        unsigned t1, const kevo_rwrite *w, size_t nw, int depth)
+{
+    for (unsigned t = a; t < b && t < m->n_tok; t++) {
+        if (kevo_rtok_is(m, t, "(")) {
+            unsigned c = kevo_rtok_match(m, t);
+            if (c != (unsigned)-1 && c < b && divided(m, c, b, var)) {
+                t = c;
+                continue;
+            }
+        }
+        int v = m->tok[t].var;
+        if (v < 0 || divided(m, t, b, var))
+            continue;
+        if (v == var)
+            return true;
+        if (depth >= 8 || !kevo_recipe_declared_in(m, v, t0, t1) || scalar_written(w, nw, v))
+            continue;
+        unsigned d = decl_token(m, v);
+        if (d == (unsigned)-1 || !kevo_rtok_is(m, d + 1, "="))
+            continue;
+        unsigned e = kevo_recipe_expr_end(m, d + 2, (unsigned)m->n_tok);
+        if (reaches_var(m, d + 2, e, var, t0, t1, w, nw, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* The loop variables whose iterations a store's index tells apart: var,
+ * and the variable of each loop in [t0,t1) whose lower and upper bounds
+ * both use one of them (a tile's point loop). */
+static size_t derived_vars(const kevo_recipe_model *m, int var, unsigned t0, unsigned t1,
+                           int set[16])
+{
     size_t n = 0;
     set[n++] = var;
     for (size_t l = 0; l < m->n_loop && n < 16; l++) {
@@ -751,10 +827,7 @@ static bool uses_var_or_derived(const kevo_recipe_model *m, unsigned a, unsigned
         if (lb && ub)
             set[n++] = L->var;
     }
-    for (size_t k = 0; k < n; k++)
-        if (kevo_recipe_uses_var(m, a, b, set[k]))
-            return true;
-    return false;
+    return n;
 }
 
 int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned t1,
@@ -768,11 +841,16 @@ int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned
     if ((error = kevo_recipe_writes(&w, &nw, m, t0, t1)) < 0)
         return error;
     for (size_t i = 0; i < nw; i++) {
-        if (w[i].var >= 0 && kevo_recipe_declared_in(m, w[i].var, t0, t1))
-            continue;
-        unsigned line = kevo_recipe_line(m, m->tok[w[i].t_op].start);
         if (w[i].kind == KEVO_WRITE_SCALAR)
             continue;
+        /* a store through a pointer the region declares: into one of the
+         * kernel's buffers when the pointer derives from a parameter, its
+         * own memory otherwise (a local array, a private buffer) */
+        bool via_local = w[i].var >= 0 && kevo_recipe_declared_in(m, w[i].var, t0, t1);
+        if (via_local && (m->var[w[i].var].vtype != KEVO_VTYPE_POINTER ||
+                          kevo_recipe_root_param(m, w[i].var) < 0))
+            continue;
+        unsigned line = kevo_recipe_line(m, m->tok[w[i].t_op].start);
         lhs_text(text, sizeof(text), m, &w[i]);
         if (w[i].kind != KEVO_WRITE_ELEMENT) {
             error = kevo_error_set(KEVO_EINVAL,
@@ -781,11 +859,26 @@ int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned
                                    text, line);
             goto done;
         }
+        unsigned p0 = 0, p1 = 0; /* the pointer's initialiser */
+        if (via_local) {
+            unsigned d = decl_token(m, w[i].var);
+            if (d != (unsigned)-1 && kevo_rtok_is(m, d + 1, "=")) {
+                p0 = d + 2;
+                p1 = kevo_recipe_expr_end(m, p0, (unsigned)m->n_tok);
+            }
+        }
         for (size_t k = 0; k < n; k++) {
-            if (!uses_var_or_derived(m, w[i].t_idx0, w[i].t_idx1, vars[k], t0, t1)) {
+            int set[16];
+            size_t ns = derived_vars(m, vars[k], t0, t1, set);
+            bool told = false;
+            for (size_t s = 0; s < ns && !told; s++)
+                told = reaches_var(m, w[i].t_idx0, w[i].t_idx1, set[s], t0, t1, w, nw, 0) ||
+                       (p1 > p0 && reaches_var(m, p0, p1, set[s], t0, t1, w, nw, 0));
+            if (!told) {
                 error = kevo_error_set(KEVO_EINVAL,
                                        "store to '%s' at line %u does not use the loop variable "
-                                       "'%s': iterations of that loop would write the same element",
+                                       "'%s' (or only divides it): iterations of that loop would "
+                                       "write the same element",
                                        text, line, m->var[vars[k]].name);
                 goto done;
             }

@@ -414,6 +414,64 @@ static void test_recipe__omp_parallel_declines(void **state)
                     "f", "pointer expression");
 }
 
+/* A store through a pointer declared in the loop is a store into the
+ * buffer the pointer derives from: iterations that share the element race
+ * (a transposed convolution's scatter once got `collapse(2)` over its
+ * input channels this way, which the correctness gate caught only because
+ * the race showed at a check size). */
+static void test_recipe__omp_parallel_sees_through_row_pointers(void **state)
+{
+    (void)state;
+    /* the row does not depend on i, or only through a division: shared */
+    assert_declines("omp_parallel", NULL, 0,
+                    "#include <stdint.h>\n"
+                    "void f(const float *x, float *y, int64_t n, int64_t m) {\n"
+                    "    for (int64_t i = 0; i < n; i++) {\n"
+                    "        float *yr = y;\n"
+                    "        for (int64_t j = 0; j < m; j++) yr[j] += x[i * m + j];\n"
+                    "    }\n}\n",
+                    "f", "does not use the loop variable 'i'");
+    static const char halves[] = "#include <stdint.h>\n"
+                                 "void f(const float *x, float *y, int64_t n, int64_t m) {\n"
+                                 "    for (int64_t i = 0; i < n; i++) {\n"
+                                 "        const int64_t g = i / 2;\n"
+                                 "        float *yr = y + g * m;\n"
+                                 "        for (int64_t j = 0; j < m; j++) yr[j] += x[i * m + j];\n"
+                                 "    }\n}\n";
+    assert_declines("omp_parallel", NULL, 0, halves, "f", "or only divides it");
+    /* the scatter: collapsing the input channels is refused, n alone runs in threads */
+    static const char scatter[] =
+        "#include <stdint.h>\n"
+        "void f(const float *x, const float *w, float *y, int64_t N, int64_t C, int64_t L) {\n"
+        "    const int64_t G = 1, CG = C / G, OL = L + 2;\n"
+        "    for (int64_t n = 0; n < N; n++)\n"
+        "        for (int64_t c = 0; c < C; c++) {\n"
+        "            const int64_t g = c / CG;\n"
+        "            float *yo = y + (n * G + g) * OL;\n"
+        "            for (int64_t l = 0; l < L; l++)\n"
+        "                for (int64_t k = 0; k < 3; k++) {\n"
+        "                    const int64_t o = l + k;\n"
+        "                    yo[o] += x[(n * C + c) * L + l] * w[c * 3 + k];\n"
+        "                }\n"
+        "        }\n}\n";
+    long collapse2 = 2;
+    char *out = apply_ok("omp_parallel", &collapse2, 1, scatter, "f");
+    assert_contains(out, "    #pragma omp parallel for\n    for (int64_t n = 0;");
+    assert_lacks(out, "collapse");
+    free(out);
+    /* a row that moves with i, directly or through a declaration: parallel */
+    static const char rows[] = "#include <stdint.h>\n"
+                               "void f(const float *x, float *y, int64_t n, int64_t m) {\n"
+                               "    for (int64_t i = 0; i < n; i++) {\n"
+                               "        const int64_t r = i * m;\n"
+                               "        float *yr = y + r;\n"
+                               "        for (int64_t j = 0; j < m; j++) yr[j] += x[i * m + j];\n"
+                               "    }\n}\n";
+    out = apply_ok("omp_parallel", NULL, 0, rows, "f");
+    assert_contains(out, "#pragma omp parallel for");
+    free(out);
+}
+
 /* ---- omp_simd ----------------------------------------------------------- */
 
 static void test_recipe__omp_simd_rowsum_reduction(void **state)
@@ -1208,6 +1266,7 @@ int main(void)
         cmocka_unit_test(test_recipe__omp_parallel_reduction_and_private),
         cmocka_unit_test(test_recipe__omp_parallel_all_nests),
         cmocka_unit_test(test_recipe__omp_parallel_declines),
+        cmocka_unit_test(test_recipe__omp_parallel_sees_through_row_pointers),
         cmocka_unit_test(test_recipe__omp_simd_rowsum_reduction),
         cmocka_unit_test(test_recipe__omp_simd_min_max_product),
         cmocka_unit_test(test_recipe__omp_simd_elementwise),
