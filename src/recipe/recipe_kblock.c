@@ -738,10 +738,28 @@ static int nest_rewrite(kevo_recipe_out *out, kb_nest *n, long kc)
     }
     for (size_t g = 0; g < n->nguard; g++) {
         unsigned off = m->tok[n->guard_t[g]].start;
-        if ((error = n->guard_first[g]
-                         ? kevo_cparse_edits_add(&out->edits, off, off, "if (%s == (%s)) ", kb, lb)
-                         : kevo_cparse_edits_add(&out->edits, off, off, "if (%s == (%s)) ", ke,
-                                                 ub)) < 0)
+        const char *pass = n->guard_first[g] ? kb : ke, *edge = n->guard_first[g] ? lb : ub;
+        /* a loop under pragmas: the guard opens a block above them (no
+         * statement may come between a pragma and its loop) */
+        const kevo_rloop *G = NULL;
+        for (size_t l = 0; l < m->n_loop && !G; l++)
+            if (m->loop[l].t_for == n->guard_t[g] && m->loop[l].n_pragmas > 0)
+                G = &m->loop[l];
+        if (G) {
+            unsigned p_at = m->dir[G->pragmas[0]].start;
+            size_t p_il = 0;
+            const char *p_ind = kevo_recipe_indent(m, p_at, &p_il);
+            if ((error = kevo_cparse_edits_add(&out->edits, p_at, p_at,
+                                               "if (%s == (%s)) {\n%.*s", pass, edge,
+                                               (int)p_il, p_ind)) < 0 ||
+                (error = kevo_cparse_edits_add(&out->edits, m->tok[n->guard_end[g] - 1].end,
+                                               m->tok[n->guard_end[g] - 1].end, "\n%.*s}",
+                                               (int)p_il, p_ind)) < 0)
+                return error;
+            continue;
+        }
+        if ((error = kevo_cparse_edits_add(&out->edits, off, off, "if (%s == (%s)) ", pass,
+                                           edge)) < 0)
             return error;
     }
     for (size_t a = 0; a < n->nacc; a++) {

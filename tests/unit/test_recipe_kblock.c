@@ -70,6 +70,22 @@ static void test_kblock__row_update_form(void **state)
         }
 }
 
+/* The zeroing loop under a pragma (`unroll` marked it): the first-pass
+ * guard opens a block above the pragma, which must stay on its loop (the
+ * recipe sweep found `#pragma GCC unroll 16` followed by `if (...)`, which
+ * gcc refuses). */
+static void test_kblock__guard_above_a_pragma(void **state)
+{
+    (void)state;
+    kevo_recipe_step steps[] = {{"unroll", {16, 1}, 2},
+                                {"register_block", {6, 8, 1, 2}, 4},
+                                {"kblock", {4}, 1}};
+    char *out = chain_ok(steps, 3, MATMUL_ROWS, "mm");
+    assert_contains(out, "if (k_kb == (0)) {\n        #pragma GCC unroll 16\n        for (int64_t j");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
+    free(out);
+}
+
 static void test_kblock__dot_form_starts_from_memory(void **state)
 {
     (void)state;
@@ -207,6 +223,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kblock__row_update_form),
         cmocka_unit_test(test_kblock__dot_form_starts_from_memory),
+        cmocka_unit_test(test_kblock__guard_above_a_pragma),
         cmocka_unit_test(test_kblock__epilogue_on_the_last_pass),
         cmocka_unit_test(test_kblock__declines),
     };
