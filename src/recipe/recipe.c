@@ -27,8 +27,10 @@ static const kevo_recipe_param_desc flags_params[] = {
 static const kevo_recipe_param_desc omp_parallel_params[] = {
     {"collapse", "loops of the perfect nest to collapse (clamped to what is valid)", 2, 1, 8,
      CHOICES(1, 2, 3)},
-    {"all_nests", "0: the first top-level nest only, 1: every top-level nest", 0, 0, 1,
-     CHOICES(0, 1)},
+    {"all_nests",
+     "0: one top-level nest, the deepest (the first of them; the next deepest when it cannot "
+     "run in threads), 1: every top-level nest",
+     0, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc interchange_params[] = {
     {"loop",
@@ -110,6 +112,12 @@ static const kevo_recipe_param_desc permute_params[] = {
      "1: with it, the other positions of a scatter (the loops sharing an index term with a "
      "kernel tap, as ih in oh = ih + kh) go below the taps too, in the index's order; 0: the "
      "innermost loop alone",
+     1, 0, 1, CHOICES(0, 1)},
+    {"outer",
+     "1: the loops that select the accumulated element (its address tells their iterations "
+     "apart, not only through a division) and are not kernel taps run outermost, above the "
+     "loops that only add into it (a convolution's input channels), so that omp_parallel can "
+     "run them in threads; 0: the other loops keep their order",
      1, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {

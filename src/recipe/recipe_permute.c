@@ -62,6 +62,7 @@ typedef struct pnest {
     int lane;            /* chain position of the loop to run innermost */
     int sink[MAX_CHAIN]; /* chain positions of the loops to move to the bottom, */
     int n_sink;          /* outermost first: the lane last */
+    unsigned outer;      /* chain bits of the loops to run outermost */
 } pnest;
 
 static bool is_comment(const kevo_recipe_model *m, unsigned t)
@@ -581,6 +582,55 @@ static void pick_sink(pnest *p, bool scatter)
     }
 }
 
+/* Whether the operator at t only divides what comes before it. */
+static bool divides(const kevo_recipe_model *m, unsigned t)
+{
+    return kevo_rtok_is(m, t, "/") || kevo_rtok_is(m, t, "%");
+}
+
+/* The chain loops whose iterations tokens [t0,t1) tell apart: deps_of,
+ * without a use that only divides (`g = c / CG`: several c, one g). */
+static unsigned select_deps(const pnest *p, unsigned t0, unsigned t1, int depth)
+{
+    const kevo_recipe_model *m = p->m;
+    unsigned d = 0;
+    for (unsigned t = t0; t < t1; t++) {
+        if (kevo_rtok_is(m, t, "(")) {
+            unsigned c = kevo_rtok_match(m, t);
+            if (c != (unsigned)-1 && c + 1 < t1 && divides(m, c + 1)) {
+                t = c;
+                continue;
+            }
+        }
+        int v = m->tok[t].var;
+        if (v < 0 || (t + 1 < t1 && divides(m, t + 1)))
+            continue;
+        int k = chain_pos(p, v);
+        if (k >= 0)
+            d |= 1u << k;
+        int s = stmt_of_decl(p, v);
+        if (s >= 0 && depth < 8)
+            d |= select_deps(p, p->st[s].e0, p->st[s].e1, depth + 1);
+    }
+    return d;
+}
+
+/* With `outer`: the loops that select the accumulated element (its
+ * address tells their iterations apart) and are not kernel taps run
+ * outermost, above the loops that only add into it (the input channels):
+ * iterations of the outer ones write apart, which is what omp_parallel
+ * then runs in threads. */
+static void pick_outer(pnest *p, bool outer)
+{
+    p->outer = 0;
+    if (!outer)
+        return;
+    unsigned sel = select_deps(p, p->lhs0, p->lhs1, 0);
+    for (int k = 0; k < p->n; k++)
+        if ((sel >> k & 1u) && !short_loop(p->m, p->chain[k]))
+            p->outer |= 1u << k;
+}
+
 /* ---- guards to bounds ----------------------------------------------------- */
 
 typedef struct bound {
@@ -825,13 +875,14 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
 {
     const kevo_recipe_model *m = p->m;
     int order[MAX_CHAIN], pos[MAX_CHAIN], n = 0;
-    for (int k = 0; k < p->n; k++) {
-        bool sunk = false;
-        for (int i = 0; i < p->n_sink; i++)
-            sunk |= p->sink[i] == k;
-        if (!sunk)
-            order[n++] = k;
-    }
+    for (int pass = 0; pass < 2; pass++) /* the outer loops first, then the others */
+        for (int k = 0; k < p->n; k++) {
+            bool sunk = false;
+            for (int i = 0; i < p->n_sink; i++)
+                sunk |= p->sink[i] == k;
+            if (!sunk && (pass == 0) == ((p->outer >> k & 1u) != 0))
+                order[n++] = k;
+        }
     for (int i = 0; i < p->n_sink; i++)
         order[n++] = p->sink[i];
     for (int i = 0; i < n; i++)
@@ -960,7 +1011,7 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
 /* Permute the nest rooted at loop root; `lane` the loop index to run
  * innermost (-1: pick). */
 static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root, long lane,
-                      bool scatter, bool dry)
+                      bool scatter, bool outer, bool dry)
 {
     pnest *p = calloc(1, sizeof *p);
     if (!p)
@@ -985,6 +1036,7 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
     }
     if (error == 0) {
         pick_sink(p, scatter);
+        pick_outer(p, outer);
         error = permute_nest(out, p, dry);
     }
     free(p);
@@ -1011,8 +1063,8 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
         if (lane >= 0 &&
             !(m->loop[lane].t_for >= m->loop[r].t_for && m->loop[lane].t_end <= m->loop[r].t_end))
             continue;
-        if (permute_at(out, m, (int)r, lane, params[1] != 0, true) == 0)
-            return permute_at(out, m, (int)r, lane, params[1] != 0, false);
+        if (permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, true) == 0)
+            return permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, false);
         if (!first_why[0] && m->loop[r].n_children > 0)
             snprintf(first_why, sizeof first_why, "%s", kevo_error_last());
         kevo_error_clear();
