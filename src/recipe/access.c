@@ -830,6 +830,199 @@ static size_t derived_vars(const kevo_recipe_model *m, int var, unsigned t0, uns
     return n;
 }
 
+/* ---- scatter overlap ------------------------------------------------------
+ * A store index is a sum of coordinates; `ih + kh` (a transposed
+ * convolution's scatter) lets iterations ih and ih + 1 of a parallel loop
+ * reach one element through different kh. At each level of the sum (a
+ * parenthesised sum scaled by a factor is a level of its own, the
+ * row-major `(a * B + b) * C + c`; a variable declared in the region from
+ * a sum joins the level it is used at), the parallel loop's term `v * S`
+ * (S one token, or 1) and another loop's term `u * T` are judged by apart().
+ * Terms that are not a loop variable times one token are not judged. */
+
+typedef struct sum_term {
+    int var;         /* the loop variable */
+    unsigned s0, s1; /* its factor's token, or s0 == s1 for 1 */
+} sum_term;
+
+typedef struct sum_level {
+    sum_term t[32];
+    int n;
+} sum_level;
+
+static int loop_of_var(const kevo_recipe_model *m, int v)
+{
+    for (size_t l = 0; l < m->n_loop; l++)
+        if (m->loop[l].var == v)
+            return (int)l;
+    return -1;
+}
+
+/* A token's value when it is an integer literal or a variable declared
+ * `v = LITERAL` and never written. */
+static bool token_constant(const kevo_recipe_model *m, unsigned t, long *value)
+{
+    size_t n;
+    const char *s = kevo_rtok_text(m, t, &n);
+    char *end;
+    if (m->tok[t].kind == KEVO_CTOK_LITERAL) {
+        *value = strtol(s, &end, 0);
+        return end != s && (size_t)(end - s) <= n && strspn(end, "uUlL") >= (size_t)(s + n - end);
+    }
+    int v = m->tok[t].var;
+    if (v < 0 || m->var[v].vtype != KEVO_VTYPE_INT)
+        return false;
+    unsigned d = decl_token(m, v);
+    if (d == (unsigned)-1 || d + 3 >= m->n_tok || !kevo_rtok_is(m, d + 1, "=") ||
+        m->tok[d + 2].kind != KEVO_CTOK_LITERAL ||
+        !(kevo_rtok_is(m, d + 3, ";") || kevo_rtok_is(m, d + 3, ",")))
+        return false;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    if (kevo_recipe_writes(&w, &nw, m, m->t_fbody, (unsigned)m->n_tok) < 0) {
+        kevo_error_clear();
+        return false;
+    }
+    bool written = scalar_written(w, nw, v);
+    free(w);
+    return !written && token_constant(m, d + 2, value);
+}
+
+/* The constant extent of loop l: `for (T u = 0; u < E; ...)`, E a
+ * constant (token_constant). */
+static bool loop_extent(const kevo_recipe_model *m, int l, long *extent)
+{
+    if (l < 0)
+        return false;
+    const kevo_rloop *L = &m->loop[l];
+    return L->t_lb1 == L->t_lb0 + 1 && kevo_rtok_is(m, L->t_lb0, "0") &&
+           L->cond_op == KEVO_COND_LT && L->t_ub1 == L->t_ub0 + 1 &&
+           token_constant(m, L->t_ub0, extent);
+}
+
+/* Whether terms v * S and u * T (u a loop inside the region) keep
+ * iterations of v apart: judged only when both factors are constants (1
+ * when absent), the scatter's `ih + kh`, `id * SD - PD + kd * DLD`; then
+ * apart when one term's whole range stays below the other's step. A
+ * symbolic factor (`n * C + c`, `(n * C + g * CG) * HW`) is a row-major
+ * linearisation, not judged here. */
+static bool apart(const kevo_recipe_model *m, const sum_term *v, const sum_term *u)
+{
+    long sv = 1, su = 1, ev = 0, eu = 0;
+    if ((v->s1 > v->s0 && !token_constant(m, v->s0, &sv)) ||
+        (u->s1 > u->s0 && !token_constant(m, u->s0, &su)))
+        return true;
+    if (sv <= 0 || su <= 0)
+        return false;
+    if (loop_extent(m, loop_of_var(m, u->var), &eu) && su * eu <= sv)
+        return true;
+    return loop_extent(m, loop_of_var(m, v->var), &ev) && sv * ev <= su;
+}
+
+static bool level_overlaps(const kevo_recipe_model *m, unsigned a, unsigned b, int var, unsigned t0,
+                           unsigned t1, const kevo_rwrite *w, size_t nw, int depth, int *partner);
+
+/* Add the terms of the sum [a,b) to lv; a scaled group is a level of its
+ * own, checked at once (true: an overlap there). */
+static bool collect_terms(sum_level *lv, const kevo_recipe_model *m, unsigned a, unsigned b,
+                          int var, unsigned t0, unsigned t1, const kevo_rwrite *w, size_t nw,
+                          int depth, int *partner)
+{
+    while (a < b) {
+        unsigned e = a;
+        for (int dp = 0; e < b; e++) {
+            if (kevo_rtok_is(m, e, "(") || kevo_rtok_is(m, e, "["))
+                dp++;
+            else if (kevo_rtok_is(m, e, ")") || kevo_rtok_is(m, e, "]"))
+                dp--;
+            else if (dp == 0 && e > a && (kevo_rtok_is(m, e, "+") || kevo_rtok_is(m, e, "-")) &&
+                     is_operand_end(m, a, e - 1))
+                break;
+        }
+        unsigned s = a, t = e;
+        while (s < t && (kevo_rtok_is(m, s, "+") || kevo_rtok_is(m, s, "-")))
+            s++;
+        a = e;
+        if (s >= t || depth > 8)
+            continue;
+        /* ( X ) : the same level */
+        if (kevo_rtok_is(m, s, "(") && kevo_rtok_match(m, s) == t - 1) {
+            if (collect_terms(lv, m, s + 1, t - 1, var, t0, t1, w, nw, depth + 1, partner))
+                return true;
+            continue;
+        }
+        /* ( X ) * F, F * ( X ): a level of its own */
+        unsigned g0 = 0, g1 = 0;
+        if (kevo_rtok_is(m, s, "(") && kevo_rtok_match(m, s) + 1 < t &&
+            kevo_rtok_is(m, kevo_rtok_match(m, s) + 1, "*")) {
+            g0 = s + 1;
+            g1 = kevo_rtok_match(m, s);
+        } else if (t - s > 3 && kevo_rtok_is(m, t - 1, ")") && kevo_rtok_is(m, s + 1, "*") &&
+                   kevo_rtok_match(m, t - 1) == s + 2) {
+            g0 = s + 3;
+            g1 = t - 1;
+        }
+        if (g1 > g0) {
+            if (level_overlaps(m, g0, g1, var, t0, t1, w, nw, depth + 1, partner))
+                return true;
+            continue;
+        }
+        /* v, v * S, S * v: a loop variable, or a declaration of the region */
+        unsigned vt = s, f0 = s, f1 = s;
+        if (t == s + 3 && kevo_rtok_is(m, s + 1, "*")) {
+            bool first = m->tok[s].var >= 0 && loop_of_var(m, m->tok[s].var) >= 0;
+            vt = first ? s : s + 2;
+            f0 = first ? s + 2 : s;
+            f1 = f0 + 1;
+        } else if (t != s + 1)
+            continue;
+        int v = m->tok[vt].var;
+        if (v < 0)
+            continue;
+        if (loop_of_var(m, v) >= 0) {
+            if (lv->n < 32)
+                lv->t[lv->n++] = (sum_term){v, f0, f1};
+            continue;
+        }
+        if (!kevo_recipe_declared_in(m, v, t0, t1) || scalar_written(w, nw, v))
+            continue;
+        unsigned d = decl_token(m, v);
+        if (d == (unsigned)-1 || !kevo_rtok_is(m, d + 1, "="))
+            continue;
+        unsigned de = kevo_recipe_expr_end(m, d + 2, (unsigned)m->n_tok);
+        bool scaled = f1 > f0;
+        if (scaled ? level_overlaps(m, d + 2, de, var, t0, t1, w, nw, depth + 1, partner)
+                   : collect_terms(lv, m, d + 2, de, var, t0, t1, w, nw, depth + 1, partner))
+            return true;
+    }
+    return false;
+}
+
+/* Whether, in the sum [a,b), var's term has a neighbour from a loop of the
+ * region [t0,t1) that can reach the same value (*partner: its variable). */
+static bool level_overlaps(const kevo_recipe_model *m, unsigned a, unsigned b, int var, unsigned t0,
+                           unsigned t1, const kevo_rwrite *w, size_t nw, int depth, int *partner)
+{
+    sum_level lv = {.n = 0};
+    if (collect_terms(&lv, m, a, b, var, t0, t1, w, nw, depth, partner))
+        return true;
+    for (int i = 0; i < lv.n; i++) {
+        if (lv.t[i].var != var)
+            continue;
+        for (int k = 0; k < lv.n; k++) {
+            int u = lv.t[k].var;
+            int l = loop_of_var(m, u);
+            if (k == i || u == var || l < 0 || m->loop[l].t_for < t0 || m->loop[l].t_for >= t1)
+                continue;
+            if (!apart(m, &lv.t[i], &lv.t[k])) {
+                *partner = u;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned t1,
                                const int *vars, size_t n)
 {
@@ -880,6 +1073,19 @@ int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned
                                        "'%s' (or only divides it): iterations of that loop would "
                                        "write the same element",
                                        text, line, m->var[vars[k]].name);
+                goto done;
+            }
+            int partner = -1;
+            if (level_overlaps(m, w[i].t_idx0 + 1, w[i].t_idx1 - 1, vars[k], t0, t1, w, nw, 0,
+                               &partner) ||
+                (p1 > p0 && level_overlaps(m, p0, p1, vars[k], t0, t1, w, nw, 0, &partner))) {
+                error = kevo_error_set(
+                    KEVO_EINVAL,
+                    "store to '%s' at line %u: '%s' is added to '%s' of an inner loop in its "
+                    "index, so two iterations of the '%s' loop can write the same element (a "
+                    "scatter)",
+                    text, line, m->var[vars[k]].name, partner >= 0 ? m->var[partner].name : "?",
+                    m->var[vars[k]].name);
                 goto done;
             }
         }
@@ -994,8 +1200,8 @@ int kevo_recipe_root_param(const kevo_recipe_model *m, int v)
             unsigned e = kevo_recipe_expr_end(m, (unsigned)t + 2, (unsigned)m->n_tok);
             for (unsigned k = (unsigned)t + 2; k < e; k++) {
                 int w = m->tok[k].var;
-                if (w >= 0 && w != v && (m->var[w].vtype == KEVO_VTYPE_POINTER ||
-                                         m->var[w].vtype == KEVO_VTYPE_ARRAY))
+                if (w >= 0 && w != v &&
+                    (m->var[w].vtype == KEVO_VTYPE_POINTER || m->var[w].vtype == KEVO_VTYPE_ARRAY))
                     return kevo_recipe_root_param(m, w);
             }
             return -1;

@@ -119,6 +119,10 @@ static const kevo_recipe_param_desc permute_params[] = {
      "loops that only add into it (a convolution's input channels), so that omp_parallel can "
      "run them in threads; 0: the other loops keep their order",
      1, 0, 1, CHOICES(0, 1)},
+    {"threads",
+     "1: the permuted kernel goes through omp_parallel (its deepest nest, collapse 2) in the "
+     "same step, where that applies; 0: permuted only",
+     1, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,

@@ -24,8 +24,9 @@
  * accumulated index, through its declarations, whose bounds are not small
  * constants) goes innermost; the other loops keep their order.
  *
- * Must not: add pragmas or flags (omp_parallel, vectorize and the rest
- * apply after it).
+ * With `threads`, the result goes through omp_parallel as part of the same
+ * step (in_threads); otherwise it adds no pragma or flag (omp_parallel,
+ * vectorize and the rest apply after it).
  */
 #include "model.h"
 #include "kevo/util.h"
@@ -1043,6 +1044,38 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
     return error;
 }
 
+/* With `threads`: the permuted kernel through omp_parallel (its deepest
+ * nest, the permuted one, collapse 2: the outer loops `outer` put there),
+ * as one candidate: permuted alone, the nest runs on one core, and a
+ * search that weighs each step by its own gain would not stack the threads
+ * on it. Where omp_parallel declines, the permuted kernel stands. */
+static int in_threads(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source)
+{
+    char name[256] = "";
+    for (unsigned t = 0; t + 1 < m->t_fbody && t + 1 < m->n_tok && !name[0]; t++)
+        if (m->tok[t].kind == KEVO_CTOK_IDENT && kevo_rtok_is(m, t + 1, "(")) {
+            size_t n;
+            const char *s = kevo_rtok_text(m, t, &n);
+            snprintf(name, sizeof name, "%.*s", (int)n, s);
+        }
+    char *text = NULL, *par = NULL;
+    int error =
+        kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
+    if (error < 0)
+        return error;
+    static const long omp[2] = {2, 0};
+    error = kevo_recipe_apply(&par, "omp_parallel", omp, 2, text, name);
+    free(text);
+    if (error == KEVO_EINVAL) {
+        kevo_error_clear();
+        return 0;
+    }
+    if (error < 0)
+        return error;
+    out->whole = par;
+    return 0;
+}
+
 int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                               const long *params)
 {
@@ -1063,8 +1096,10 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
         if (lane >= 0 &&
             !(m->loop[lane].t_for >= m->loop[r].t_for && m->loop[lane].t_end <= m->loop[r].t_end))
             continue;
-        if (permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, true) == 0)
-            return permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, false);
+        if (permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, true) == 0) {
+            int error = permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, false);
+            return error == 0 && params[3] ? in_threads(out, m, source) : error;
+        }
         if (!first_why[0] && m->loop[r].n_children > 0)
             snprintf(first_why, sizeof first_why, "%s", kevo_error_last());
         kevo_error_clear();

@@ -159,9 +159,10 @@ static void test_recipe__registry_lists_recipes(void **state)
     size_t n = 0;
     const kevo_recipe_desc *d = kevo_recipe_list(&n);
     static const char *const want[] = {
-        "flags",  "restrict",    "omp_parallel",   "omp_simd",    "interchange",    "tile",
-        "unroll", "unroll_jam",  "fuse",           "vectorize",   "register_block", "pack",
-        "kblock", "permute",     "ocl_ndrange",    "ocl_work_group", "ocl_coarsen", "ocl_local_tile"};
+        "flags",          "restrict",    "omp_parallel",  "omp_simd", "interchange",
+        "tile",           "unroll",      "unroll_jam",    "fuse",     "vectorize",
+        "register_block", "pack",        "kblock",        "permute",  "ocl_ndrange",
+        "ocl_work_group", "ocl_coarsen", "ocl_local_tile"};
     assert_int_equal(n, 18);
     for (size_t i = 0; i < n; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
@@ -381,6 +382,45 @@ static void test_recipe__omp_parallel_all_nests(void **state)
     assert_same_result(two, every, DRIVER_RELU, "relu");
     free(first);
     free(every);
+}
+
+/* A scatter: iterations ih and ih + 1 of the parallel loop reach one
+ * element through different taps kh (`ih + kh`, `ih * 2 - 1 + kh` with
+ * three taps). Caught by the attack `permute` made routine: collapse(2)
+ * over n and ih of a transposed convolution whose kernel size is a
+ * parameter, a race the correctness gate saw at one check size. */
+static void test_recipe__omp_parallel_refuses_a_scatter(void **state)
+{
+    (void)state;
+    static const char scatter[] = "#include <stdint.h>\n"
+                                  "void f(const float *x, float *y, int64_t H, int64_t K) {\n"
+                                  "    for (int64_t ih = 0; ih < H; ih++)\n"
+                                  "        for (int64_t kh = 0; kh < K; kh++)\n"
+                                  "            y[ih + kh] += x[ih];\n"
+                                  "}\n";
+    assert_declines("omp_parallel", NULL, 0, scatter, "f", "a scatter");
+#define STRIDED_SCATTER(KH)                                                                        \
+    "#include <stdint.h>\n"                                                                        \
+    "void f(const float *x, float *y, int64_t N, int64_t H) {\n"                                   \
+    "    const int64_t S = 2, KH = " KH ", OH = 2 * H + 1;\n"                                      \
+    "    for (int64_t n = 0; n < N; n++)\n"                                                        \
+    "        for (int64_t ih = 0; ih < H; ih++)\n"                                                 \
+    "            for (int64_t kh = 0; kh < KH; kh++) {\n"                                          \
+    "                const int64_t oh = ih * S - 1 + kh;\n"                                        \
+    "                if (oh < 0 || oh >= OH) continue;\n"                                          \
+    "                y[n * OH + oh] += x[n * H + ih];\n"                                           \
+    "            }\n"                                                                              \
+    "}\n"
+    static const char strided[] = STRIDED_SCATTER("3"), two_taps[] = STRIDED_SCATTER("2");
+    /* n is apart (a symbolic row stride), ih is not: collapse(2) clamps to n */
+    long two[2] = {2, 0};
+    char *out = apply_ok("omp_parallel", two, 2, strided, "f");
+    assert_contains(out, "    #pragma omp parallel for\n    for (int64_t n = 0;");
+    free(out);
+    /* two taps under a stride of 2 never meet: ih runs in threads too */
+    out = apply_ok("omp_parallel", two, 2, two_taps, "f");
+    assert_contains(out, "#pragma omp parallel for collapse(2)");
+    free(out);
 }
 
 /* One nest by default: the deepest, not a zero fill before it; the next
@@ -1299,6 +1339,7 @@ int main(void)
         cmocka_unit_test(test_recipe__omp_parallel_reduction_and_private),
         cmocka_unit_test(test_recipe__omp_parallel_all_nests),
         cmocka_unit_test(test_recipe__omp_parallel_the_deepest_nest),
+        cmocka_unit_test(test_recipe__omp_parallel_refuses_a_scatter),
         cmocka_unit_test(test_recipe__omp_parallel_declines),
         cmocka_unit_test(test_recipe__omp_parallel_sees_through_row_pointers),
         cmocka_unit_test(test_recipe__omp_simd_rowsum_reduction),

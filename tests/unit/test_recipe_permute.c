@@ -12,9 +12,10 @@
 #include "recipe_check.h"
 
 /* the lane picked, the scatter's positions sunk, the loops selecting the
- * element outermost; the lane alone, the other loops in their order */
-static const long PICK[3] = {-1, 1, 1};
-static const long LANE_ONLY[3] = {-1, 0, 0};
+ * element outermost; the lane alone, the other loops in their order; both
+ * without threads (test_permute__in_threads has them) */
+static const long PICK[4] = {-1, 1, 1, 0};
+static const long LANE_ONLY[4] = {-1, 0, 0, 0};
 
 /* ConvTranspose1d by its scatter definition: stride 3, padding 2,
  * dilation 2, kernel 3 (constants, as the suite writes them). */
@@ -134,7 +135,7 @@ static size_t at(const char *hay, const char *needle)
 static void test_permute__strided_scatter_guards_become_bounds(void **state)
 {
     (void)state;
-    char *out = apply_ok("permute", PICK, 3, CT1D, "ct");
+    char *out = apply_ok("permute", PICK, 4, CT1D, "ct");
     assert_contains(out, "kevo permute: the loop at line 12 innermost, its guards as bounds");
     /* the input position runs innermost, below the tap, from bounds the
      * guard gave; the guard is gone */
@@ -149,11 +150,11 @@ static void test_permute__strided_scatter_guards_become_bounds(void **state)
                 at(out, "for (int64_t kl = 0; kl < KL; kl++)"));
     assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
     /* the lane runs innermost already and no guard is left: nothing to do */
-    assert_declines("permute", PICK, 3, out, "ct", "not this statement"); /* once is enough */
+    assert_declines("permute", PICK, 4, out, "ct", "not this statement"); /* once is enough */
     /* every nest in threads: batch and output channels collapse, the input
      * channels (which would race) do not */
     kevo_recipe_step steps[] = {
-        {"permute", {-1, 1, 1}, 3}, {"omp_parallel", {3, 1}, 2}, {"flags", {6}, 1}};
+        {"permute", {-1, 1, 1, 0}, 4}, {"omp_parallel", {3, 1}, 2}, {"flags", {6}, 1}};
     char *more = chain_ok(steps, 3, CT1D, "ct");
     assert_contains(more, "#pragma omp parallel for collapse(2)\n"
                           "        for (int64_t n = 0; n < N; n++) {\n"
@@ -163,7 +164,7 @@ static void test_permute__strided_scatter_guards_become_bounds(void **state)
     free(out);
     /* a guard written `ol > OL - 1` and `0 > ol`, the padding a variable */
     char *src = with(CT1D, "if (ol < 0 || ol >= OL)", "if (0 > ol || ol > OL - 1)");
-    out = apply_ok("permute", LANE_ONLY, 3, src, "ct");
+    out = apply_ok("permute", LANE_ONLY, 4, src, "ct");
     assert_lacks(out, "continue;");
     assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
     free(out);
@@ -174,7 +175,7 @@ static void test_permute__scatter_runs_along_output_rows(void **state)
 {
     (void)state;
     /* with scatter: both input positions go below the taps, iw last */
-    char *out = apply_ok("permute", PICK, 3, CT2D, "ct");
+    char *out = apply_ok("permute", PICK, 4, CT2D, "ct");
     size_t kh = at(out, "for (int64_t kh = 0; kh < 3; kh++)");
     size_t kw = at(out, "for (int64_t kw = 0; kw < 5; kw++)");
     size_t ih = at(out, "for (int64_t ih = 0; ih < H; ih++)");
@@ -187,7 +188,7 @@ static void test_permute__scatter_runs_along_output_rows(void **state)
     char *inline_src =
         with(CT2D, "y[(oc * OH + oh) * OW + ow]", "y[(oc * OH + ih + kh) * OW + iw + kw]");
     for (int v = 0; v < 2; v++) {
-        out = apply_ok("permute", v ? PICK : LANE_ONLY, 3, v ? inline_src : CT2D, "ct");
+        out = apply_ok("permute", v ? PICK : LANE_ONLY, 4, v ? inline_src : CT2D, "ct");
         ih = at(out, "for (int64_t ih = 0; ih < H; ih++)");
         kw = at(out, "for (int64_t kw = 0; kw < 5; kw++)");
         iw = at(out, "for (int64_t iw = 0; iw < W; iw++)");
@@ -197,8 +198,8 @@ static void test_permute__scatter_runs_along_output_rows(void **state)
     }
     free(inline_src);
     /* an explicit lane: the loop numbered 4 (oc, counting the zeroing loop) */
-    const long oc_lane[3] = {4, 0, 0};
-    out = apply_ok("permute", oc_lane, 3, CT2D, "ct");
+    const long oc_lane[4] = {4, 0, 0, 0};
+    out = apply_ok("permute", oc_lane, 4, CT2D, "ct");
     kw = at(out, "for (int64_t kw = 0; kw < 5; kw++)");
     size_t oc = at(out, "for (int64_t oc = 0; oc < OC; oc++)");
     assert_true(kw < oc);
@@ -238,7 +239,7 @@ static const char CT1D_GROUPED[] =
 static void test_permute__declarations_follow_what_they_read(void **state)
 {
     (void)state;
-    char *out = apply_ok("permute", PICK, 3, CT1D_GROUPED, "ct");
+    char *out = apply_ok("permute", PICK, 4, CT1D_GROUPED, "ct");
     assert_true(at(out, "const int64_t g = c / CG;") <
                 at(out, "float *yo = y + (n * OC + g * OCG + j) * OL;"));
     assert_true(at(out, "for (int64_t il = il_lo; il < il_hi; il++)") <
@@ -247,41 +248,68 @@ static void test_permute__declarations_follow_what_they_read(void **state)
     free(out);
 }
 
+/* By default the permuted nest runs in threads in the same step: the batch
+ * and output-channel loops collapsed, the zero fill left as it was; where
+ * omp_parallel declines, the permuted kernel stands. */
+static void test_permute__in_threads(void **state)
+{
+    (void)state;
+    char *out = apply_ok("permute", NULL, 0, CT1D, "ct");
+    assert_true(strncmp(out, "// kevo: cflags -fopenmp\n", 25) == 0);
+    assert_contains(out, "#pragma omp parallel for collapse(2)\n"
+                         "        for (int64_t n = 0; n < N; n++) {\n"
+                         "            for (int64_t j = 0; j < OC; j++) {");
+    assert_true(at(out, "y[i] = 0.0f;") < at(out, "#pragma omp"));
+    assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
+    free(out);
+    /* every (n, j) adds into one row: the permuted nest cannot run in
+     * threads (its loops would race), only the zero fill does */
+    char *src = with(CT1D, "float *yo = y + (n * OC + j) * OL;", "float *yo = y;");
+    out = apply_ok("permute", NULL, 0, src, "ct");
+    assert_contains(out, "kevo permute");
+    assert_true(at(out, "#pragma omp parallel for\n") < at(out, "y[i] = 0.0f;"));
+    assert_lacks(out, "collapse");
+    assert_null(strstr(strstr(out, "#pragma omp") + 1, "#pragma omp")); /* one, the fill's */
+    assert_same_result(src, out, CT1D_DRIVER, "ct");
+    free(out);
+    free(src);
+}
+
 static void test_permute__declines(void **state)
 {
     (void)state;
     /* the nest reads what it accumulates into: reordering changes what it reads */
     char *src = with(CT2D, "x[(c * H + ih) * W + iw] *", "y[0] * x[(c * H + ih) * W + iw] *");
-    assert_declines("permute", PICK, 3, src, "ct", "which the accumulation writes");
+    assert_declines("permute", PICK, 4, src, "ct", "which the accumulation writes");
     free(src);
     /* a second write in the nest: a statement, or inside the accumulation */
     src = with(CT1D, "const float xv = xc[il];", "const float xv = xc[il];\n y[0] = 1.0f;");
-    assert_declines("permute", PICK, 3, src, "ct", "not this statement");
+    assert_declines("permute", PICK, 4, src, "ct", "not this statement");
     free(src);
     src = with(CT1D, "yo[ol] += xv", "yo[ol] += (y[0] = xv)");
-    assert_declines("permute", PICK, 3, src, "ct", "only write is one accumulation");
+    assert_declines("permute", PICK, 4, src, "ct", "only write is one accumulation");
     free(src);
     /* an assignment, not an accumulation: the order decides which value stays */
     src = with(CT1D, "yo[ol] += ", "yo[ol] = ");
-    assert_declines("permute", PICK, 3, src, "ct", "accumulation");
+    assert_declines("permute", PICK, 4, src, "ct", "accumulation");
     free(src);
     /* a call kevo cannot prove pure */
     src = with(CT1D, "yo[ol] += xv", "yo[ol] += (float)rand() * xv");
     char *inc = with(src, "#include <stdint.h>\n", "#include <stdint.h>\n#include <stdlib.h>\n");
-    assert_declines("permute", PICK, 3, inc, "ct", "calls rand");
+    assert_declines("permute", PICK, 4, inc, "ct", "calls rand");
     free(inc);
     free(src);
     /* a guard that is not `if (cond) continue;` */
     src = with(CT1D, "continue;", "break;");
-    assert_declines("permute", PICK, 3, src, "ct", "permute");
+    assert_declines("permute", PICK, 4, src, "ct", "permute");
     free(src);
     /* bounds that depend on an outer loop: not rectangular */
     src = with(CT2D, "kw < 5", "kw < 5 + ih");
-    assert_declines("permute", PICK, 3, src, "ct", "rectangular");
+    assert_declines("permute", PICK, 4, src, "ct", "rectangular");
     free(src);
     /* a loop index out of range */
-    const long far[3] = {99, 0, 0};
-    assert_declines("permute", far, 3, CT2D, "ct", "out of range");
+    const long far[4] = {99, 0, 0, 0};
+    assert_declines("permute", far, 4, CT2D, "ct", "out of range");
 }
 
 int main(void)
@@ -290,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_permute__strided_scatter_guards_become_bounds),
         cmocka_unit_test(test_permute__scatter_runs_along_output_rows),
         cmocka_unit_test(test_permute__declarations_follow_what_they_read),
+        cmocka_unit_test(test_permute__in_threads),
         cmocka_unit_test(test_permute__declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
