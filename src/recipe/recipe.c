@@ -27,10 +27,8 @@ static const kevo_recipe_param_desc flags_params[] = {
 static const kevo_recipe_param_desc omp_parallel_params[] = {
     {"collapse", "loops of the perfect nest to collapse (clamped to what is valid)", 2, 1, 8,
      CHOICES(1, 2, 3)},
-    {"all_nests",
-     "0: one top-level nest, the deepest (the first of them; the next deepest when it cannot "
-     "run in threads), 1: every top-level nest",
-     0, 0, 1, CHOICES(0, 1)},
+    {"all_nests", "0: the first top-level nest only, 1: every top-level nest", 0, 0, 1,
+     CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc interchange_params[] = {
     {"loop",
@@ -120,8 +118,8 @@ static const kevo_recipe_param_desc permute_params[] = {
      "run them in threads; 0: the other loops keep their order",
      1, 0, 1, CHOICES(0, 1)},
     {"threads",
-     "1: the permuted kernel goes through omp_parallel (its deepest nest, collapse 2) in the "
-     "same step, where that applies; 0: permuted only",
+     "1: the permuted kernel goes through omp_parallel (every nest, collapse 2) in the same "
+     "step, where that applies; 0: permuted only",
      1, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {

@@ -1,7 +1,7 @@
 /*
  * recipe/recipe_omp.c - the pragma recipes:
  *   omp_parallel  `#pragma omp parallel for [collapse(n)] [private] [reduction]`
- *                 on the outermost loop of the deepest (or every) top-level nest;
+ *                 on the outermost loop of the first (or every) top-level nest;
  *   omp_simd      `#pragma omp simd [reduction]` on innermost loops;
  *   unroll        `#pragma GCC unroll F` on innermost loops.
  * Each checks the loop form and the scalar and store patterns in access.c
@@ -236,40 +236,20 @@ int kevo_recipe_omp_parallel_apply(kevo_recipe_out *out, const kevo_recipe_model
                                   "the kernel already has an OpenMP directive at line %u that is "
                                   "not on a loop",
                                   kevo_recipe_line(m, m->dir[d].start));
-    /* one nest: the deepest (the first of them), the kernel's work rather
-     * than a zero fill or a copy `pack` added before it; the next deepest
-     * when it cannot run in threads */
-    int *depth = calloc(m->n_loop, sizeof *depth), deepest = 1;
-    if (!depth) {
-        error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t l = 0; l < m->n_loop; l++) {
-        int d = 1, r = (int)l;
-        while (m->loop[r].parent >= 0) {
-            r = m->loop[r].parent;
-            d++;
+    for (size_t r = 0; r < m->n_loop; r++) {
+        if (m->loop[r].parent >= 0)
+            continue;
+        if (!params[1] && pack_fill(m, (int)r))
+            continue; /* the first nest is the kernel's work, not a copy `pack` added */
+        int rc = parallel_nest(out, m, (int)r, params[0], false, &reasons);
+        if (rc < 0) {
+            error = rc;
+            goto done;
         }
-        depth[r] = d > depth[r] ? d : depth[r];
-        deepest = d > deepest ? d : deepest;
+        done_nests += rc;
+        if (!params[1])
+            break;
     }
-    for (int want = params[1] ? 1 : deepest; want >= 1 && (params[1] || done_nests == 0); want--)
-        for (size_t r = 0; r < m->n_loop; r++) {
-            if (m->loop[r].parent >= 0)
-                continue;
-            if (!params[1] && (depth[r] != want || pack_fill(m, (int)r)))
-                continue;
-            int rc = parallel_nest(out, m, (int)r, params[0], false, &reasons);
-            if (rc < 0) {
-                error = rc;
-                free(depth);
-                goto done;
-            }
-            done_nests += rc;
-            if (!params[1] && done_nests > 0)
-                break;
-        }
-    free(depth);
     if (done_nests == 0) {
         error = kevo_error_set(KEVO_EINVAL, "%s", kevo_buf_cstr(&reasons));
         goto done;

@@ -1044,8 +1044,9 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
     return error;
 }
 
-/* With `threads`: the permuted kernel through omp_parallel (its deepest
- * nest, the permuted one, collapse 2: the outer loops `outer` put there),
+/* With `threads`: the permuted kernel through omp_parallel (every nest,
+ * collapse 2: the outer loops `outer` put there; a zero fill before it
+ * too),
  * as one candidate: permuted alone, the nest runs on one core, and a
  * search that weighs each step by its own gain would not stack the threads
  * on it. Where omp_parallel declines, the permuted kernel stands. */
@@ -1063,7 +1064,7 @@ static int in_threads(kevo_recipe_out *out, const kevo_recipe_model *m, const ch
         kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
     if (error < 0)
         return error;
-    static const long omp[2] = {2, 0};
+    static const long omp[2] = {2, 1};
     error = kevo_recipe_apply(&par, "omp_parallel", omp, 2, text, name);
     free(text);
     if (error == KEVO_EINVAL) {

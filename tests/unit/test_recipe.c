@@ -423,39 +423,6 @@ static void test_recipe__omp_parallel_refuses_a_scatter(void **state)
     free(out);
 }
 
-/* One nest by default: the deepest, not a zero fill before it; the next
- * deepest when the deepest cannot run in threads. */
-static void test_recipe__omp_parallel_the_deepest_nest(void **state)
-{
-    (void)state;
-    static const char fill_then_work[] =
-        "#include <stdint.h>\n"
-        "void f(const float *x, float *y, int64_t n, int64_t m) {\n"
-        "    for (int64_t i = 0; i < n; i++) y[i] = 0.0f;\n"
-        "    for (int64_t i = 0; i < n; i++)\n"
-        "        for (int64_t j = 0; j < m; j++) y[i] += x[i * m + j];\n"
-        "}\n";
-    long one[2] = {1, 0};
-    char *out = apply_ok("omp_parallel", one, 2, fill_then_work, "f");
-    assert_contains(out, "    for (int64_t i = 0; i < n; i++) y[i] = 0.0f;\n"
-                         "    #pragma omp parallel for\n"
-                         "    for (int64_t i = 0; i < n; i++)\n");
-    free(out);
-    /* the deep nest is a recurrence: the fill runs in threads instead */
-    static const char work_races[] =
-        "#include <stdint.h>\n"
-        "void f(const float *x, float *y, int64_t n, int64_t m) {\n"
-        "    for (int64_t i = 0; i < n; i++) y[i] = 0.0f;\n"
-        "    for (int64_t i = 0; i < n; i++)\n"
-        "        for (int64_t j = 0; j < m; j++) y[0] += x[i * m + j];\n"
-        "}\n";
-    out = apply_ok("omp_parallel", one, 2, work_races, "f");
-    assert_contains(out, "    #pragma omp parallel for\n"
-                         "    for (int64_t i = 0; i < n; i++) y[i] = 0.0f;\n"
-                         "    for (int64_t i = 0; i < n; i++)\n");
-    free(out);
-}
-
 static void test_recipe__omp_parallel_declines(void **state)
 {
     (void)state;
@@ -1338,7 +1305,6 @@ int main(void)
         cmocka_unit_test(test_recipe__omp_parallel_collapse_clamped_to_race_free),
         cmocka_unit_test(test_recipe__omp_parallel_reduction_and_private),
         cmocka_unit_test(test_recipe__omp_parallel_all_nests),
-        cmocka_unit_test(test_recipe__omp_parallel_the_deepest_nest),
         cmocka_unit_test(test_recipe__omp_parallel_refuses_a_scatter),
         cmocka_unit_test(test_recipe__omp_parallel_declines),
         cmocka_unit_test(test_recipe__omp_parallel_sees_through_row_pointers),
