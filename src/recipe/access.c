@@ -858,9 +858,7 @@ static int loop_of_var(const kevo_recipe_model *m, int v)
     return -1;
 }
 
-/* A token's value when it is an integer literal or a variable declared
- * `v = LITERAL` and never written. */
-static bool token_constant(const kevo_recipe_model *m, unsigned t, long *value)
+bool kevo_recipe_int_constant(const kevo_recipe_model *m, unsigned t, long *value)
 {
     size_t n;
     const char *s = kevo_rtok_text(m, t, &n);
@@ -885,11 +883,11 @@ static bool token_constant(const kevo_recipe_model *m, unsigned t, long *value)
     }
     bool written = scalar_written(w, nw, v);
     free(w);
-    return !written && token_constant(m, d + 2, value);
+    return !written && kevo_recipe_int_constant(m, d + 2, value);
 }
 
 /* The constant extent of loop l: `for (T u = 0; u < E; ...)`, E a
- * constant (token_constant). */
+ * constant (kevo_recipe_int_constant). */
 static bool loop_extent(const kevo_recipe_model *m, int l, long *extent)
 {
     if (l < 0)
@@ -897,7 +895,7 @@ static bool loop_extent(const kevo_recipe_model *m, int l, long *extent)
     const kevo_rloop *L = &m->loop[l];
     return L->t_lb1 == L->t_lb0 + 1 && kevo_rtok_is(m, L->t_lb0, "0") &&
            L->cond_op == KEVO_COND_LT && L->t_ub1 == L->t_ub0 + 1 &&
-           token_constant(m, L->t_ub0, extent);
+           kevo_recipe_int_constant(m, L->t_ub0, extent);
 }
 
 /* Whether terms v * S and u * T (u a loop inside the region) keep
@@ -909,8 +907,8 @@ static bool loop_extent(const kevo_recipe_model *m, int l, long *extent)
 static bool apart(const kevo_recipe_model *m, const sum_term *v, const sum_term *u)
 {
     long sv = 1, su = 1, ev = 0, eu = 0;
-    if ((v->s1 > v->s0 && !token_constant(m, v->s0, &sv)) ||
-        (u->s1 > u->s0 && !token_constant(m, u->s0, &su)))
+    if ((v->s1 > v->s0 && !kevo_recipe_int_constant(m, v->s0, &sv)) ||
+        (u->s1 > u->s0 && !kevo_recipe_int_constant(m, u->s0, &su)))
         return true;
     if (sv <= 0 || su <= 0)
         return false;

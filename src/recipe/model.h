@@ -191,6 +191,10 @@ typedef struct kevo_rwrite {
 int kevo_recipe_writes(kevo_rwrite **out, size_t *out_n, const kevo_recipe_model *m, unsigned t0,
                        unsigned t1);
 
+/* Token t's value when it is an integer literal, or a variable declared
+ * `v = LITERAL` (an integer) that the kernel never writes. */
+bool kevo_recipe_int_constant(const kevo_recipe_model *m, unsigned t, long *value);
+
 /* Whether some token in [t0,t1) names variable `var`. */
 bool kevo_recipe_uses_var(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var);
 

@@ -129,54 +129,12 @@ static unsigned deps_of(const pnest *p, unsigned t0, unsigned t1)
     return d;
 }
 
-/* Whether variable v is a constant: declared `v = LITERAL` (one integer
- * literal) and never written in the kernel. Its value in *value. */
-static bool int_constant(const kevo_recipe_model *m, int v, long *value)
-{
-    if (v < 0 || m->var[v].vtype != KEVO_VTYPE_INT)
-        return false;
-    for (size_t t = m->t_fbody; t + 3 < m->n_tok; t++)
-        if (m->tok[t].var == v && m->tok[t].is_decl) {
-            if (!kevo_rtok_is(m, t + 1, "=") || m->tok[t + 2].kind != KEVO_CTOK_LITERAL ||
-                !(kevo_rtok_is(m, t + 3, ";") || kevo_rtok_is(m, t + 3, ",")))
-                return false;
-            size_t n;
-            const char *s = kevo_rtok_text(m, t + 2, &n);
-            char *end;
-            long x = strtol(s, &end, 0);
-            if (end == s || strspn(end, "uUlL") != (size_t)(s + n - end))
-                return false;
-            kevo_rwrite *w = NULL;
-            size_t nw = 0;
-            if (kevo_recipe_writes(&w, &nw, m, m->t_fbody, (unsigned)m->n_tok) < 0) {
-                kevo_error_clear();
-                return false;
-            }
-            bool written = false;
-            for (size_t i = 0; i < nw; i++)
-                written |= w[i].var == v;
-            free(w);
-            if (written)
-                return false;
-            *value = x;
-            return true;
-        }
-    return false;
-}
-
 /* A single token that is a positive integer constant (a literal, or a
- * variable int_constant accepts). */
+ * variable declared from one and never written). */
 static bool positive_constant(const kevo_recipe_model *m, unsigned t, long *value)
 {
     long x = 0;
-    if (m->tok[t].kind == KEVO_CTOK_LITERAL) {
-        size_t n;
-        const char *s = kevo_rtok_text(m, t, &n);
-        char *end;
-        x = strtol(s, &end, 0);
-        if (end == s || strspn(end, "uUlL") != (size_t)(s + n - end))
-            return false;
-    } else if (!int_constant(m, m->tok[t].var, &x))
+    if (!kevo_recipe_int_constant(m, t, &x))
         return false;
     if (value)
         *value = x;

@@ -124,6 +124,20 @@ static KEVO_TEST_UNUSED char *no_alloc_driver(void)
     return d;
 }
 
+/* src with the first `from` replaced by `to` (asserted to be there). */
+static KEVO_TEST_UNUSED char *with(const char *src, const char *from, const char *to)
+{
+    const char *at = strstr(src, from);
+    assert_non_null(at);
+    size_t a = (size_t)(at - src), f = strlen(from), t = strlen(to);
+    char *out = malloc(strlen(src) - f + t + 1);
+    assert_non_null(out);
+    memcpy(out, src, a);
+    memcpy(out + a, to, t);
+    strcpy(out + a + t, at + f);
+    return out;
+}
+
 static KEVO_TEST_UNUSED char *apply_ok(const char *recipe, const long *params, size_t n, const char *src,
                       const char *kernel)
 {

@@ -14,20 +14,6 @@
 
 static const long KC4[1] = {4};
 
-/* src with the first `from` replaced by `to` (asserted to be there). */
-static char *with(const char *src, const char *from, const char *to)
-{
-    const char *at = strstr(src, from);
-    assert_non_null(at);
-    size_t a = (size_t)(at - src), f = strlen(from), t = strlen(to);
-    char *out = malloc(strlen(src) - f + t + 1);
-    assert_non_null(out);
-    memcpy(out, src, a);
-    memcpy(out + a, to, t);
-    strcpy(out + a + t, at + f);
-    return out;
-}
-
 static char *with_free(char *src, const char *from, const char *to)
 {
     char *out = with(src, from, to);

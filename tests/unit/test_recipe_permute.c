@@ -108,20 +108,6 @@ static const char CT2D_DRIVER[] = DRIVER_HEAD
     "    free(x); free(w); free(y); }\n"
     "  return 0; }\n";
 
-/* src with the first `from` replaced by `to` (asserted to be there). */
-static char *with(const char *src, const char *from, const char *to)
-{
-    const char *at = strstr(src, from);
-    assert_non_null(at);
-    size_t a = (size_t)(at - src), f = strlen(from), t = strlen(to);
-    char *out = malloc(strlen(src) - f + t + 1);
-    assert_non_null(out);
-    memcpy(out, src, a);
-    memcpy(out + a, to, t);
-    strcpy(out + a + t, at + f);
-    return out;
-}
-
 /* The position of needle in hay (asserted to be there). */
 static size_t at(const char *hay, const char *needle)
 {
