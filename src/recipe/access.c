@@ -758,16 +758,12 @@ static bool divided(const kevo_recipe_model *m, unsigned t, unsigned b, int var)
         return false;
     if (!kevo_rtok_is(m, t + 1, "/") || t + 2 >= b)
         return true;
-    size_t dn;
-    const char *d = kevo_rtok_text(m, t + 2, &dn);
     for (size_t l = 0; l < m->n_loop; l++) {
         const kevo_rloop *L = &m->loop[l];
         unsigned r = L->t_rparen;
         if (L->var != var || r < 3 || m->tok[r - 3].var != var || !kevo_rtok_is(m, r - 2, "+="))
             continue;
-        size_t sn;
-        const char *s = kevo_rtok_text(m, r - 1, &sn);
-        if (sn == dn && !memcmp(s, d, sn) &&
+        if (kevo_rtok_same(m, r - 1, r, t + 2, t + 3) &&
             (t + 3 >= b || !(kevo_rtok_is(m, t + 3, "(") || kevo_rtok_is(m, t + 3, "["))))
             return false;
     }
@@ -1191,18 +1187,15 @@ int kevo_recipe_root_param(const kevo_recipe_model *m, int v)
         return -1;
     if (m->var[v].is_param)
         return v;
-    for (size_t t = 0; t + 1 < m->n_tok; t++)
-        if (m->tok[t].var == v && m->tok[t].is_decl) {
-            if (!kevo_rtok_is(m, t + 1, "="))
-                return -1;
-            unsigned e = kevo_recipe_expr_end(m, (unsigned)t + 2, (unsigned)m->n_tok);
-            for (unsigned k = (unsigned)t + 2; k < e; k++) {
-                int w = m->tok[k].var;
-                if (w >= 0 && w != v &&
-                    (m->var[w].vtype == KEVO_VTYPE_POINTER || m->var[w].vtype == KEVO_VTYPE_ARRAY))
-                    return kevo_recipe_root_param(m, w);
-            }
-            return -1;
-        }
+    unsigned t = decl_token(m, v);
+    if (t == (unsigned)-1 || !kevo_rtok_is(m, t + 1, "="))
+        return -1;
+    unsigned e = kevo_recipe_expr_end(m, t + 2, (unsigned)m->n_tok);
+    for (unsigned k = t + 2; k < e; k++) {
+        int w = m->tok[k].var;
+        if (w >= 0 && w != v &&
+            (m->var[w].vtype == KEVO_VTYPE_POINTER || m->var[w].vtype == KEVO_VTYPE_ARRAY))
+            return kevo_recipe_root_param(m, w);
+    }
     return -1;
 }
