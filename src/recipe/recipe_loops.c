@@ -228,9 +228,21 @@ static int interchange_pair(kevo_recipe_out *out, const kevo_recipe_model *m, in
                                           m->tok[C->t_body].end, "\n%.*s    %s", (int)il, ind,
                                           kevo_buf_cstr(&decls));
         else if (error == 0) {
-            error = kevo_cparse_edits_add(&out->edits, m->tok[C->t_body].start,
-                                          m->tok[C->t_body].start, "{\n%.*s    %s\n%.*s    ",
-                                          (int)il, ind, kevo_buf_cstr(&decls), (int)il, ind);
+            /* the body a loop with pragmas above it: the block opens above them (a
+             * pragma must stay directly above its loop) */
+            int b = -1;
+            for (size_t k = (size_t)c + 1; k < m->n_loop && b < 0; k++)
+                if (m->loop[k].t_for == C->t_body && m->loop[k].n_pragmas > 0)
+                    b = (int)k;
+            if (b >= 0) {
+                unsigned at = kevo_recipe_line_begin(m, m->dir[m->loop[b].pragmas[0]].start);
+                error = kevo_cparse_edits_add(&out->edits, at, at, "%.*s    {\n%.*s    %s\n",
+                                              (int)il, ind, (int)il, ind, kevo_buf_cstr(&decls));
+            } else {
+                error = kevo_cparse_edits_add(&out->edits, m->tok[C->t_body].start,
+                                              m->tok[C->t_body].start, "{\n%.*s    %s\n%.*s    ",
+                                              (int)il, ind, kevo_buf_cstr(&decls), (int)il, ind);
+            }
             if (error == 0)
                 error = kevo_cparse_edits_add(&out->edits, m->tok[C->t_end - 1].end,
                                               m->tok[C->t_end - 1].end, "\n%.*s}", (int)il, ind);
