@@ -166,6 +166,18 @@ static bool word_in_source(const kevo_recipe_model *m, const char *word)
     return false;
 }
 
+int kevo_recipe_loop_index_check(const kevo_recipe_model *m, long index)
+{
+    if (m->n_loop == 0)
+        return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
+    if (index >= (long)m->n_loop)
+        return kevo_error_set(KEVO_EINVAL,
+                              "loop index %ld is out of range: the kernel has %zu for loops, "
+                              "numbered from 0 in source order",
+                              index, m->n_loop);
+    return 0;
+}
+
 void kevo_recipe_fresh_name(char *buf, size_t size, const kevo_recipe_model *m, const char *base,
                             const char *suffix, char taken[][64], size_t n_taken)
 {

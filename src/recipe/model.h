@@ -307,6 +307,8 @@ int kevo_recipe_kblock_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
                              const long *params);
 int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                               const char *source, const long *params);
+int kevo_recipe_stream_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                             const char *source, const long *params);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 
@@ -360,6 +362,10 @@ int kevo_recipe_band(const kevo_recipe_model *m, int l, int max, bool strided_ok
 const char *kevo_recipe_early_exit_why(char *buf, size_t len, const kevo_rloop *L);
 /* Why loop l's body is not exactly one loop (for messages). */
 void kevo_recipe_not_perfect_why(char *why, size_t len, const kevo_recipe_model *m, int l);
+/* A recipe's loop parameter `index` (-1: its own choice): KEVO_EINVAL when
+ * the kernel has no for loop, or index names none ("loop index N is out of
+ * range"); 0 otherwise. */
+int kevo_recipe_loop_index_check(const kevo_recipe_model *m, long index);
 /* The k-th loop of the perfect nest below l (k = 0 is l). */
 int kevo_recipe_nest_loop(const kevo_recipe_model *m, int l, int k);
 /* A name based on `base` that appears nowhere in the source as a word and is

@@ -122,6 +122,14 @@ static const kevo_recipe_param_desc permute_params[] = {
      "step, where that applies; 0: permuted only",
      1, 0, 1, CHOICES(0, 1)},
 };
+static const kevo_recipe_param_desc stream_params[] = {
+    {"loop", "the innermost loop to stream, numbered from 0 in source order; -1: every one that "
+             "qualifies", -1, -1, 1000, CHOICES(-1)},
+    {"threads",
+     "1: a streamed loop outside any other loop runs its lines in OpenMP threads (and "
+     "-fopenmp); 0: as the loop ran",
+     1, 0, 1, CHOICES(0, 1)},
+};
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
      CHOICES(1, 2)},
@@ -228,6 +236,14 @@ static const kevo_recipe_desc descs[] = {
      "continue;` guards and, last in the innermost loop, the nest's only write: `p[i] += e;` "
      "(or -=) into a parameter the nest reads nowhere else",
      permute_params, N_OF(permute_params), "c"},
+    {"stream",
+     "non-temporal stores for a loop that maps inputs to one float output: blocks of 16 "
+     "iterations (one 64-byte line) computed into an aligned buffer and written past the "
+     "caches (no read of the line first), the unaligned ends as written, then a store fence",
+     "an innermost simple loop whose only write outside its body is one statement `y[e + i] = "
+     "...;` at the top level of its body, e not reading memory, y a float array the loop reads "
+     "nowhere else, and no break, continue or return",
+     stream_params, N_OF(stream_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -261,6 +277,7 @@ static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_fuse_apply,           kevo_recipe_vectorize_apply,
     kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
     kevo_recipe_kblock_apply,         kevo_recipe_permute_apply,
+    kevo_recipe_stream_apply,
     kevo_recipe_ocl_ndrange_apply,
     kevo_recipe_ocl_work_group_apply, kevo_recipe_ocl_coarsen_apply,
     kevo_recipe_ocl_local_tile_apply,

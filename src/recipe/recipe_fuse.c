@@ -1460,11 +1460,8 @@ int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
     (void)source;
     if (m->n_loop < 2)
         return kevo_error_set(KEVO_EINVAL, "the kernel has fewer than two for loops");
-    if (params[0] >= (long)m->n_loop)
-        return kevo_error_set(KEVO_EINVAL,
-                              "loop index %ld is out of range: the kernel has %zu for loops, "
-                              "numbered from 0 in source order",
-                              params[0], m->n_loop);
+    if (kevo_recipe_loop_index_check(m, params[0]) < 0)
+        return KEVO_EINVAL;
     if (params[0] >= 0)
         return try_pair(out, m, (int)params[0]);
     char first[1400] = "";

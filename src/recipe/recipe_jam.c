@@ -675,13 +675,8 @@ int kevo_recipe_unroll_jam_apply(kevo_recipe_out *out, const kevo_recipe_model *
     (void)source;
     long which = params[0], factor = params[1];
 
-    if (m->n_loop == 0)
-        return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
-    if (which >= (long)m->n_loop)
-        return kevo_error_set(KEVO_EINVAL,
-                              "loop index %ld is out of range: the kernel has %zu for loops, "
-                              "numbered from 0 in source order",
-                              which, m->n_loop);
+    if (kevo_recipe_loop_index_check(m, which) < 0)
+        return KEVO_EINVAL;
     if (which >= 0)
         return jam_loop(out, m, (int)which, factor);
 

@@ -375,13 +375,8 @@ int kevo_recipe_unroll_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
     long factor = params[0], only = params[1];
     (void)source;
 
-    if (m->n_loop == 0)
-        return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
-    if (only >= (long)m->n_loop)
-        return kevo_error_set(KEVO_EINVAL,
-                              "loop index %ld is out of range: the kernel has %zu for loops, "
-                              "numbered from 0 in source order",
-                              only, m->n_loop);
+    if (kevo_recipe_loop_index_check(m, only) < 0)
+        return KEVO_EINVAL;
     if (only >= 0 && m->loop[only].n_children > 0)
         return kevo_error_set(KEVO_EINVAL,
                               "the loop at line %u holds other loops: unroll marks "

@@ -1149,11 +1149,8 @@ int kevo_recipe_vectorize_apply(kevo_recipe_out *out, const kevo_recipe_model *m
         return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
     int pick = -1;
     if (params[0] >= 0) {
-        if (params[0] >= (long)m->n_loop)
-            return kevo_error_set(KEVO_EINVAL,
-                                  "loop index %ld is out of range: the kernel has %zu for loops, "
-                                  "numbered from 0 in source order",
-                                  params[0], m->n_loop);
+        if (kevo_recipe_loop_index_check(m, params[0]) < 0)
+            return KEVO_EINVAL;
         pick = (int)params[0];
         if (!vec_check(&c, m, pick)) {
             error = kevo_error_set(KEVO_EINVAL, "%s", c.why);

@@ -161,12 +161,12 @@ static void test_recipe__registry_lists_recipes(void **state)
     static const char *const want[] = {
         "flags",          "restrict",    "omp_parallel",  "omp_simd", "interchange",
         "tile",           "unroll",      "unroll_jam",    "fuse",     "vectorize",
-        "register_block", "pack",        "kblock",        "permute",  "ocl_ndrange",
-        "ocl_work_group", "ocl_coarsen", "ocl_local_tile"};
-    assert_int_equal(n, 18);
+        "register_block", "pack",        "kblock",        "permute",  "stream",
+        "ocl_ndrange",    "ocl_work_group", "ocl_coarsen", "ocl_local_tile"};
+    assert_int_equal(n, 19);
     for (size_t i = 0; i < n; i++) {
         assert_non_null(kevo_recipe_find(want[i]));
-        assert_string_equal(d[i].backend, i < 14 ? "c" : "opencl");
+        assert_string_equal(d[i].backend, i < 15 ? "c" : "opencl");
         assert_non_null(d[i].description);
         assert_non_null(d[i].precondition);
         assert_true(d[i].n_params <= KEVO_RECIPE_MAX_PARAMS);
@@ -708,6 +708,25 @@ static void test_recipe__interchange_sinks_declarations(void **state)
     assert_true(pos(rp, "for (int64_t i = 0; i < n; i++)") < pos(rp, "float *yr = y + i * m;"));
     assert_same_result(ROWPTR, rp, DRIVER_ROWPTR, "f");
     free(rp);
+    /* the inner loop's body a loop with a pragma: the block holding the sunk
+     * declaration opens above the pragma, which stays on its loop (the
+     * recipe sweep's conv_transpose2d walk: `{` after `#pragma omp simd`) */
+    static const char UNDER_PRAGMA[] = "#include <stdint.h>\n"
+                                       "void f(const float *x, float *y, int64_t n, int64_t m)\n"
+                                       "{\n"
+                                       "    for (int64_t i = 0; i < n; i++) {\n"
+                                       "        float a = x[i];\n"
+                                       "        for (int64_t k = 0; k < 4; k++)\n"
+                                       "            #pragma omp simd\n"
+                                       "            for (int64_t j = 0; j < m; j++)\n"
+                                       "                y[i * m + j] += a * x[k * m + j];\n"
+                                       "    }\n"
+                                       "}\n";
+    const long outer[1] = {0};
+    char *up = apply_ok("interchange", outer, 1, UNDER_PRAGMA, "f");
+    assert_contains(up, "#pragma omp simd\n            for (int64_t j = 0;");
+    assert_same_result(UNDER_PRAGMA, up, DRIVER_ROWPTR, "f");
+    free(up);
     /* nor an accumulator the inner loop updates (sinking would zero it
      * each iteration: the cumsum scan), nor an array it stores into */
     assert_declines(
