@@ -90,10 +90,17 @@ static void test_stream__map_in_lines(void **state)
     assert_declines("stream", EVERY_THREADED, 2, out, "map", "again");
     free(out);
 
-    /* without threads: no OpenMP, one fence after the loop */
+    /* without threads: no OpenMP region, one fence after the loop; the lane
+     * loop vectorised under -fopenmp-simd, and `unroll` leaves it alone */
     out = apply_ok("stream", EVERY_SERIAL, 2, MAP, "map");
-    assert_lacks(out, "#pragma omp");
-    assert_lacks(out, "-fopenmp");
+    assert_lacks(out, "#pragma omp parallel");
+    assert_lacks(out, "#pragma omp for");
+    assert_contains(out, "#pragma omp simd\n");
+    assert_contains(out, "-fopenmp-simd");
+    const long unroll16[2] = {16, -1};
+    char *unrolled = apply_ok("unroll", unroll16, 2, out, "map");
+    assert_contains(unrolled, "#pragma omp simd\n            for (int i_lane");
+    free(unrolled);
     assert_contains(out, "nt_stream_fence();");
     assert_same_result(MAP, out, MAP_DRIVER, "map");
     free(out);
@@ -125,7 +132,7 @@ static void test_stream__rows_through_row_pointers(void **state)
     char *out = apply_ok("stream", EVERY_THREADED, 2, ROWS, "rows");
     assert_contains(out, "nt_stream16(&yr[");
     /* a loop inside another loop does not open a parallel region per row */
-    assert_lacks(out, "#pragma omp");
+    assert_lacks(out, "#pragma omp parallel");
     assert_same_result(ROWS, out, ROWS_DRIVER, "rows");
     /* the rows in threads around it: each thread fences its own lines */
     const long par[2] = {1, 0};
