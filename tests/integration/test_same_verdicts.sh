@@ -10,7 +10,8 @@
 # apply after `unroll`, 2 of 18 changed, both correct; and again when
 # `unroll` got its `loop` parameter: the chains record `"loop":-1`, nothing
 # else changed; and again when `stream` joined the registry: relu's two
-# refine attempts draw it, both correct). The refinement
+# refine attempts draw it, both correct; its lane loop's omp simd then took
+# unroll off the second one's draw: omp_simd, correct). The refinement
 # strategy with random retrieval is used because its choices do not
 # depend on measured latencies: every one is a function of the seed and of
 # the verdicts, so a difference is a change of behaviour, not timing noise.
