@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct timing {
     kevo_gate *g;
@@ -22,6 +23,8 @@ typedef struct timing {
     int nc, nr, checked;
     double csum, rsum; /* timed seconds per side */
     kevo_rng rot_rng;
+    bool threaded; /* the candidate was built with -fopenmp */
+    int cpu;       /* then: the one CPU slot of every call, both sides */
 } timing;
 
 /* One side of round i: a call on the reference or the candidate, its
@@ -36,7 +39,17 @@ static int timed_call(kevo_verify__cand *c, timing *tm, int i, uint64_t rot, boo
     int64_t ns;
     uint32_t bad;
     kevo_channel_runner *r = ref_side ? ev->ref : c->runner;
-    (void)kevo_channel__pin(r, i); /* best effort: timing stays valid without */
+    /* Best effort (timing stays valid without): both calls of a round on
+     * one CPU, rotating, so that neither side keeps the better core. With
+     * a threaded candidate both sides stay on one CPU, drawn per
+     * measurement, instead: pinning moves only the main thread, and a
+     * rotating one kept landing on the CPU its OpenMP worker had last run
+     * on, so that the two shared a core until the scheduler moved one (a
+     * 2-thread sigmoid: median 3.1-3.4 ms rotating, 2.0-2.1 ms fixed, its
+     * fastest call 1.9-2.0 ms in both; docs/performance.md). The reference
+     * stays on the same CPU, so that -fopenmp buys a single-threaded
+     * kernel no core of its own. */
+    (void)kevo_channel__pin(r, tm->threaded ? tm->cpu : i);
     int error = kevo_channel__call(r, d, rot, ref_side ? t->timeout_s
                                                        : kevo_verify__call_timeout(ev, id),
                                    &ns, &bad);
@@ -176,7 +189,10 @@ int kevo_verify__gate_latency(kevo_verify__cand *c)
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
+    for (char **f = c->build.cflags_used; f && *f; f++)
+        tm.threaded |= strcmp(*f, "-fopenmp") == 0;
     kevo_rng_seed(&tm.rot_rng, (uint64_t)kevo_now_ns() ^ ((uint64_t)ev->serial * 7919u + 17u));
+    tm.cpu = (int)(kevo_rng_next(&tm.rot_rng) % 4096u);
     for (int i = 0;; i++) {
         if ((error = timed_round(c, &tm, i)) < 0 || c->decided)
             goto done;
