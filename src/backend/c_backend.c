@@ -263,6 +263,7 @@ static int c_build(const kevo_backend *be, const kevo_task *task, const char *so
         goto done;
     }
     out->ok = true;
+    out->openmp = openmp;
     out->runner_path = kevo_path_join(dir, "runner");
     chmod(out->runner_path, 0755);
     chmod(dir, 0755);

@@ -235,10 +235,6 @@ static bool stream_check(const kevo_recipe_model *m, int l, stream_loop *s, char
         snprintf(why, wl, "%s", L->why[0] ? L->why : "a loop is not `for (T i = a; i < b; i++)`");
         return false;
     }
-    if (L->early_exit) {
-        kevo_recipe_early_exit_why(why, wl, L);
-        return false;
-    }
     if (m->var[L->var].vtype != KEVO_VTYPE_INT) {
         snprintf(why, wl, "the variable of the loop at line %u is not an integer", L->line);
         return false;

@@ -12,7 +12,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct timing {
     kevo_gate *g;
@@ -23,8 +22,7 @@ typedef struct timing {
     int nc, nr, checked;
     double csum, rsum; /* timed seconds per side */
     kevo_rng rot_rng;
-    bool threaded; /* the candidate was built with -fopenmp */
-    int cpu;       /* then: the one CPU slot of every call, both sides */
+    int cpu; /* with a candidate that runs threads: the one CPU slot of every call */
 } timing;
 
 /* One side of round i: a call on the reference or the candidate, its
@@ -49,7 +47,7 @@ static int timed_call(kevo_verify__cand *c, timing *tm, int i, uint64_t rot, boo
      * fastest call 1.9-2.0 ms in both; docs/performance.md). The reference
      * stays on the same CPU, so that -fopenmp buys a single-threaded
      * kernel no core of its own. */
-    (void)kevo_channel__pin(r, tm->threaded ? tm->cpu : i);
+    (void)kevo_channel__pin(r, c->build.openmp ? tm->cpu : i);
     int error = kevo_channel__call(r, d, rot, ref_side ? t->timeout_s
                                                        : kevo_verify__call_timeout(ev, id),
                                    &ns, &bad);
@@ -189,8 +187,6 @@ int kevo_verify__gate_latency(kevo_verify__cand *c)
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
-    for (char **f = c->build.cflags_used; f && *f; f++)
-        tm.threaded |= strcmp(*f, "-fopenmp") == 0;
     kevo_rng_seed(&tm.rot_rng, (uint64_t)kevo_now_ns() ^ ((uint64_t)ev->serial * 7919u + 17u));
     tm.cpu = (int)(kevo_rng_next(&tm.rot_rng) % 4096u);
     for (int i = 0;; i++) {

@@ -38,6 +38,7 @@ typedef struct kevo_build_result {
     char *runner_path;  /* when ok */
     char *diagnostics;  /* compiler output, trimmed, or the rejection reason */
     char **cflags_used; /* informative */
+    bool openmp;        /* the runner links OpenMP: its calls may run threads (C backend) */
     double seconds;
 } kevo_build_result;
 
