@@ -150,6 +150,18 @@ int kevo_recipe_params_mutate(bool *out_changed, long *params, kevo_rng *rng, co
  * KEVO_EINVAL when the source does not parse or lacks the kernel. */
 int kevo_recipe_traits(char **out, const char *source, const char *kernel_name);
 
+/* The traits (kevo_recipe_traits' words, space-separated) an arm is written
+ * for, when its payoff turns on one of them rather than on the operator:
+ * the `flags` sets that relax the maths are what vectorises libm calls
+ * ("libm-call") and floating-point reductions ("fp-reduction"); on a kernel
+ * without those traits they change nothing. `variant`: the value of the
+ * recipe's variant parameter (`flags`: the set), -1 for the recipe as a
+ * whole. Static; NULL when the arm targets no trait (most recipes) or the
+ * recipe is unknown. The built-in generator tries such an arm on the first
+ * kernel of each trait signature that has the trait, before what other
+ * kernels of the category measured can rule it out. */
+const char *kevo_recipe_arm_traits(const char *recipe, long variant);
+
 /* --- one parse, several recipes ------------------------------------------ */
 
 /* A candidate to run several recipes on, parsed once: the source is parsed

@@ -11,6 +11,10 @@
  * learn which recipes pay off for which kinds of kernels, and the signature
  * and the bottleneck carry what was learned to kernels of other categories
  * with the same structure or the same limit (Level 1 -> Level 2).
+ * An arm written for a trait (kevo_recipe_arm_traits: the flag sets that
+ * relax the maths, for libm calls and fp reductions) is valued by kernels
+ * of the task's trait signature alone, and tried first on the first kernel
+ * of a signature that has the trait (arm_walk_next()).
  * Selection is epsilon-greedy over the refine-stage Q of the arms that
  * apply to the start point (category and signature blended by evidence,
  * arm_value()), exploiting the best arm not yet tried from that start
@@ -392,6 +396,45 @@ static bool variant_applies(proposal_ctx *p, size_t i, int vp, long v)
     return ok;
 }
 
+/* Whether word `w` (length n) is one of the space-separated words of `list`. */
+static bool has_word(const char *list, const char *w, size_t n)
+{
+    for (const char *p = list; *p;) {
+        p += strspn(p, " ");
+        size_t len = strcspn(p, " ");
+        if (len == n && len > 0 && !memcmp(p, w, n))
+            return true;
+        p += len;
+    }
+    return false;
+}
+
+/* Whether the arm (variant v of recipe d) is written for traits
+ * (kevo_recipe_arm_traits); when it is, *hit says whether the task has one
+ * of them (the book's signature), *n how many rewards the arm's signature
+ * item holds and *q its Q. */
+static bool trait_arm(bool *hit, double *q, int64_t *n, proposal_ctx *p,
+                      const kevo_recipe_desc *d, long v, const arm_items *items)
+{
+    const char *targets = kevo_recipe_arm_traits(d->name, v);
+    const char *mine = p->book.signature + strlen("traits: ");
+    *hit = false;
+    *q = 0;
+    *n = 0;
+    for (const char *t = targets; t && *t && !*hit;) {
+        t += strspn(t, " ");
+        size_t len = strcspn(t, " ");
+        *hit = has_word(mine, t, len);
+        t += len;
+    }
+    if (!targets || !items->signature ||
+        kevo_memory_q_get(q, n, p->mem, items->signature, KEVO_STAGE_REFINE) < 0) {
+        kevo_error_clear();
+        return false;
+    }
+    return true;
+}
+
 /* The arms of applicable recipe i, in order: the recipe as a whole, or one
  * per variant that applies on its own, each with its items and the prior
  * it is valued from. `unbiased`: as arm_value. */
@@ -440,7 +483,25 @@ static int arm_walk_next(arm_walk *w, proposal_ctx *p, const char *tried, long *
         int error = book_arm(&items, &p->book, d, *v);
         if (error < 0)
             return error;
+        double q;
+        int64_t n;
+        bool hit;
         *value = arm_value(p->mem, &items, w->prior, w->unbiased, &w->known);
+        if (trait_arm(&hit, &q, &n, p, d, *v, &items)) {
+            /* written for a trait: what it measured on kernels of another
+             * trait signature says nothing here (-ffast-math at 1x on relu
+             * is no reason to leave it off sigmoid, nor its 40x on tanh a
+             * reason to try it on relu), so kernels of this signature
+             * decide. None has tried it yet, and the task has the trait:
+             * it goes first, once; nor the trait: as any other arm. */
+            if (n > 0) {
+                *value = q_value(q, n, w->unbiased);
+                w->known = true;
+            } else if (hit) {
+                *value = w->unbiased ? fmax(*value, p->cfg->q_init) : 1.0;
+                w->known = false;
+            }
+        }
         w->c++;
         return 1;
     }

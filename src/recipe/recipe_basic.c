@@ -25,6 +25,33 @@ const char *const kevo_recipe_flag_sets[] = {
 const size_t kevo_recipe_n_flag_sets =
     sizeof(kevo_recipe_flag_sets) / sizeof(kevo_recipe_flag_sets[0]);
 
+/* The traits each set is for (kevo_recipe_arm_traits), in the order of
+ * kevo_recipe_flag_sets: gcc calls glibc's vector maths (libmvec) only
+ * under -ffast-math, inlines sqrtf as a vector square root under
+ * -fno-math-errno, and reassociates a floating-point sum into vector lanes
+ * only under -ffast-math (-fassociative-math). */
+static const char *const flag_set_traits[] = {
+    NULL,                      /* 0 -O3 -march=native */
+    NULL,                      /* 1 -funroll-loops */
+    "libm-call fp-reduction",  /* 2 -ffast-math */
+    "libm-call",               /* 3 -fno-math-errno */
+    NULL,                      /* 4 -ffp-contract=fast */
+    NULL,                      /* 5 -mprefer-vector-width=512 */
+    "libm-call fp-reduction",  /* 6 ... -ffast-math ... */
+    NULL,                      /* 7 -mtune=native */
+};
+_Static_assert(sizeof(flag_set_traits) / sizeof(flag_set_traits[0]) ==
+                   sizeof(kevo_recipe_flag_sets) / sizeof(kevo_recipe_flag_sets[0]),
+               "one traits entry per flag set");
+
+const char *kevo_recipe_arm_traits(const char *recipe, long variant)
+{
+    if (!recipe || strcmp(recipe, "flags") != 0 || variant < 0 ||
+        (size_t)variant >= kevo_recipe_n_flag_sets)
+        return NULL;
+    return flag_set_traits[variant];
+}
+
 int kevo_recipe_flags_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                             const long *params)
 {

@@ -107,6 +107,7 @@ typedef struct fixture {
     char path[64];
     kevo_memory *mem;
     kevo_run_config cfg;
+    kevo_derived derived; /* the learning values a run records with */
     kevo_rng rng;
 } fixture;
 
@@ -122,6 +123,7 @@ static int setup(void **state)
     f->cfg.retrieval = KEVO_RETRIEVAL_VALUE;
     f->cfg.memory = true;
     f->cfg.epsilon = 0.0; /* exploit only: untried arms first, then the best */
+    kevo_agent__derive(&f->derived, &f->cfg);
     kevo_rng_seed(&f->rng, 3);
     *state = f;
     return 0;
@@ -191,7 +193,8 @@ static void train_at(fixture *f, kevo_task *task, const char *source, const char
         a.candidate_us = !strcmp(p.summary, good) ? good_us : 125.0;
         a.speedup = a.reference_us / a.candidate_us;
         int64_t id = 0;
-        assert_int_equal(kevo_memory_attempt_record(f->mem, &a, p.used, p.nused, NULL, &id), 0);
+        assert_int_equal(
+            kevo_memory_attempt_record(f->mem, &a, p.used, p.nused, &f->derived.learn, &id), 0);
         kevo_proposal_clear(&p);
     }
 }
@@ -245,6 +248,18 @@ static void test_builtin__signature_carries_across_categories(void **state)
     "        y[i] = expf(x[i]);\n"                                                                 \
     "}\n"
 
+/* An elementwise scale over a cube: the trait signature "deep-nest", which
+ * no arm is written for (kevo_recipe_arm_traits). */
+#define CUBE(name)                                                                                 \
+    "#include <stdint.h>\n"                                                                        \
+    "void " name "(const float *x, float *y, int64_t n)\n"                                         \
+    "{\n"                                                                                          \
+    "    for (int64_t i = 0; i < n; i++)\n"                                                        \
+    "        for (int64_t j = 0; j < n; j++)\n"                                                    \
+    "            for (int64_t k = 0; k < n; k++)\n"                                                \
+    "                y[(i * n + j) * n + k] = 2.0f * x[(i * n + j) * n + k];\n"                    \
+    "}\n"
+
 /* Two tasks of the same trait signature, one compute-bound and one
  * memory-bound by their work, each paid by a different arm: tasks of a third
  * category and a signature never seen start with what paid on the task with
@@ -262,11 +277,11 @@ static void test_builtin__bottleneck_carries_across_categories(void **state)
     char pick[128];
     kevo_task fused_hot = {.name = "l2_hot", .category = "fused", .level = 2,
                            .flops = "1e9", .bytes = "1e6"};
-    first_pick(pick, sizeof(pick), f, &fused_hot, EXPS("l2_hot"));
+    first_pick(pick, sizeof(pick), f, &fused_hot, CUBE("l2_hot"));
     assert_string_equal(pick, "flags set=2");
     kevo_task fused_cold = {.name = "l2_cold", .category = "fused", .level = 2,
                             .flops = "1e6", .bytes = "1e8"};
-    first_pick(pick, sizeof(pick), f, &fused_cold, EXPS("l2_cold"));
+    first_pick(pick, sizeof(pick), f, &fused_cold, CUBE("l2_cold"));
     assert_string_equal(pick, "omp_parallel");
 
     /* the bottleneck items exist under both names */
@@ -284,6 +299,47 @@ static void test_builtin__bottleneck_carries_across_categories(void **state)
     assert_true(memory > 0);
     assert_int_equal(memory, compute);
     kevo_item_list_free(list);
+}
+
+/* Whether `pick` is a flags set written for libm calls (2, 3 or 6). */
+static bool libm_flags(const char *pick)
+{
+    return !strcmp(pick, "flags set=2") || !strcmp(pick, "flags set=3") ||
+           !strcmp(pick, "flags set=6");
+}
+
+/* The search that left sigmoid at 2x: relu (no trait) tries the flag sets
+ * at about 1x and pays with omp_parallel, and an exp of the same category
+ * and bottleneck then ranked the maths flags below omp_parallel and never
+ * met -ffast-math. An arm written for a trait of the kernel goes first on
+ * the first kernel of its signature; once tried there, what kernels of
+ * that signature measured decides, and kernels without the trait keep
+ * what their category learned. */
+static void test_builtin__trait_arm_first_on_a_new_signature(void **state)
+{
+    fixture *f = *state;
+    kevo_task relu = {.name = "relu", .category = "activation", .level = 1,
+                      .flops = "1e6", .bytes = "1e8"};
+    train_at(f, &relu, SCALE("relu"), "omp_parallel", 66.0, 30); /* 1.5x */
+
+    /* the exp: every libm flags arm first (each once), whatever relu measured */
+    kevo_task expt = {.name = "expt", .category = "activation", .level = 1,
+                      .flops = "1e6", .bytes = "1e8"};
+    char pick[128];
+    first_pick(pick, sizeof(pick), f, &expt, EXPS("expt"));
+    assert_true(libm_flags(pick));
+    /* -ffast-math pays on it (20x), the others do not; once each */
+    train_at(f, &expt, EXPS("expt"), "flags set=2", 5.0, 3);
+    kevo_task expt2 = {.name = "expt2", .category = "activation", .level = 1,
+                       .flops = "1e6", .bytes = "1e8"};
+    first_pick(pick, sizeof(pick), f, &expt2, EXPS("expt2"));
+    assert_string_equal(pick, "flags set=2");
+
+    /* a kernel without the trait: what the category learned */
+    kevo_task relu2 = {.name = "relu2", .category = "activation", .level = 1,
+                       .flops = "1e6", .bytes = "1e8"};
+    first_pick(pick, sizeof(pick), f, &relu2, SCALE("relu2"));
+    assert_string_equal(pick, "omp_parallel");
 }
 
 static void test_builtin__items_name_category_and_signature(void **state)
@@ -568,6 +624,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin__items_name_category_and_signature, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__bottleneck_carries_across_categories, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__trait_arm_first_on_a_new_signature, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
         cmocka_unit_test(test_builtin__ply_pick),
