@@ -1017,8 +1017,22 @@ static bool level_overlaps(const kevo_recipe_model *m, unsigned a, unsigned b, i
     return false;
 }
 
+static bool skipped(int v, const int *skip, size_t nskip)
+{
+    for (size_t i = 0; i < nskip; i++)
+        if (skip[i] == v)
+            return true;
+    return false;
+}
+
 int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned t1,
                                const int *vars, size_t n)
+{
+    return kevo_recipe_stores_indexed_except(m, t0, t1, vars, n, NULL, 0);
+}
+
+int kevo_recipe_stores_indexed_except(const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                                      const int *vars, size_t n, const int *skip, size_t nskip)
 {
     int error = 0;
     kevo_rwrite *w = NULL;
@@ -1028,7 +1042,7 @@ int kevo_recipe_stores_indexed(const kevo_recipe_model *m, unsigned t0, unsigned
     if ((error = kevo_recipe_writes(&w, &nw, m, t0, t1)) < 0)
         return error;
     for (size_t i = 0; i < nw; i++) {
-        if (w[i].kind == KEVO_WRITE_SCALAR)
+        if (w[i].kind == KEVO_WRITE_SCALAR || (w[i].var >= 0 && skipped(w[i].var, skip, nskip)))
             continue;
         /* a store through a pointer the region declares: into one of the
          * kernel's buffers when the pointer derives from a parameter, its
@@ -1101,6 +1115,12 @@ static bool is_lhs_start(const kevo_rwrite *w, size_t nw, unsigned t)
 
 int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
 {
+    return kevo_recipe_same_index_except(m, t0, t1, NULL, 0);
+}
+
+int kevo_recipe_same_index_except(const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                                  const int *skip, size_t nskip)
+{
     int error = 0;
     kevo_rwrite *w = NULL;
     size_t nw = 0;
@@ -1110,7 +1130,8 @@ int kevo_recipe_same_index(const kevo_recipe_model *m, unsigned t0, unsigned t1)
         return error;
     for (size_t i = 0; i < nw; i++) {
         int v = w[i].var;
-        if (w[i].kind == KEVO_WRITE_SCALAR || (v >= 0 && kevo_recipe_declared_in(m, v, t0, t1)))
+        if (w[i].kind == KEVO_WRITE_SCALAR || (v >= 0 && kevo_recipe_declared_in(m, v, t0, t1)) ||
+            (v >= 0 && skipped(v, skip, nskip)))
             continue;
         lhs_text(text, sizeof(text), m, &w[i]);
         unsigned line = kevo_recipe_line(m, m->tok[w[i].t_op].start);

@@ -219,6 +219,29 @@ typedef struct kevo_rscalars {
 int kevo_recipe_scalars(kevo_rscalars *out, const kevo_recipe_model *m, unsigned t0, unsigned t1,
                         unsigned t_after);
 
+/* A scratch buffer private to each iteration of a loop (private.c): the
+ * variable, the token declaring it, its initialiser [t_init0, t_init1)
+ * (the `malloc(...)`/`calloc(...)` call, with its cast). */
+typedef struct kevo_rprivate {
+    int var;
+    unsigned t_decl, t_init0, t_init1;
+} kevo_rprivate;
+
+/* The buffers private to the iterations of loop r (private.c says which),
+ * at most max into out[0..*n). why[0..why_size) gets why the first buffer
+ * that was a candidate is not private ("" when none was refused). Returns
+ * 0 or an error. */
+int kevo_recipe_private_buffers(kevo_rprivate *out, size_t max, size_t *n,
+                                const kevo_recipe_model *m, int r, char *why, size_t why_size);
+
+/* As kevo_recipe_stores_indexed() and kevo_recipe_same_index(), leaving
+ * out the stores to, and reads of, the variables skip[0..nskip) (private
+ * buffers: each thread has its own). */
+int kevo_recipe_stores_indexed_except(const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                                      const int *vars, size_t n, const int *skip, size_t nskip);
+int kevo_recipe_same_index_except(const kevo_recipe_model *m, unsigned t0, unsigned t1,
+                                  const int *skip, size_t nskip);
+
 /* Check that every store in region [t0,t1) to memory declared outside it is
  * an element store whose index uses each of vars[0..n) (so that iterations of
  * those loops touch different elements). A variable counts as used when the

@@ -90,6 +90,80 @@ static int add_reason(kevo_buf *reasons, const char *why)
 
 /* ---- omp_parallel ------------------------------------------------------- */
 
+/* Loop r in a parallel region where each thread allocates its own copy of
+ * the private buffers priv[0..np) (private.c), under the name of the
+ * kernel's (which it shadows), and runs its share of the iterations under
+ * `for_pragma` (`#pragma omp for ...`). When a thread cannot have its copy,
+ * no thread runs the shared loop (all decide after a barrier, so the
+ * worksharing loop is met by all threads or none) and the loop runs as
+ * written, on the kernel's buffer, after the region:
+ *
+ *     { int sum_copies_ok = 1;
+ *       #pragma omp parallel
+ *       { __typeof__(sum) sum = malloc(...);
+ *         if (!sum) { #pragma omp atomic write
+ *                     sum_copies_ok = 0; }
+ *         #pragma omp barrier
+ *         if (sum_copies_ok) { #pragma omp for ...
+ *                                LOOP }
+ *         free(sum); }
+ *       if (!sum_copies_ok)
+ *           LOOP }
+ */
+/* Append text[0..len) with `by` spaces before each of its lines. */
+static void indented(kevo_buf *b, const char *text, size_t len, int by)
+{
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - text) + 1 : len;
+        kevo_buf_printf(b, "%*s%.*s", by, "", (int)(e - i), text + i);
+        i = e;
+    }
+}
+
+static int private_region(kevo_cparse_edits *e, const kevo_recipe_model *m, int r,
+                          const kevo_rprivate *priv, size_t np, const char *for_pragma)
+{
+    const kevo_rloop *L = &m->loop[r];
+    unsigned a = kevo_recipe_line_begin(m, m->tok[L->t_for].start);
+    unsigned b = m->tok[L->t_end - 1].end;
+    size_t il;
+    const char *ind = kevo_recipe_indent(m, m->tok[L->t_for].start, &il);
+    int n = (int)il;
+    char ok[64];
+    kevo_recipe_fresh_name(ok, sizeof(ok), m, m->var[priv[0].var].name, "_copies_ok", NULL, 0);
+    kevo_buf t = {0};
+    kevo_buf_printf(&t, "%.*s{ /* kevo omp_parallel: each thread has its own", n, ind);
+    for (size_t k = 0; k < np; k++)
+        kevo_buf_printf(&t, "%s '%s'", k ? "," : "", m->var[priv[k].var].name);
+    kevo_buf_printf(&t, " */\n%.*s    int %s = 1;\n", n, ind, ok);
+    kevo_buf_printf(&t, "%.*s    #pragma omp parallel\n%.*s    {\n", n, ind, n, ind);
+    for (size_t k = 0; k < np; k++) {
+        const char *name = m->var[priv[k].var].name;
+        unsigned i0 = m->tok[priv[k].t_init0].start, i1 = m->tok[priv[k].t_init1 - 1].end;
+        kevo_buf_printf(&t, "%.*s        __typeof__(%s) %s = %.*s;\n", n, ind, name, name,
+                        (int)(i1 - i0), m->src + i0);
+        kevo_buf_printf(&t,
+                        "%.*s        if (!%s) {\n%.*s            #pragma omp atomic write\n"
+                        "%.*s            %s = 0;\n%.*s        }\n",
+                        n, ind, name, n, ind, n, ind, ok, n, ind);
+    }
+    kevo_buf_printf(&t, "%.*s        #pragma omp barrier\n", n, ind);
+    kevo_buf_printf(&t, "%.*s        if (%s) {\n%.*s            %s\n", n, ind, ok, n, ind,
+                    for_pragma);
+    indented(&t, m->src + a, b - a, 12);
+    kevo_buf_printf(&t, "\n%.*s        }\n", n, ind);
+    for (size_t k = 0; k < np; k++)
+        kevo_buf_printf(&t, "%.*s        free(%s);\n", n, ind, m->var[priv[k].var].name);
+    kevo_buf_printf(&t, "%.*s    }\n%.*s    if (!%s)\n", n, ind, n, ind, ok);
+    indented(&t, m->src + a, b - a, 8);
+    kevo_buf_printf(&t, "\n%.*s}", n, ind);
+    int error = kevo_buf_cstr(&t) ? kevo_cparse_edits_add(e, a, b, "%s", kevo_buf_cstr(&t))
+                                  : kevo_error_set(KEVO_ENOMEM, "out of memory");
+    kevo_buf_free(&t);
+    return error;
+}
+
 /* Parallelise the nest rooted at top-level loop r. Returns 1 when done,
  * 0 when skipped (reason appended), < 0 on error. */
 static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r, long collapse,
@@ -133,8 +207,19 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         error = add_reason(reasons, why);
         goto done;
     }
+    /* scratch buffers each iteration fills before it reads: one per thread */
+    kevo_rprivate priv[4];
+    int skip[4];
+    size_t np = 0;
+    char why_private[320] = "";
+    if (L->pragma_flags == 0 && L->at_line_start && L->parent < 0 &&
+        (error = kevo_recipe_private_buffers(priv, 4, &np, m, r, why_private,
+                                             sizeof(why_private))) < 0)
+        goto done;
+    for (size_t k = 0; k < np; k++)
+        skip[k] = priv[k].var;
     if (kevo_recipe_scalars(&sc, m, L->t_body, L->t_end, L->t_end) < 0 ||
-        kevo_recipe_same_index(m, L->t_body, L->t_end) < 0) {
+        kevo_recipe_same_index_except(m, L->t_body, L->t_end, skip, np) < 0) {
         snprintf(why, sizeof(why), "%s", kevo_error_last());
         error = add_reason(reasons, why);
         goto done;
@@ -144,10 +229,15 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
     for (; c >= 1; c--) {
         for (int k = 0; k < c && k < 8; k++)
             vars[k] = m->loop[kevo_recipe_nest_loop(m, r, k)].var;
-        if (kevo_recipe_stores_indexed(m, L->t_body, L->t_end, vars, (size_t)c) == 0)
+        if (kevo_recipe_stores_indexed_except(m, L->t_body, L->t_end, vars, (size_t)c, skip, np) ==
+            0)
             break;
         if (c == 1) {
-            snprintf(why, sizeof(why), "%s", kevo_error_last());
+            if (why_private[0])
+                snprintf(why, sizeof(why), "%s (not a private buffer: %s)", kevo_error_last(),
+                         why_private);
+            else
+                snprintf(why, sizeof(why), "%s", kevo_error_last());
             error = add_reason(reasons, why);
             goto done;
         }
@@ -185,13 +275,17 @@ static int parallel_nest(kevo_recipe_out *out, const kevo_recipe_model *m, int r
         applied = 1;
         goto done;
     }
-    if ((error = kevo_buf_puts(&pragma, "#pragma omp parallel for")) < 0)
+    if ((error = kevo_buf_puts(&pragma, np ? "#pragma omp for" : "#pragma omp parallel for")) < 0)
         goto done;
     if (c > 1 && (error = kevo_buf_printf(&pragma, " collapse(%d)", c)) < 0)
         goto done;
     if ((error = append_clauses(&pragma, m, &sc, "", 0)) < 0)
         goto done;
-    if ((error = kevo_recipe_insert_pragma(&out->edits, m, r, kevo_buf_cstr(&pragma))) < 0)
+    if (np)
+        error = private_region(&out->edits, m, r, priv, np, kevo_buf_cstr(&pragma));
+    else
+        error = kevo_recipe_insert_pragma(&out->edits, m, r, kevo_buf_cstr(&pragma));
+    if (error < 0)
         goto done;
     applied = 1;
 done:
