@@ -516,6 +516,29 @@ static void test_builtin__root_ply(void **state)
  * (tried at 1.4x: Q about 0.32, under the untried 0.5) is still expected to
  * gain (mean reward +0.32: 1.4x), so a kernel it was not tried on stays
  * open; the arms that cost (0.8x) do not keep it open. */
+/* A flag set no task has tried is valued from `flags` as a whole, so it
+ * is no more novel than `flags` is: otherwise each untried set kept the
+ * draft the start point (the root ply) after the kernel had a fast child,
+ * and sigmoid spent its last five attempts there, not on top of its 5.5x. */
+static void test_builtin__untried_flag_set_is_not_novel(void **state)
+{
+    fixture *f = *state;
+    /* -mtune=native is on t1's cflags line already: set 7 never applies */
+    kevo_task t1 = {.name = "t1", .category = "scale", .level = 1};
+    const char *src1 = "// kevo: cflags -mtune=native\n" SCALE("t1");
+    train(f, &t1, src1, "flags set=2", 40);
+
+    kevo_task t2 = {.name = "t2", .category = "scale", .level = 1};
+    const char *src2 = SCALE("t2");
+    kevo_agent_task at = {.task = &t2, .reference = (char *)src2, .c_start = src2};
+    int64_t draft = record_draft(f, "t2", src2);
+    double gain = 0;
+    bool novel = true;
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at, draft, src2, &f->cfg), 0);
+    assert_true(gain > 1.0); /* set 2, and set 7 valued like flags as a whole */
+    assert_false(novel);
+}
+
 static void test_builtin__modest_gain_keeps_a_start_open(void **state)
 {
     fixture *f = *state;
@@ -633,6 +656,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin__untried_recipe_exploits_its_defaults, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__modest_gain_keeps_a_start_open, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__untried_flag_set_is_not_novel, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
