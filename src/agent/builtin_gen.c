@@ -360,8 +360,12 @@ typedef struct proposal_ctx {
     bool last_on_start;         /* that recipe also applies to the start point itself */
 } proposal_ctx;
 
+static bool variant_applies(proposal_ctx *p, size_t i, int vp, long v);
+
 /* Which recipes of the backend apply to the start point (default
- * parameters, on the one model). */
+ * parameters, on the one model; a recipe whose parameter picks the
+ * transformation, when one of its variants applies: `flags` whose default
+ * set changes nothing still has sets that do). */
 static void find_applicable(proposal_ctx *p)
 {
     for (size_t i = 0; i < p->nr; i++) {
@@ -371,6 +375,9 @@ static void find_applicable(proposal_ctx *p)
             continue; /* recipes are per backend */
         if (kevo_recipe_input_check(&ok, &reason, p->all[i].name, NULL, 0, p->start) < 0)
             ok = false;
+        int vp = variant_param(p->all[i].name);
+        for (size_t c = 0; !ok && vp >= 0 && c < p->all[i].params[vp].n_choices; c++)
+            ok = variant_applies(p, i, vp, p->all[i].params[vp].choices[c]);
         if (i == p->last)
             p->last_on_start = ok;
         if (ok || (i == p->last && p->base)) { /* or retuned on the text it rewrote */

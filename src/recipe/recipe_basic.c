@@ -8,6 +8,8 @@
  */
 #include "model.h"
 
+#include "kevo/sys/backend.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,68 @@ const char *kevo_recipe_arm_traits(const char *recipe, long variant)
     return flag_set_traits[variant];
 }
 
+/* Whether flag `f` already holds on the compile line `line` (the C
+ * backend's own flags, then the candidate's cflags line, in order; gcc 12's
+ * rules): written there (an -O level: the last one is what holds), or
+ * implied: -mtune=native by -march=native, -fno-math-errno by -ffast-math,
+ * -ffp-contract=fast by a GNU -std (gcc's default there) or -ffast-math. */
+static bool flag_holds(const char *f, char *const *line, size_t n)
+{
+    if (!strncmp(f, "-O", 2)) {
+        const char *last = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (!strncmp(line[i], "-O", 2))
+                last = line[i];
+        return last && !strcmp(last, f);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *g = line[i];
+        if (!strcmp(g, f) || (!strcmp(f, "-mtune=native") && !strcmp(g, "-march=native")) ||
+            (!strcmp(f, "-fno-math-errno") && !strcmp(g, "-ffast-math")) ||
+            (!strcmp(f, "-ffp-contract=fast") &&
+             (!strncmp(g, "-std=gnu", 8) || !strcmp(g, "-ffast-math"))))
+            return true;
+    }
+    return false;
+}
+
+/* Whether every flag of `set` already holds for `source` (flag_holds on
+ * the C backend's compile line with the source's cflags line): adding the
+ * set would build the same program. */
+static int set_changes_nothing(bool *none, const char *source, const char *set)
+{
+    char *have = NULL;
+    *none = false;
+    int error = kevo_recipe_cflags_get(&have, source);
+    if (error < 0)
+        return error;
+    char *words[48];
+    size_t nh = 0;
+    for (char *t = have ? strtok(have, " \t") : NULL; t && nh < 32; t = strtok(NULL, " \t"))
+        words[nh++] = t;
+    words[nh] = NULL;
+    const char *base[40];
+    bool openmp;
+    size_t nb = kevo_c_compile_flags(base, 40, words, &openmp);
+    /* the line as gcc reads it: skip the driver and the forced include */
+    char *line[48];
+    size_t n = 0;
+    for (size_t i = 1; i < nb && n < 48; i++) {
+        if (!strcmp(base[i], "-include")) {
+            i++;
+            continue;
+        }
+        line[n++] = (char *)base[i];
+    }
+    char copy[128];
+    snprintf(copy, sizeof(copy), "%s", set);
+    *none = true;
+    for (char *t = strtok(copy, " "); t && *none; t = strtok(NULL, " "))
+        *none = flag_holds(t, line, n);
+    free(have);
+    return 0;
+}
+
 int kevo_recipe_flags_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                             const long *params)
 {
@@ -68,6 +132,21 @@ int kevo_recipe_flags_apply(kevo_recipe_out *out, const kevo_recipe_model *m, co
         goto done;
     if (!changed) {
         error = kevo_error_set(KEVO_EINVAL, "the cflags line already has '%s'", set);
+        goto done;
+    }
+    bool none = false;
+    if ((error = set_changes_nothing(&none, source, set)) < 0)
+        goto done;
+    if (none) {
+        /* the same program: an attempt would time the kernel against
+         * itself, and its noise would read as a gain or a loss */
+        error = kevo_error_set(KEVO_EINVAL,
+                               "'%s' changes nothing: the C backend's compile line (-std=gnu11 "
+                               "-O3 -march=native, then the cflags line) already gives it "
+                               "(-march=native implies -mtune=native, -ffast-math "
+                               "-fno-math-errno, and -ffp-contract=fast is gcc's default in GNU "
+                               "C)",
+                               set);
         goto done;
     }
     out->cflags = set;
