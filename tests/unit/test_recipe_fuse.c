@@ -423,7 +423,7 @@ static void test_recipe_fuse__then_omp_parallel_and_flags(void **state)
         {.recipe = "fuse"},
         {.recipe = "fuse"},
         {.recipe = "omp_parallel", .params = {2}, .n_params = 1},
-        {.recipe = "flags", .params = {0}, .n_params = 1},
+        {.recipe = "flags", .params = {6}, .n_params = 1}, /* -O3 -march=native ... */
     };
     char *out = NULL;
     int rc = kevo_recipe_apply_chain(&out, steps, 4, ref, "fused_gemm_swish_scale");
@@ -454,7 +454,7 @@ static void test_recipe_fuse__then_omp_parallel_and_flags(void **state)
         {.recipe = "fuse"},
         {.recipe = "fuse"},
         {.recipe = "omp_parallel", .params = {2}, .n_params = 1},
-        {.recipe = "flags", .params = {0}, .n_params = 1},
+        {.recipe = "flags", .params = {6}, .n_params = 1}, /* -O3 -march=native ... */
     };
     rc = kevo_recipe_apply_chain(&out, csteps, 4, conv, "fused_conv2d_relu_biasadd");
     if (rc)

@@ -409,10 +409,11 @@ static void test_recipe_jam__chain_parallel_flags(void **state)
         {.recipe = "unroll_jam", .params = {0, 4}, .n_params = 2},
         {.recipe = "unroll_jam", .params = {1, 8}, .n_params = 2},
         {.recipe = "omp_parallel", .params = {1}, .n_params = 1},
-        {.recipe = "flags", .params = {0}, .n_params = 1},
+        {.recipe = "flags", .params = {6}, .n_params = 1},
     };
     char *out = chain_ok(steps, 4, RECT_ACC, "matmul_rect");
-    assert_true(strncmp(out, "// kevo: cflags -fopenmp -O3 -march=native\n", 43) == 0);
+    assert_true(strncmp(out, "// kevo: cflags -fopenmp -O3 -march=native -ffast-math -funroll-loops\n",
+                        70) == 0);
     assert_contains(out, "    #pragma omp parallel for\n"
                          "    for (int64_t i = 0; i < (M > 0 ? M / 4 * 4 : 0); i += 4) {\n"
                          "        for (int64_t j = 0; j < (N > 0 ? N / 8 * 8 : 0); j += 8) {\n");
