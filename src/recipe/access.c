@@ -732,12 +732,21 @@ static void lhs_text(char *buf, size_t size, const kevo_recipe_model *m, const k
 }
 
 /* The token declaring variable v, or (unsigned)-1. */
-static unsigned decl_token(const kevo_recipe_model *m, int v)
+unsigned kevo_recipe_decl_token(const kevo_recipe_model *m, int v)
 {
     for (unsigned t = 0; t < m->n_tok; t++)
         if (m->tok[t].var == v && m->tok[t].is_decl)
             return t;
     return (unsigned)-1;
+}
+
+int kevo_recipe_loop_of(const kevo_recipe_model *m, unsigned t)
+{
+    int in = -1; /* loops are in source order: a later one holding t lies inside */
+    for (size_t l = 0; l < m->n_loop; l++)
+        if (m->loop[l].t_body <= t && t < m->loop[l].t_end)
+            in = (int)l;
+    return in;
 }
 
 static bool scalar_written(const kevo_rwrite *w, size_t nw, int v)
@@ -793,7 +802,7 @@ static bool reaches_var(const kevo_recipe_model *m, unsigned a, unsigned b, int 
             return true;
         if (depth >= 8 || !kevo_recipe_declared_in(m, v, t0, t1) || scalar_written(w, nw, v))
             continue;
-        unsigned d = decl_token(m, v);
+        unsigned d = kevo_recipe_decl_token(m, v);
         if (d == (unsigned)-1 || !kevo_rtok_is(m, d + 1, "="))
             continue;
         unsigned e = kevo_recipe_expr_end(m, d + 2, (unsigned)m->n_tok);
@@ -866,7 +875,7 @@ bool kevo_recipe_int_constant(const kevo_recipe_model *m, unsigned t, long *valu
     int v = m->tok[t].var;
     if (v < 0 || m->var[v].vtype != KEVO_VTYPE_INT)
         return false;
-    unsigned d = decl_token(m, v);
+    unsigned d = kevo_recipe_decl_token(m, v);
     if (d == (unsigned)-1 || d + 3 >= m->n_tok || !kevo_rtok_is(m, d + 1, "=") ||
         m->tok[d + 2].kind != KEVO_CTOK_LITERAL ||
         !(kevo_rtok_is(m, d + 3, ";") || kevo_rtok_is(m, d + 3, ",")))
@@ -980,7 +989,7 @@ static bool collect_terms(sum_level *lv, const kevo_recipe_model *m, unsigned a,
         }
         if (!kevo_recipe_declared_in(m, v, t0, t1) || scalar_written(w, nw, v))
             continue;
-        unsigned d = decl_token(m, v);
+        unsigned d = kevo_recipe_decl_token(m, v);
         if (d == (unsigned)-1 || !kevo_rtok_is(m, d + 1, "="))
             continue;
         unsigned de = kevo_recipe_expr_end(m, d + 2, (unsigned)m->n_tok);
@@ -1062,7 +1071,7 @@ int kevo_recipe_stores_indexed_except(const kevo_recipe_model *m, unsigned t0, u
         }
         unsigned p0 = 0, p1 = 0; /* the pointer's initialiser */
         if (via_local) {
-            unsigned d = decl_token(m, w[i].var);
+            unsigned d = kevo_recipe_decl_token(m, w[i].var);
             if (d != (unsigned)-1 && kevo_rtok_is(m, d + 1, "=")) {
                 p0 = d + 2;
                 p1 = kevo_recipe_expr_end(m, p0, (unsigned)m->n_tok);
@@ -1208,7 +1217,7 @@ int kevo_recipe_root_param(const kevo_recipe_model *m, int v)
         return -1;
     if (m->var[v].is_param)
         return v;
-    unsigned t = decl_token(m, v);
+    unsigned t = kevo_recipe_decl_token(m, v);
     if (t == (unsigned)-1 || !kevo_rtok_is(m, t + 1, "="))
         return -1;
     unsigned e = kevo_recipe_expr_end(m, t + 2, (unsigned)m->n_tok);

@@ -201,6 +201,13 @@ bool kevo_recipe_uses_var(const kevo_recipe_model *m, unsigned t0, unsigned t1, 
 /* Whether variable `var` is declared inside tokens [t0,t1). */
 bool kevo_recipe_declared_in(const kevo_recipe_model *m, int var, unsigned t0, unsigned t1);
 
+/* The token declaring variable v (its declaring occurrence), or
+ * (unsigned)-1 when the kernel has none. */
+unsigned kevo_recipe_decl_token(const kevo_recipe_model *m, int v);
+
+/* The innermost loop whose body holds token t, or -1. */
+int kevo_recipe_loop_of(const kevo_recipe_model *m, unsigned t);
+
 /* How the scalars declared outside a loop region are used inside it. */
 typedef struct kevo_rscalars {
     int priv[16]; /* written before read each iteration, dead after: private */

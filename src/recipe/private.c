@@ -43,15 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The declaration of v: the token naming it. */
-static unsigned decl_of(const kevo_recipe_model *m, int v)
-{
-    for (unsigned t = 0; t < m->n_tok; t++)
-        if (m->tok[t].var == v && m->tok[t].is_decl)
-            return t;
-    return (unsigned)-1;
-}
-
 /* Brace depth of token t below the kernel body's `{` (0: its top level). */
 static int depth_at(const kevo_recipe_model *m, unsigned t)
 {
@@ -73,20 +64,10 @@ static bool plain_statement(const kevo_recipe_model *m, unsigned t)
                      kevo_rtok_is(m, t - 1, "}"));
 }
 
-/* The innermost loop holding token t, or -1. */
-static int loop_at(const kevo_recipe_model *m, unsigned t)
-{
-    int in = -1;
-    for (size_t k = 0; k < m->n_loop; k++)
-        if (m->loop[k].t_for <= t && t < m->loop[k].t_end)
-            in = (int)k;
-    return in;
-}
-
 /* The loop inside L (r) whose variable is var and which holds token t, or -1. */
 static int index_loop(const kevo_recipe_model *m, int r, int var, unsigned t)
 {
-    for (int k = loop_at(m, t); k >= 0 && k != r; k = m->loop[k].parent)
+    for (int k = kevo_recipe_loop_of(m, t); k >= 0 && k != r; k = m->loop[k].parent)
         if (m->loop[k].var == var)
             return k;
     return -1;
@@ -143,14 +124,16 @@ static bool allocation(const kevo_recipe_model *m, unsigned d, unsigned *i0, uns
 }
 
 /* Whether buffer v is private to the iterations of loop r; *why otherwise. */
+/* w[0..nw): the writes of loop r; all[0..nall): the kernel's. */
 static bool private_buffer(kevo_rprivate *out, const kevo_recipe_model *m, int r, int v,
-                           const kevo_rwrite *all, size_t nall, char *why, size_t why_size)
+                           const kevo_rwrite *w, size_t nw, const kevo_rwrite *all, size_t nall,
+                           char *why, size_t why_size)
 {
     const kevo_rloop *L = &m->loop[r];
     const char *name = m->var[v].name;
-    unsigned d = decl_of(m, v);
+    unsigned d = kevo_recipe_decl_token(m, v);
     unsigned i0 = 0, i1 = 0;
-    if (d == (unsigned)-1 || d >= L->t_for || depth_at(m, d) != 0 || loop_at(m, d) >= 0 ||
+    if (d == (unsigned)-1 || d >= L->t_for || depth_at(m, d) != 0 || kevo_recipe_loop_of(m, d) >= 0 ||
         m->var[v].vtype != KEVO_VTYPE_POINTER || m->var[v].is_param ||
         !allocation(m, d, &i0, &i1)) {
         snprintf(why, why_size,
@@ -212,7 +195,7 @@ static bool private_buffer(kevo_rprivate *out, const kevo_recipe_model *m, int r
              * the top of L's body */
             const kevo_rloop *F = K;
             bool ok = F->parent == r && F->simple && !F->early_exit &&
-                      plain_statement(m, F->t_for) && loop_at(m, t) == k &&
+                      plain_statement(m, F->t_for) && kevo_recipe_loop_of(m, t) == k &&
                       ((t == F->t_body && !F->body_compound) || plain_statement(m, t)) &&
                       kevo_rtok_is(m, t + 4, "=") &&
                       depth_at(m, F->t_for) + (F->body_compound ? 1 : 0) == depth_at(m, t);
@@ -249,17 +232,7 @@ static bool private_buffer(kevo_rprivate *out, const kevo_recipe_model *m, int r
         return false;
     }
     const kevo_rloop *F = &m->loop[f];
-    kevo_rwrite *w = NULL;
-    size_t nw = 0;
-    if (kevo_recipe_writes(&w, &nw, m, L->t_body, L->t_end) < 0) {
-        kevo_error_clear();
-        snprintf(why, why_size, "the writes of the loop at line %u cannot be read", L->line);
-        return false;
-    }
-    bool moves = reads_written(m, F->t_lb0, F->t_lb1, w, nw) ||
-                 reads_written(m, F->t_ub0, F->t_ub1, w, nw);
-    free(w);
-    if (moves) {
+    if (reads_written(m, F->t_lb0, F->t_lb1, w, nw) || reads_written(m, F->t_ub0, F->t_ub1, w, nw)) {
         snprintf(why, why_size, "the bounds of the loop at line %u that fills '%s' change in the "
                                 "loop at line %u",
                  F->line, name, L->line);
@@ -296,7 +269,7 @@ int kevo_recipe_private_buffers(kevo_rprivate *out, size_t max, size_t *n,
             continue;
         char reason[320];
         kevo_rprivate p;
-        if (private_buffer(&p, m, r, v, all, nall, reason, sizeof(reason))) {
+        if (private_buffer(&p, m, r, v, w, nw, all, nall, reason, sizeof(reason))) {
             if (*n < max)
                 out[(*n)++] = p;
         } else if (!why[0]) {

@@ -59,7 +59,7 @@ const char *kevo_recipe_arm_traits(const char *recipe, long variant)
  * rules): written there (an -O level: the last one is what holds), or
  * implied: -mtune=native by -march=native, -fno-math-errno by -ffast-math,
  * -ffp-contract=fast by a GNU -std (gcc's default there) or -ffast-math. */
-static bool flag_holds(const char *f, char *const *line, size_t n)
+static bool flag_holds(const char *f, const char *const *line, size_t n)
 {
     if (!strncmp(f, "-O", 2)) {
         const char *last = NULL;
@@ -98,14 +98,14 @@ static int set_changes_nothing(bool *none, const char *source, const char *set)
     bool openmp;
     size_t nb = kevo_c_compile_flags(base, 40, words, &openmp);
     /* the line as gcc reads it: skip the driver and the forced include */
-    char *line[48];
+    const char *line[48];
     size_t n = 0;
     for (size_t i = 1; i < nb && n < 48; i++) {
         if (!strcmp(base[i], "-include")) {
             i++;
             continue;
         }
-        line[n++] = (char *)base[i];
+        line[n++] = base[i];
     }
     char copy[128];
     snprintf(copy, sizeof(copy), "%s", set);

@@ -212,15 +212,6 @@ static unsigned expr_end(const kevo_recipe_model *m, unsigned t)
     return (unsigned)m->n_tok;
 }
 
-/* The declaring token of variable v in the kernel, or -1. */
-static long decl_token(const kevo_recipe_model *m, int v)
-{
-    for (size_t t = 0; t < m->n_tok; t++)
-        if (m->tok[t].var == v && m->tok[t].is_decl)
-            return (long)t;
-    return -1;
-}
-
 /* Whether the declaration holding token d says `const` before its first
  * declarator. */
 static bool decl_is_const(const kevo_recipe_model *m, unsigned d)
@@ -293,11 +284,11 @@ static bool parse_primary(fuse_ctx *c, unsigned *t, unsigned t1, poly *out)
     (*t)++;
     /* a const local that is a product (`total = N * CO * HO * WO`) stands
      * for that product, so that it equals the same product written out */
-    long d = decl_token(m, v);
-    if (d < 0 || m->var[v].is_param || c->depth >= 6 || !kevo_rtok_is(m, (unsigned)d + 1, "=") ||
-        !decl_is_const(m, (unsigned)d))
+    unsigned d = kevo_recipe_decl_token(m, v);
+    if (d == (unsigned)-1 || m->var[v].is_param || c->depth >= 6 || !kevo_rtok_is(m, d + 1, "=") ||
+        !decl_is_const(m, d))
         return true;
-    unsigned e0 = (unsigned)d + 2, e1 = expr_end(m, e0), k = e0;
+    unsigned e0 = d + 2, e1 = expr_end(m, e0), k = e0;
     for (unsigned i = e0; i < e1; i++) /* the initializer's values must still hold */
         for (size_t j = 0; j < c->nfw; j++)
             if (m->tok[i].var >= 0 && c->fw[j].var == m->tok[i].var)
@@ -406,16 +397,6 @@ static bool is_array_var(const kevo_recipe_model *m, int v)
     return v >= 0 && (m->var[v].vtype == KEVO_VTYPE_POINTER || m->var[v].vtype == KEVO_VTYPE_ARRAY);
 }
 
-/* Innermost loop whose body holds token t, or -1. */
-static int loop_of(const kevo_recipe_model *m, unsigned t)
-{
-    int best = -1;
-    for (size_t l = 0; l < m->n_loop; l++)
-        if (m->loop[l].t_body <= t && t < m->loop[l].t_end)
-            best = (int)l;
-    return best;
-}
-
 static bool is_ancestor(const kevo_recipe_model *m, int a, int l)
 {
     for (; l >= 0; l = m->loop[l].parent)
@@ -487,11 +468,11 @@ static int no_pointer_alias(const fuse_ctx *c, unsigned t0, unsigned t1)
                                       "the pointer '%s' is assigned at line %u: kevo cannot tell "
                                       "which array it points into",
                                       m->var[v].name, tok_line(m, c->w[i].t_op));
-        long d = decl_token(m, v);
-        if (d < 0 || !kevo_rtok_is(m, (unsigned)d + 1, "="))
+        unsigned d = kevo_recipe_decl_token(m, v);
+        if (d == (unsigned)-1 || !kevo_rtok_is(m, d + 1, "="))
             continue;
-        unsigned e1 = expr_end(m, (unsigned)d + 2);
-        for (unsigned k = (unsigned)d + 2; k < e1; k++)
+        unsigned e1 = expr_end(m, d + 2);
+        for (unsigned k = d + 2; k < e1; k++)
             if (is_array_var(m, m->tok[k].var))
                 return kevo_error_set(KEVO_EINVAL,
                                       "'%s' (line %u) points into '%s': fuse does not follow "
@@ -848,7 +829,7 @@ static int epilogue(kevo_recipe_out *out, fuse_ctx *c, pair_info *pi)
     for (unsigned t = pi->p0; t < pi->p1; t++) {
         if (!in_list(pi->arrays, pi->n_arrays, m->tok[t].var))
             continue;
-        int l = loop_of(m, t);
+        int l = kevo_recipe_loop_of(m, t);
         if (lca < 0) {
             lca = l;
             first_use = t;
@@ -887,11 +868,11 @@ static int epilogue(kevo_recipe_out *out, fuse_ctx *c, pair_info *pi)
                                    P->line, TEXT(t, t + 1), tok_line(m, t));
             goto done;
         }
-        if (kevo_rtok_is(m, t, "continue") && in_list(s->chain, (size_t)n, loop_of(m, t))) {
+        if (kevo_rtok_is(m, t, "continue") && in_list(s->chain, (size_t)n, kevo_recipe_loop_of(m, t))) {
             error = kevo_error_set(KEVO_EINVAL,
                                    "'continue' at line %u skips the end of the loop at line %u, "
                                    "where the consumer would run",
-                                   tok_line(m, t), m->loop[loop_of(m, t)].line);
+                                   tok_line(m, t), m->loop[kevo_recipe_loop_of(m, t)].line);
             goto done;
         }
     }
@@ -1190,8 +1171,8 @@ static bool same_iteration_index(fuse_ctx *c, const pair_info *pi, unsigned t, u
         if (is_invariant(c, v))
             continue;
         int top_u = t < pi->p1 ? pi->p : pi->c, top_w = wt < pi->p1 ? pi->p : pi->c;
-        int lu = enclosing_named(m, loop_of(m, t), top_u, name);
-        int lw = enclosing_named(m, loop_of(m, wt), top_w, name);
+        int lu = enclosing_named(m, kevo_recipe_loop_of(m, t), top_u, name);
+        int lw = enclosing_named(m, kevo_recipe_loop_of(m, wt), top_w, name);
         if (lu < 0 || lw < 0)
             return false;
         const kevo_rloop *U = &m->loop[lu], *W = &m->loop[lw];
@@ -1266,7 +1247,7 @@ static int same_header(kevo_recipe_out *out, fuse_ctx *c, pair_info *pi)
     for (unsigned t = pi->p0; t < pi->p1; t++)
         loops_inside |= kevo_rtok_is(m, t, "while") || kevo_rtok_is(m, t, "do");
     for (unsigned t = pi->p0; t < pi->p1; t++)
-        if (kevo_rtok_is(m, t, "continue") && (loops_inside || loop_of(m, t) == pi->p))
+        if (kevo_rtok_is(m, t, "continue") && (loops_inside || kevo_recipe_loop_of(m, t) == pi->p))
             return kevo_error_set(KEVO_EINVAL,
                                   "'continue' at line %u would skip the body of the loop at "
                                   "line %u",

@@ -134,24 +134,13 @@ static long count_stmts(const kevo_recipe_model *m, unsigned t0, unsigned t1)
     return n > 0 ? n : 1;
 }
 
-/* The innermost loop holding token t, or -1. */
-static int innermost_loop(const kevo_recipe_model *m, unsigned t)
-{
-    int best = -1;
-    for (size_t l = 0; l < m->n_loop; l++)
-        if (m->loop[l].t_body <= t && t < m->loop[l].t_end &&
-            (best < 0 || m->loop[l].level > m->loop[best].level))
-            best = (int)l;
-    return best;
-}
-
 /* Whether some `continue` in loop l's body belongs to l (or to a while/do
  * loop inside it, which kevo does not tell apart: counted against l). */
 static unsigned continue_of(const kevo_recipe_model *m, int l)
 {
     const kevo_rloop *L = &m->loop[l];
     for (unsigned t = L->t_body; t < L->t_end; t++)
-        if (kevo_rtok_is(m, t, "continue") && innermost_loop(m, t) == l)
+        if (kevo_rtok_is(m, t, "continue") && kevo_recipe_loop_of(m, t) == l)
             return t;
     return (unsigned)-1;
 }
