@@ -121,6 +121,12 @@ static const kevo_recipe_param_desc permute_params[] = {
      "1: the permuted kernel goes through omp_parallel (every nest, collapse 2) in the same "
      "step, where that applies; 0: permuted only",
      1, 0, 1, CHOICES(0, 1)},
+    {"reduce",
+     "0: the loop along the accumulated element innermost; 1: the loops that only add into "
+     "the element (a convolution's input channels) run innermost, under the loop along it, "
+     "summing into a scalar added once, the guards on the element's positions as their "
+     "bounds; 4, 8, 16: that, then register_block (rows 4, that vector width) in the same step",
+     0, 0, 16, CHOICES(0, 8, 16)},
 };
 static const kevo_recipe_param_desc stream_params[] = {
     {"loop", "the innermost loop to stream, numbered from 0 in source order; -1: every one that "

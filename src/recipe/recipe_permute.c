@@ -24,8 +24,15 @@
  * accumulated index, through its declarations, whose bounds are not small
  * constants) goes innermost; the other loops keep their order.
  *
+ * With `reduce`, the loops that only add into the accumulated element (a
+ * convolution's input channels) run innermost instead, under the lane,
+ * summing into a scalar that is added once (pick_reduce(): a loop the
+ * address divides, `g = c / CG`, is cut in blocks of one quotient); the
+ * guards on every position become bounds; with a width, register_block
+ * follows in the same step (follow_up()).
+ *
  * With `threads`, the result goes through omp_parallel as part of the same
- * step (in_threads); otherwise it adds no pragma or flag (omp_parallel,
+ * step (follow_up()); otherwise it adds no pragma or flag (omp_parallel,
  * vectorize and the rest apply after it).
  */
 #include "model.h"
@@ -48,7 +55,9 @@ typedef struct pstmt {
     unsigned e0, e1; /* ST_DECL: the initialiser; ST_GUARD: the condition */
     unsigned deps;   /* bit k: depends on chain loop k */
     int level;       /* the chain loop whose body holds it */
-    bool bound;      /* ST_GUARD: becomes bounds of the lane loop */
+    bool bound;      /* ST_GUARD: becomes bounds of the lane loop (with `reduce`: of loop bound_k) */
+    int bound_k;     /* the chain position whose bounds it becomes */
+    bool inlined;    /* with `reduce`: written into the accumulated element's address */
 } pstmt;
 
 typedef struct pnest {
@@ -64,6 +73,13 @@ typedef struct pnest {
     int sink[MAX_CHAIN]; /* chain positions of the loops to move to the bottom, */
     int n_sink;          /* outermost first: the lane last */
     unsigned outer;      /* chain bits of the loops to run outermost */
+    unsigned op;         /* the accumulation's operator token (+= or -=) */
+    bool acc_f32;        /* the accumulated element is a float */
+    /* with `reduce`: the loops that only add into the accumulated element
+     * run innermost, under the lane, summing into a scalar */
+    unsigned reduce;            /* chain bits of those loops */
+    unsigned strip;             /* those among them the address divides (`g = c / CG`) */
+    unsigned divisor[MAX_CHAIN]; /* strip: the divisor's token */
 } pnest;
 
 static bool is_comment(const kevo_recipe_model *m, unsigned t)
@@ -349,6 +365,8 @@ static int check_effects(pnest *p)
     }
     p->lhs0 = w[acc].t_lhs0;
     p->lhs1 = w[acc].t_lhs1;
+    p->op = w[acc].t_op;
+    p->acc_f32 = w[acc].var >= 0 && m->var[w[acc].var].elem_f32;
     int target = kevo_recipe_root_param(m, w[acc].var);
     unsigned last_close = w[acc].t_idx1 - 1;
     unsigned open = kevo_rtok_match(m, last_close);
@@ -588,6 +606,139 @@ static void pick_outer(pnest *p, bool outer)
     for (int k = 0; k < p->n; k++)
         if ((sel >> k & 1u) && !short_loop(p->m, p->chain[k]))
             p->outer |= 1u << k;
+}
+
+/* ---- with `reduce`: the loops that only add into the element ---------- */
+
+/* Whether the use of a variable at t (in an expression starting at t0) is
+ * `v / D` as a whole operand: D one name or literal, nothing that binds
+ * tighter than `/` on its left (`x * c / D` is `(x * c) / D`). For c in
+ * [c0, c0 + D), c0 a multiple of D, such a use holds one value. The
+ * divisor's token into *d. */
+static bool divided_use(const pnest *p, unsigned t, unsigned t0, unsigned *d)
+{
+    const kevo_recipe_model *m = p->m;
+    if (t + 2 >= m->n_tok || !kevo_rtok_is(m, t + 1, "/"))
+        return false;
+    unsigned dt = t + 2;
+    if (m->tok[dt].kind != KEVO_CTOK_IDENT && m->tok[dt].kind != KEVO_CTOK_LITERAL)
+        return false;
+    if (dt + 1 < m->n_tok && (kevo_rtok_is(m, dt + 1, "(") || kevo_rtok_is(m, dt + 1, "[") ||
+                              kevo_rtok_is(m, dt + 1, "->") || kevo_rtok_is(m, dt + 1, ".")))
+        return false;
+    if (t > t0) {
+        static const char *const ok[] = {"(",  "[",  ",",  "=",  "?",  ":",  "<",
+                                         ">",  "<=", ">=", "==", "!=", "&&", "||"};
+        unsigned q = t - 1;
+        bool fine = (kevo_rtok_is(m, q, "+") || kevo_rtok_is(m, q, "-")) && binary_at(m, q, t0);
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+            fine |= kevo_rtok_is(m, q, ok[i]);
+        if (!fine)
+            return false;
+    }
+    *d = dt;
+    return true;
+}
+
+/* Whether tokens d1 and d2 name the same invariant divisor. */
+static bool same_divisor(const pnest *p, unsigned d1, unsigned d2)
+{
+    const kevo_recipe_model *m = p->m;
+    size_t n1, n2;
+    const char *s1 = kevo_rtok_text(m, d1, &n1), *s2 = kevo_rtok_text(m, d2, &n2);
+    return m->tok[d1].var == m->tok[d2].var && n1 == n2 && memcmp(s1, s2, n1) == 0;
+}
+
+/* Whether tokens [a,b) use strip loop k only as `c / D` (one D for the
+ * loop, recorded in p->divisor[k]), directly or through declarations that
+ * do the same. */
+static bool block_uses(pnest *p, unsigned a, unsigned b, int k)
+{
+    const kevo_recipe_model *m = p->m;
+    int cv = m->loop[p->chain[k]].var;
+    for (unsigned t = a; t < b; t++) {
+        int v = m->tok[t].var;
+        if (v < 0)
+            continue;
+        if (v == cv) {
+            unsigned d;
+            if (!divided_use(p, t, a, &d))
+                return false;
+            if (p->divisor[k] == (unsigned)-1)
+                p->divisor[k] = d;
+            else if (!same_divisor(p, p->divisor[k], d))
+                return false;
+            continue;
+        }
+        int s = stmt_of_decl(p, v);
+        if (s >= 0 && (p->st[s].deps >> k & 1u) &&
+            (select_deps(p, p->st[s].e0, p->st[s].e1, 0) >> k & 1u))
+            return false; /* a declaration that holds c itself */
+    }
+    return true;
+}
+
+/* With `reduce`: the loops that only add into the accumulated element (its
+ * address does not tell their iterations apart) run innermost, below the
+ * lane, into a scalar. One whose variable the address divides (`g = c /
+ * CG`) is strip-mined: blocks of D iterations from 0 (each block one g)
+ * run where the selecting loops run, the iterations of a block innermost. */
+static int pick_reduce(pnest *p)
+{
+    const kevo_recipe_model *m = p->m;
+    unsigned sel = select_deps(p, p->lhs0, p->lhs1, 0), all = deps_of(p, p->lhs0, p->lhs1);
+    unsigned sunk = 0;
+    for (int i = 0; i < p->n_sink; i++)
+        sunk |= 1u << p->sink[i];
+    p->reduce = p->strip = 0;
+    for (int k = 0; k < p->n; k++) {
+        p->divisor[k] = (unsigned)-1;
+        if (!(sel >> k & 1u) && !(sunk >> k & 1u))
+            p->reduce |= 1u << k;
+    }
+    if (p->reduce == 0)
+        return kevo_error_set(KEVO_EINVAL,
+                              "every loop of the nest at line %u selects the accumulated element "
+                              "or runs along it: no loop only adds into it (reduce)",
+                              m->loop[p->chain[0]].line);
+    if (!p->acc_f32)
+        return kevo_error_set(KEVO_EINVAL,
+                              "line %u accumulates into what is not a float: reduce sums floats",
+                              kevo_recipe_line(m, m->tok[p->acc0].start));
+    for (int k = 0; k < p->n; k++) {
+        if (!(p->reduce >> k & 1u) || !(all >> k & 1u))
+            continue;
+        const kevo_rloop *L = &m->loop[p->chain[k]];
+        if (L->cond_op != KEVO_COND_LT || L->t_lb1 != L->t_lb0 + 1 ||
+            !kevo_rtok_is(m, L->t_lb0, "0"))
+            return kevo_error_set(KEVO_EINVAL,
+                                  "the accumulated element's address divides the variable of the "
+                                  "loop at line %u, which does not run from 0 with `<`: reduce "
+                                  "cannot cut it in blocks of one quotient",
+                                  L->line);
+        bool ok = block_uses(p, p->lhs0, p->lhs1, k);
+        for (int s = 0; ok && s < p->n_st; s++)
+            if ((p->st[s].deps >> k & 1u) &&
+                !(select_deps(p, p->st[s].e0, p->st[s].e1, 0) >> k & 1u))
+                ok = block_uses(p, p->st[s].e0, p->st[s].e1, k);
+        unsigned d = p->divisor[k];
+        if (ok && d != (unsigned)-1) {
+            int dv = m->tok[d].var;
+            if (m->tok[d].kind == KEVO_CTOK_LITERAL)
+                ok = positive_constant(m, d, NULL);
+            else
+                ok = dv >= 0 && m->var[dv].vtype == KEVO_VTYPE_INT && chain_pos(p, dv) < 0 &&
+                     stmt_of_decl(p, dv) < 0;
+        }
+        if (!ok || d == (unsigned)-1)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "the accumulated element's address uses '%s' (loop at line %u) "
+                                  "otherwise than as `%s / D` with one invariant D: reduce "
+                                  "cannot sum over it",
+                                  m->var[L->var].name, L->line, m->var[L->var].name);
+        p->strip |= 1u << k;
+    }
+    return 0;
 }
 
 /* ---- guards to bounds ----------------------------------------------------- */
@@ -830,58 +981,196 @@ static void emit_header(kevo_buf *b, const kevo_recipe_model *m, int l)
                     m->src + m->tok[L->t_for].start);
 }
 
+/* Emit tokens [t0,t1) with the variables of the strip loops in `rename`
+ * written as their block variables (names[k]), and the declarations
+ * marked inlined as their values (subst[s]); the source's spacing kept. */
+static void emit_text_renamed(kevo_buf *b, const pnest *p, unsigned t0, unsigned t1,
+                              unsigned rename, char names[][64], kevo_buf *subst)
+{
+    const kevo_recipe_model *m = p->m;
+    size_t at = m->tok[t0].start;
+    for (unsigned t = t0; t < t1; t++) {
+        int v = m->tok[t].var;
+        int k = v >= 0 ? chain_pos(p, v) : -1;
+        int s = v >= 0 && subst ? stmt_of_decl(p, v) : -1;
+        if (k >= 0 && (rename >> k & 1u)) {
+            kevo_buf_printf(b, "%.*s%s", (int)(m->tok[t].start - at), m->src + at, names[k]);
+            at = m->tok[t].end;
+        } else if (s >= 0 && p->st[s].inlined) {
+            /* a whole term of a sum takes the value bare (`+ iw + (r)`:
+             * vectorize reads it as contiguous); elsewhere in brackets */
+            bool bare = (t == t0 || kevo_rtok_is(m, t - 1, "+") || kevo_rtok_is(m, t - 1, "[")) &&
+                        t + 1 < m->n_tok &&
+                        (kevo_rtok_is(m, t + 1, "]") || kevo_rtok_is(m, t + 1, "+") ||
+                         kevo_rtok_is(m, t + 1, "-"));
+            kevo_buf_printf(b, "%.*s%s%s%s", (int)(m->tok[t].start - at), m->src + at,
+                            bare ? "" : "(", kevo_buf_cstr(&subst[s]), bare ? "" : ")");
+            at = m->tok[t].end;
+        }
+    }
+    kevo_buf_printf(b, "%.*s", (int)(m->tok[t1 - 1].end - at), m->src + at);
+}
+
+#define BLOCK_BIT(k) (1u << (16 + (k)))
+#define BLOCK_ENTRY(k) (MAX_CHAIN + (k))
+
 static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
 {
     const kevo_recipe_model *m = p->m;
-    int order[MAX_CHAIN], pos[MAX_CHAIN], n = 0;
-    for (int pass = 0; pass < 2; pass++) /* the outer loops first, then the others */
-        for (int k = 0; k < p->n; k++) {
-            bool sunk = false;
-            for (int i = 0; i < p->n_sink; i++)
-                sunk |= p->sink[i] == k;
-            if (!sunk && (pass == 0) == ((p->outer >> k & 1u) != 0))
+    /* order entries: k, chain position k; BLOCK_ENTRY(k), the blocks of
+     * strip loop k */
+    int order[2 * MAX_CHAIN], pos[2 * MAX_CHAIN], n = 0;
+    unsigned sunk = 0;
+    for (int i = 0; i < p->n_sink; i++)
+        sunk |= 1u << p->sink[i];
+    for (int pass = 0; pass < 2; pass++) { /* the outer loops first, then the others */
+        for (int k = 0; k < p->n; k++)
+            if (!(sunk >> k & 1u) && !(p->reduce >> k & 1u) &&
+                (pass == 0) == ((p->outer >> k & 1u) != 0))
                 order[n++] = k;
-        }
+        for (int k = 0; pass == 0 && k < p->n; k++)
+            if (p->strip >> k & 1u)
+                order[n++] = BLOCK_ENTRY(k);
+    }
     for (int i = 0; i < p->n_sink; i++)
         order[n++] = p->sink[i];
+    int li = n - 1; /* the lane's entry */
+    for (int k = 0; k < p->n; k++)
+        if (p->reduce >> k & 1u)
+            order[n++] = k;
     for (int i = 0; i < n; i++)
         pos[order[i]] = i;
 
     bound bd[16];
-    int n_bd = 0;
+    int n_bd = 0, bd_loop[16];
     for (int s = 0; s < p->n_st; s++) {
         pstmt *st = &p->st[s];
-        st->bound = st->kind == ST_GUARD && (st->deps >> p->lane & 1u) &&
-                    guard_bounds(p, st, bd, &n_bd, 16);
+        st->bound = false;
+        st->bound_k = p->lane;
+        st->inlined = false;
+        if (st->kind != ST_GUARD)
+            continue;
+        if (!p->reduce) {
+            int n0 = n_bd;
+            st->bound = (st->deps >> p->lane & 1u) && guard_bounds(p, st, bd, &n_bd, 16);
+            for (int i = n0; i < n_bd; i++)
+                bd_loop[i] = p->lane;
+            continue;
+        }
+        /* with `reduce`: a guard on the positions, none on the summed
+         * loops, becomes bounds of the deepest position it depends on */
+        int deepest = -1, kd = -1;
+        for (int k = 0; k < p->n; k++)
+            if ((st->deps >> k & 1u) && pos[k] > deepest) {
+                deepest = pos[k];
+                kd = k;
+            }
+        if ((st->deps & p->reduce) || kd < 0 || !(sunk >> kd & 1u))
+            continue;
+        int lane = p->lane, n0 = n_bd;
+        p->lane = kd;
+        st->bound = guard_bounds(p, st, bd, &n_bd, 16);
+        p->lane = lane;
+        st->bound_k = kd;
+        for (int i = n0; i < n_bd; i++)
+            bd_loop[i] = kd;
+    }
+    /* with `reduce`: a declaration along the lane that only the element's
+     * address reads, `lane * 1 + r`, is written into the address as `lane
+     * + (r)`, so that vectorize sees it contiguous */
+    kevo_buf subst[MAX_STMTS];
+    memset(subst, 0, sizeof subst);
+    int lane_var = m->loop[p->chain[p->lane]].var;
+    for (int s = 0; p->reduce && s < p->n_st; s++) {
+        pstmt *st = &p->st[s];
+        if (st->kind != ST_DECL || !(st->deps >> p->lane & 1u) ||
+            !kevo_recipe_uses_var(m, p->lhs0, p->lhs1, st->var) ||
+            kevo_recipe_uses_var(m, p->op + 1, p->acc1, st->var) ||
+            m->var[st->var].vtype != KEVO_VTYPE_INT)
+            continue;
+        bool other = false;
+        for (int u = 0; u < p->n_st; u++)
+            other |= u != s && !p->st[u].bound &&
+                     kevo_recipe_uses_var(m, p->st[u].e0, p->st[u].e1, st->var);
+        char sc[64] = "";
+        kevo_buf rest = {0};
+        long one = 0;
+        if (!other && affine_in(p, st->e0, st->e1, lane_var, &rest, sc, sizeof sc, 0)) {
+            bool unit = strcmp(sc, "1") == 0;
+            for (unsigned t = st->e0; !unit && t < st->e1; t++) {
+                size_t tn;
+                const char *tx = kevo_rtok_text(m, t, &tn);
+                unit = tn == strlen(sc) && memcmp(tx, sc, tn) == 0 &&
+                       kevo_recipe_int_constant(m, t, &one) && one == 1;
+            }
+            if (unit) {
+                st->inlined = true;
+                kevo_buf_printf(&subst[s], "%s + %s", m->var[lane_var].name,
+                                kevo_buf_cstr(&rest));
+            }
+        }
+        kevo_buf_free(&rest);
     }
     /* where each statement goes: the innermost of its loops in the new
-     * order; one that reads memory, divides or calls goes no shallower
+     * order (a strip loop's blocks for one that only divides its
+     * variable); one that reads memory, divides or calls goes no shallower
      * than a guard before it (which kept it from running out of range) */
     int at[MAX_STMTS];
+    unsigned renamed[MAX_STMTS];
     int guard_at = -1;
     for (int s = 0; s < p->n_st; s++) {
         const pstmt *st = &p->st[s];
+        unsigned d = st->deps;
+        renamed[s] = 0;
+        if (d & p->strip) {
+            unsigned strict = select_deps(p, st->e0, st->e1, 0);
+            for (int k = 0; k < p->n; k++)
+                if ((p->strip >> k & 1u) && (d >> k & 1u) && !(strict >> k & 1u)) {
+                    d = (d & ~(1u << k)) | BLOCK_BIT(k);
+                    renamed[s] |= 1u << k;
+                }
+        }
         at[s] = -1;
-        for (int k = 0; k < p->n; k++)
-            if (st->deps >> k & 1u)
+        for (int k = 0; k < p->n; k++) {
+            if (d >> k & 1u)
                 at[s] = pos[k] > at[s] ? pos[k] : at[s];
+            if (d & BLOCK_BIT(k))
+                at[s] = pos[BLOCK_ENTRY(k)] > at[s] ? pos[BLOCK_ENTRY(k)] : at[s];
+        }
         if (guarded_work(m, st->e0, st->e1) && guard_at > at[s])
             at[s] = guard_at;
         /* no shallower than the declarations it reads (one a guard pushed
          * down takes its readers with it) */
-        for (int d = 0; d < s; d++)
-            if (p->st[d].kind == ST_DECL && at[d] > at[s] &&
-                kevo_recipe_uses_var(m, st->e0, st->e1, p->st[d].var))
-                at[s] = at[d];
+        for (int e = 0; e < s; e++)
+            if (p->st[e].kind == ST_DECL && at[e] > at[s] &&
+                kevo_recipe_uses_var(m, st->e0, st->e1, p->st[e].var))
+                at[s] = at[e];
         if (st->kind == ST_GUARD) {
-            int g = st->bound ? n - 1 : at[s];
+            int g = st->bound ? pos[st->bound_k] : at[s];
             guard_at = g > guard_at ? g : guard_at;
         }
     }
-    bool moved = false;
+    if (p->reduce) /* the element's address is taken above the summed loops */
+        for (int s = 0; s < p->n_st; s++)
+            if (at[s] > li && p->st[s].kind == ST_DECL && !p->st[s].inlined &&
+                kevo_recipe_uses_var(m, p->lhs0, p->lhs1, p->st[s].var)) {
+                for (int i = 0; i < n_bd; i++)
+                    kevo_buf_free(&bd[i].num);
+                for (int u = 0; u < p->n_st; u++)
+                    kevo_buf_free(&subst[u]);
+                return kevo_error_set(KEVO_EINVAL,
+                                      "line %u: '%s', which the accumulated element's address "
+                                      "uses, would be declared inside the summed loops (a guard "
+                                      "on them comes before it)",
+                                      kevo_recipe_line(m, m->tok[p->st[s].t0].start),
+                                      m->var[p->st[s].var].name);
+            }
+    bool moved = p->reduce != 0;
     for (int i = 0; i < n; i++)
         moved |= order[i] != i;
     if (!moved && n_bd == 0) {
+        for (int s = 0; s < p->n_st; s++)
+            kevo_buf_free(&subst[s]);
         return kevo_error_set(KEVO_EINVAL,
                               "the innermost loop (line %u) already runs along the accumulated "
                               "index and no guard on it becomes bounds",
@@ -890,6 +1179,8 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
     if (dry) {
         for (int i = 0; i < n_bd; i++)
             kevo_buf_free(&bd[i].num);
+        for (int s = 0; s < p->n_st; s++)
+            kevo_buf_free(&subst[s]);
         return 0;
     }
 
@@ -898,59 +1189,204 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
     const char *ind = kevo_recipe_indent(m, m->tok[R->t_for].start, &il);
     kevo_buf b = {0};
     const kevo_rloop *LL = &m->loop[p->chain[p->lane]];
-    kevo_buf_printf(&b, "{ /* kevo permute: the loop at line %u innermost%s */\n", LL->line,
+    kevo_buf_printf(&b, "{ /* kevo permute: the loop at line %u %s%s */\n", LL->line,
+                    p->reduce ? "along the element, the loops that only add into it innermost"
+                              : "innermost",
                     n_bd ? ", its guards as bounds" : "");
+    char lo[64], hi[64], tmp[64], acc[64], taken[4 + MAX_CHAIN + 32][64], blk[MAX_CHAIN][64];
+    size_t n_taken = 0;
+    const char *lv = m->var[LL->var].name;
+    kevo_recipe_fresh_name(lo, sizeof lo, m, lv, "_lo", taken, n_taken);
+    snprintf(taken[n_taken++], sizeof taken[0], "%s", lo);
+    kevo_recipe_fresh_name(hi, sizeof hi, m, lv, "_hi", taken, n_taken);
+    snprintf(taken[n_taken++], sizeof taken[0], "%s", hi);
+    kevo_recipe_fresh_name(tmp, sizeof tmp, m, lv, "_b", taken, n_taken);
+    snprintf(taken[n_taken++], sizeof taken[0], "%s", tmp);
+    kevo_recipe_fresh_name(acc, sizeof acc, m, "acc", "", taken, n_taken);
+    snprintf(taken[n_taken++], sizeof taken[0], "%s", acc);
+    for (int k = 0; k < p->n; k++) {
+        blk[k][0] = 0;
+        if (p->strip >> k & 1u) {
+            kevo_recipe_fresh_name(blk[k], sizeof blk[k], m, m->var[m->loop[p->chain[k]].var].name,
+                                   "_blk", taken, n_taken);
+            snprintf(taken[n_taken++], sizeof taken[0], "%.63s", blk[k]);
+        }
+    }
     for (int s = 0; s < p->n_st; s++)
         if (at[s] < 0)
             emit_stmt(&b, m, p->st[s].t0, p->st[s].t1, ind, il, 1);
-    char lo[64], hi[64], tmp[64], taken[2][64];
-    const char *lv = m->var[LL->var].name;
-    kevo_recipe_fresh_name(lo, sizeof lo, m, lv, "_lo", NULL, 0);
-    snprintf(taken[0], sizeof taken[0], "%s", lo);
-    kevo_recipe_fresh_name(hi, sizeof hi, m, lv, "_hi", taken, 1);
-    snprintf(taken[1], sizeof taken[1], "%s", hi);
-    kevo_recipe_fresh_name(tmp, sizeof tmp, m, lv, "_b", taken, 2);
+    unsigned lhs_renamed = p->strip; /* the lhs uses a strip loop only divided */
     for (int i = 0; i < n; i++) {
         int level = i + 1;
-        int l = p->chain[order[i]];
-        const kevo_rloop *L = &m->loop[l];
-        if (i == n - 1 && n_bd > 0) {
+        if (order[i] >= MAX_CHAIN) { /* the blocks of a strip loop */
+            int k = order[i] - MAX_CHAIN;
+            const kevo_rloop *L = &m->loop[p->chain[k]];
+            unsigned d = p->divisor[k];
+            char dtext[160];
+            snprintf(dtext, sizeof dtext, "%.*s", (int)(m->tok[d].end - m->tok[d].start),
+                     m->src + m->tok[d].start);
             indent(&b, ind, il, level);
-            kevo_buf_puts(&b, "{\n");
-            indent(&b, ind, il, level + 1);
-            kevo_buf_printf(&b, "long long %s = (", lo);
-            text_of(&b, m, L->t_lb0, L->t_lb1);
-            kevo_buf_printf(&b, "), %s = (", hi);
-            text_of(&b, m, L->t_ub0, L->t_ub1);
-            kevo_buf_printf(&b, ")%s;\n", L->cond_op == KEVO_COND_LE ? " + 1" : "");
-            for (int k = 0; k < n_bd; k++) {
-                indent(&b, ind, il, level + 1);
-                kevo_buf_printf(&b,
-                                "{ long long %s = (long long)(%s); %s = %s >= 0 ? (%s + %s - "
-                                "1) / %s : -((-%s) / %s); if (%s %s %s) %s = %s; }\n",
-                                tmp, kevo_buf_cstr(&bd[k].num), tmp, tmp, tmp, bd[k].s, bd[k].s,
-                                tmp, bd[k].s, tmp, bd[k].lower ? ">" : "<", bd[k].lower ? lo : hi,
-                                bd[k].lower ? lo : hi, tmp);
-            }
-            indent(&b, ind, il, level + 1);
-            kevo_buf_printf(&b, "for (%.*s %s = %s; %s < %s; %s++) {\n",
+            kevo_buf_printf(&b, "for (%.*s %s = 0; %s < ",
                             (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
-                            m->src + m->tok[L->t_type0].start, lv, lo, lv, hi, lv);
-            level++;
+                            m->src + m->tok[L->t_type0].start, blk[k], blk[k]);
+            text_of(&b, m, L->t_ub0, L->t_ub1);
+            if (m->tok[d].kind == KEVO_CTOK_LITERAL)
+                kevo_buf_printf(&b, "; %s += %s) {\n", blk[k], dtext);
+            else
+                kevo_buf_printf(&b, "; %s += (%s > 0 ? %s : 1)) {\n", blk[k], dtext, dtext);
         } else {
-            indent(&b, ind, il, level);
-            emit_header(&b, m, l);
-            kevo_buf_puts(&b, " {\n");
+            int l = p->chain[order[i]];
+            const kevo_rloop *L = &m->loop[l];
+            bool has_bounds = false;
+            for (int k = 0; k < n_bd; k++)
+                has_bounds |= bd_loop[k] == order[i];
+            if (p->reduce && has_bounds) {
+                const char *lvn = m->var[L->var].name;
+                /* the bounds as constants that nothing writes, in the body
+                 * of the loop above: loop recipes after this one (the jam
+                 * of register_block) read them as invariant */
+                char run[2][64];
+                snprintf(run[0], sizeof run[0], "%s", "");
+                snprintf(run[1], sizeof run[1], "%s", "");
+                for (int k = 0; k < n_bd; k++) {
+                    if (bd_loop[k] != order[i])
+                        continue;
+                    char name[64], next[64];
+                    char base[64];
+                    snprintf(next, sizeof next, "_%d", k);
+                    snprintf(base, sizeof base, "%.40s_b", lvn);
+                    kevo_recipe_fresh_name(name, sizeof name, m, base, next, taken, n_taken);
+                    if (n_taken < sizeof taken / sizeof taken[0])
+                        snprintf(taken[n_taken++], sizeof taken[0], "%s", name);
+                    indent(&b, ind, il, level);
+                    kevo_buf_printf(&b,
+                                    "const long long %s = (long long)(%s) >= 0 ? ((long long)(%s) "
+                                    "+ %s - 1) / %s : -((-(long long)(%s)) / %s);\n",
+                                    name, kevo_buf_cstr(&bd[k].num), kevo_buf_cstr(&bd[k].num),
+                                    bd[k].s, bd[k].s, kevo_buf_cstr(&bd[k].num), bd[k].s);
+                    int side = bd[k].lower ? 0 : 1;
+                    char bound_name[64];
+                    snprintf(next, sizeof next, "_%d", k);
+                    snprintf(base, sizeof base, "%.40s_%s", lvn, side ? "hi" : "lo");
+                    kevo_recipe_fresh_name(bound_name, sizeof bound_name, m, base, next, taken,
+                                           n_taken);
+                    if (n_taken < sizeof taken / sizeof taken[0])
+                        snprintf(taken[n_taken++], sizeof taken[0], "%s", bound_name);
+                    indent(&b, ind, il, level);
+                    if (!run[side][0]) {
+                        kevo_buf_printf(&b, "const long long %s = (", bound_name);
+                        if (side == 0)
+                            text_of(&b, m, L->t_lb0, L->t_lb1);
+                        else
+                            text_of(&b, m, L->t_ub0, L->t_ub1);
+                        kevo_buf_printf(&b, ")%s", side && L->cond_op == KEVO_COND_LE ? " + 1" : "");
+                        kevo_buf_printf(&b, " %s %s ? (", side ? "<" : ">", name);
+                        if (side == 0)
+                            text_of(&b, m, L->t_lb0, L->t_lb1);
+                        else
+                            text_of(&b, m, L->t_ub0, L->t_ub1);
+                        kevo_buf_printf(&b, ")%s : %s;\n",
+                                        side && L->cond_op == KEVO_COND_LE ? " + 1" : "", name);
+                    } else
+                        kevo_buf_printf(&b, "const long long %s = %s %s %s ? %s : %s;\n",
+                                        bound_name, run[side], side ? "<" : ">", name, run[side],
+                                        name);
+                    snprintf(run[side], sizeof run[side], "%s", bound_name);
+                }
+                indent(&b, ind, il, level);
+                kevo_buf_printf(&b, "for (%.*s %s = ",
+                                (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
+                                m->src + m->tok[L->t_type0].start, lvn);
+                if (run[0][0])
+                    kevo_buf_puts(&b, run[0]);
+                else
+                    text_of(&b, m, L->t_lb0, L->t_lb1);
+                kevo_buf_printf(&b, "; %s < ", lvn);
+                if (run[1][0])
+                    kevo_buf_puts(&b, run[1]);
+                else {
+                    kevo_buf_puts(&b, "(");
+                    text_of(&b, m, L->t_ub0, L->t_ub1);
+                    kevo_buf_printf(&b, ")%s", L->cond_op == KEVO_COND_LE ? " + 1" : "");
+                }
+                kevo_buf_printf(&b, "; %s++) {\n", lvn);
+            } else
+            if (i == li && n_bd > 0 && !p->reduce) {
+                indent(&b, ind, il, level);
+                kevo_buf_puts(&b, "{\n");
+                indent(&b, ind, il, level + 1);
+                kevo_buf_printf(&b, "long long %s = (", lo);
+                text_of(&b, m, L->t_lb0, L->t_lb1);
+                kevo_buf_printf(&b, "), %s = (", hi);
+                text_of(&b, m, L->t_ub0, L->t_ub1);
+                kevo_buf_printf(&b, ")%s;\n", L->cond_op == KEVO_COND_LE ? " + 1" : "");
+                for (int k = 0; k < n_bd; k++) {
+                    indent(&b, ind, il, level + 1);
+                    kevo_buf_printf(&b,
+                                    "{ long long %s = (long long)(%s); %s = %s >= 0 ? (%s + %s - "
+                                    "1) / %s : -((-%s) / %s); if (%s %s %s) %s = %s; }\n",
+                                    tmp, kevo_buf_cstr(&bd[k].num), tmp, tmp, tmp, bd[k].s,
+                                    bd[k].s, tmp, bd[k].s, tmp, bd[k].lower ? ">" : "<",
+                                    bd[k].lower ? lo : hi, bd[k].lower ? lo : hi, tmp);
+                }
+                indent(&b, ind, il, level + 1);
+                kevo_buf_printf(&b, "for (%.*s %s = %s; %s < %s; %s++) {\n",
+                                (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
+                                m->src + m->tok[L->t_type0].start, lv, lo, lv, hi, lv);
+                level++;
+            } else if (p->strip >> order[i] & 1u) { /* the iterations of a block */
+                int k = order[i];
+                unsigned d = p->divisor[k];
+                char dtext[160];
+                snprintf(dtext, sizeof dtext, "%.*s", (int)(m->tok[d].end - m->tok[d].start),
+                         m->src + m->tok[d].start);
+                char step[400];
+                if (m->tok[d].kind == KEVO_CTOK_LITERAL)
+                    snprintf(step, sizeof step, "%s", dtext);
+                else
+                    snprintf(step, sizeof step, "(%s > 0 ? %s : 1)", dtext, dtext);
+                kevo_buf ub = {0};
+                text_of(&ub, m, L->t_ub0, L->t_ub1);
+                indent(&b, ind, il, level);
+                kevo_buf_printf(&b, "for (%.*s %s = %s; %s < (%s + %s < (%s) ? %s + %s : (%s)); %s++) {\n",
+                                (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
+                                m->src + m->tok[L->t_type0].start, m->var[L->var].name, blk[k],
+                                m->var[L->var].name, blk[k], step, kevo_buf_cstr(&ub), blk[k], step,
+                                kevo_buf_cstr(&ub), m->var[L->var].name);
+                kevo_buf_free(&ub);
+            } else {
+                indent(&b, ind, il, level);
+                emit_header(&b, m, l);
+                kevo_buf_puts(&b, " {\n");
+            }
         }
         for (int s = 0; s < p->n_st; s++)
-            if (at[s] == i && !p->st[s].bound)
-                emit_stmt(&b, m, p->st[s].t0, p->st[s].t1, ind, il, level + 1);
-        if (i == n - 1)
+            if (at[s] == i && !p->st[s].bound && !p->st[s].inlined) {
+                indent(&b, ind, il, level + 1);
+                emit_text_renamed(&b, p, p->st[s].t0, p->st[s].t1, renamed[s], blk, NULL);
+                kevo_buf_puts(&b, "\n");
+            }
+        if (i == li && p->reduce) {
+            indent(&b, ind, il, level + 1);
+            kevo_buf_printf(&b, "float %s = 0.0f;\n", acc);
+        }
+        if (i == n - 1 && p->reduce) {
+            unsigned e0 = p->op + 1, e1 = p->acc1 - 1; /* without the `;` */
+            indent(&b, ind, il, level + 1);
+            kevo_buf_printf(&b, "%s %c= ", acc, kevo_rtok_is(m, p->op, "-=") ? '-' : '+');
+            kevo_buf_printf(&b, "%.*s;\n", (int)(m->tok[e1 - 1].end - m->tok[e0].start),
+                            m->src + m->tok[e0].start);
+        } else if (i == n - 1)
             emit_stmt(&b, m, skip_comments(m, p->acc0, p->acc1), p->acc1, ind, il, level + 1);
     }
     for (int i = n - 1; i >= 0; i--) {
         int level = i + 1;
-        if (i == n - 1 && n_bd > 0) {
+        if (i == li && p->reduce) {
+            indent(&b, ind, il, level + 1);
+            emit_text_renamed(&b, p, p->lhs0, p->lhs1, lhs_renamed, blk, subst);
+            kevo_buf_printf(&b, " += %s;\n", acc);
+        }
+        if (i == li && n_bd > 0 && !p->reduce) {
             indent(&b, ind, il, level + 1);
             kevo_buf_puts(&b, "}\n");
         }
@@ -961,6 +1397,8 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
     kevo_buf_puts(&b, "}");
     for (int i = 0; i < n_bd; i++)
         kevo_buf_free(&bd[i].num);
+    for (int s = 0; s < p->n_st; s++)
+        kevo_buf_free(&subst[s]);
     int error = kevo_cparse_edits_add(&out->edits, m->tok[R->t_for].start, m->tok[R->t_end - 1].end,
                                       "%s", kevo_buf_cstr(&b));
     kevo_buf_free(&b);
@@ -970,7 +1408,7 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
 /* Permute the nest rooted at loop root; `lane` the loop index to run
  * innermost (-1: pick). */
 static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root, long lane,
-                      bool scatter, bool outer, bool dry)
+                      bool scatter, bool outer, bool reduce, bool dry)
 {
     pnest *p = calloc(1, sizeof *p);
     if (!p)
@@ -996,19 +1434,28 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
     if (error == 0) {
         pick_sink(p, scatter);
         pick_outer(p, outer);
+        if (reduce)
+            error = pick_reduce(p);
+    }
+    if (error == 0) {
         error = permute_nest(out, p, dry);
     }
     free(p);
     return error;
 }
 
-/* With `threads`: the permuted kernel through omp_parallel (every nest,
- * collapse 2: the outer loops `outer` put there; a zero fill before it
- * too),
- * as one candidate: permuted alone, the nest runs on one core, and a
- * search that weighs each step by its own gain would not stack the threads
- * on it. Where omp_parallel declines, the permuted kernel stands. */
-static int in_threads(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source)
+/* The steps that follow the permutation in the same candidate: with
+ * `reduce` W >= 2, register_block (rows 4, width W, no packing, one vector
+ * per row) on the reduced nest: reduced alone, the nest sums each element
+ * in a scalar loop down the input channels, slower than the form it
+ * replaces, and a search that weighs each step by its own gain would not
+ * take it towards the blocked kernel; where register_block declines, so
+ * does this. With `threads`, omp_parallel (every nest, collapse 2: the
+ * outer loops `outer` put there; a zero fill before it too): permuted
+ * alone, the nest runs on one core; where omp_parallel declines, the
+ * kernel stands. */
+static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                     long reduce, bool threads)
 {
     char name[256] = "";
     for (unsigned t = 0; t + 1 < m->t_fbody && t + 1 < m->n_tok && !name[0]; t++)
@@ -1017,21 +1464,42 @@ static int in_threads(kevo_recipe_out *out, const kevo_recipe_model *m, const ch
             const char *s = kevo_rtok_text(m, t, &n);
             snprintf(name, sizeof name, "%.*s", (int)n, s);
         }
-    char *text = NULL, *par = NULL;
+    char *text = NULL;
     int error =
         kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
     if (error < 0)
         return error;
-    static const long omp[2] = {2, 1};
-    error = kevo_recipe_apply(&par, "omp_parallel", omp, 2, text, name);
-    free(text);
-    if (error == KEVO_EINVAL) {
-        kevo_error_clear();
-        return 0;
+    if (reduce >= 2) {
+        const long rb[4] = {4, reduce, 0, 1};
+        char *blocked = NULL;
+        error = kevo_recipe_apply(&blocked, "register_block", rb, 4, text, name);
+        free(text);
+        if (error == KEVO_EINVAL) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", kevo_error_last());
+            return kevo_error_set(KEVO_EINVAL,
+                                  "reduce %ld: register_block declines the reduced nest (%s)",
+                                  reduce, why);
+        }
+        if (error < 0)
+            return error;
+        text = blocked;
     }
-    if (error < 0)
-        return error;
-    out->whole = par;
+    if (threads) {
+        static const long omp[2] = {2, 1};
+        char *par = NULL;
+        error = kevo_recipe_apply(&par, "omp_parallel", omp, 2, text, name);
+        if (error == KEVO_EINVAL)
+            kevo_error_clear();
+        else if (error < 0) {
+            free(text);
+            return error;
+        } else {
+            free(text);
+            text = par;
+        }
+    }
+    out->whole = text;
     return 0;
 }
 
@@ -1042,6 +1510,8 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
     if (m->n_loop == 0)
         return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
     long lane = params[0];
+    if (params[4] != 0 && params[4] != 1 && params[4] != 4 && params[4] != 8 && params[4] != 16)
+        return kevo_error_set(KEVO_EINVAL, "reduce is %ld: it takes 0, 1, 4, 8 or 16", params[4]);
     if (lane >= (long)m->n_loop)
         return kevo_error_set(KEVO_EINVAL,
                               "loop index %ld is out of range: the kernel has %zu for loops", lane,
@@ -1055,9 +1525,13 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
         if (lane >= 0 &&
             !(m->loop[lane].t_for >= m->loop[r].t_for && m->loop[lane].t_end <= m->loop[r].t_end))
             continue;
-        if (permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, true) == 0) {
-            int error = permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, false);
-            return error == 0 && params[3] ? in_threads(out, m, source) : error;
+        if (permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, params[4] != 0,
+                       true) == 0) {
+            int error = permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0,
+                                   params[4] != 0, false);
+            return error == 0 && (params[3] || params[4] >= 2)
+                       ? follow_up(out, m, source, params[4], params[3] != 0)
+                       : error;
         }
         if (!first_why[0] && m->loop[r].n_children > 0)
             snprintf(first_why, sizeof first_why, "%s", kevo_error_last());

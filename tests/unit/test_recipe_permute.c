@@ -300,6 +300,149 @@ static void test_permute__declines(void **state)
     assert_declines("permute", far, 4, CT2D, "ct", "out of range");
 }
 
+/* With `reduce`: ConvTranspose2d in two groups, stride 1, padding 1,
+ * kernel 3, written as the suite writes them (the group a division of the
+ * input channel); the output crops the scatter at both ends. */
+static const char CT2D_GROUPS[] =
+    "#include <stdint.h>\n"
+    "void ct(const float *x, const float *w, float *y, int64_t N, int64_t C, int64_t OC,\n"
+    "        int64_t H, int64_t W)\n"
+    "{\n"
+    "    const int64_t KH = 3, KW = 3, SH = 1, SW = 1, PH = 1, PW = 1, G = 2;\n"
+    "    const int64_t CG = C / G, OCG = OC / G;\n"
+    "    const int64_t OH = (H - 1) * SH - 2 * PH + KH, OW = (W - 1) * SW - 2 * PW + KW;\n"
+    "    for (int64_t i = 0; i < N * OC * OH * OW; i++)\n"
+    "        y[i] = 0.0f;\n"
+    "    for (int64_t n = 0; n < N; n++)\n"
+    "        for (int64_t c = 0; c < C; c++) {\n"
+    "            const int64_t g = c / CG;\n"
+    "            const float *xc = x + (n * C + c) * H * W;\n"
+    "            for (int64_t ih = 0; ih < H; ih++)\n"
+    "                for (int64_t iw = 0; iw < W; iw++) {\n"
+    "                    const float xv = xc[ih * W + iw];\n"
+    "                    for (int64_t j = 0; j < OCG; j++) {\n"
+    "                        float *yo = y + (n * OC + g * OCG + j) * OH * OW;\n"
+    "                        for (int64_t kh = 0; kh < KH; kh++) {\n"
+    "                            const int64_t oh = ih * SH - PH + kh;\n"
+    "                            if (oh < 0 || oh >= OH)\n"
+    "                                continue;\n"
+    "                            for (int64_t kw = 0; kw < KW; kw++) {\n"
+    "                                const int64_t ow = iw * SW - PW + kw;\n"
+    "                                if (ow < 0 || ow >= OW)\n"
+    "                                    continue;\n"
+    "                                yo[oh * OW + ow] += xv * w[((c * OCG + j) * KH + kh) * KW + kw];\n"
+    "                            }\n"
+    "                        }\n"
+    "                    }\n"
+    "                }\n"
+    "        }\n"
+    "}\n";
+
+/* Runs ct at several extents (N, C, OC, H, W; the channels in two groups)
+ * and prints y. The strides are read from the source's SH and SW. */
+static const char CT2D_GROUPS_DRIVER[] = DRIVER_HEAD
+    "void ct(const float *x, const float *w, float *y, int64_t N, int64_t C, int64_t OC,\n"
+    "        int64_t H, int64_t W);\n"
+    "int main(int argc, char **argv) { unsigned s = 3; int64_t S = argc > 1 ? atoi(argv[1]) : 1;\n"
+    "  const int64_t ext[][5] = {{1, 2, 2, 1, 1}, {2, 4, 6, 5, 9}, {1, 2, 4, 3, 17},\n"
+    "                            {1, 6, 2, 4, 2}, {1, 2, 2, 2, 40}};\n"
+    "  for (int e = 0; e < 5; e++) {\n"
+    "    int64_t N = ext[e][0], C = ext[e][1], OC = ext[e][2], H = ext[e][3], W = ext[e][4];\n"
+    "    int64_t OH = (H - 1) * S - 2 + 3, OW = (W - 1) * S - 2 + 3;\n"
+    "    float *x = malloc((N*C*H*W+1)*4), *w = malloc((C*(OC/2)*9+1)*4);\n"
+    "    float *y = malloc((N*OC*OH*OW+1)*4);\n"
+    "    for (int64_t i = 0; i < N*C*H*W; i++) x[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < C*(OC/2)*9; i++) w[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < N*OC*OH*OW; i++) y[i] = -7.0f;\n"
+    "    ct(x, w, y, N, C, OC, H, W);\n"
+    "    for (int64_t i = 0; i < N*OC*OH*OW; i++) printf(\"%.9g\\n\", y[i]);\n"
+    "    free(x); free(w); free(y); }\n"
+    "  return 0; }\n";
+
+/* reduce: the input channels, which only add into an element, run
+ * innermost into a scalar, cut in blocks of one group (their group selects
+ * the element); the guards on the positions become bounds; with a width,
+ * register_block follows in the same step. */
+static void test_permute__reduce_sums_channels_in_registers(void **state)
+{
+    (void)state;
+    const long reduce[5] = {-1, 1, 1, 0, 1};
+    char *out = apply_ok("permute", reduce, 5, CT2D_GROUPS, "ct");
+    assert_contains(out, "the loops that only add into it innermost");
+    assert_lacks(out, "continue;");
+    /* blocks of one group where the selecting loops run, g from the block */
+    assert_contains(out, "for (int64_t c_blk = 0; c_blk < C; c_blk += (CG > 0 ? CG : 1)) {");
+    assert_contains(out, "const int64_t g = c_blk / CG;");
+    /* the channels of the block innermost, under the lane, into a scalar
+     * added once */
+    assert_true(at(out, "for (int64_t iw = ") < at(out, "float acc = 0.0f;"));
+    assert_true(at(out, "float acc = 0.0f;") < at(out, "for (int64_t c = c_blk; c < "));
+    assert_contains(out, "acc += xv * w[((c * OCG + j) * KH + kh) * KW + kw];");
+    /* the output column written into the address as lane + offset */
+    assert_contains(out, "yo[oh * OW + iw + (0 - (PW) + (kw))] += acc;");
+    assert_same_result(CT2D_GROUPS, out, CT2D_GROUPS_DRIVER, "ct");
+    free(out);
+    /* with a width: register_block in the same step (vector accumulators
+     * down the channels), then threads */
+    const long blocked[5] = {-1, 1, 1, 1, 8};
+    out = apply_ok("permute", blocked, 5, CT2D_GROUPS, "ct");
+    assert_contains(out, "vector_size(32)");
+    assert_contains(out, "#pragma omp parallel for collapse(2)");
+    assert_same_result(CT2D_GROUPS, out, CT2D_GROUPS_DRIVER, "ct");
+    free(out);
+    /* strided: the output column is not contiguous in the lane; it stays a
+     * declaration, and the sums stay right */
+    char *src = with(CT2D_GROUPS, "SH = 1, SW = 1", "SH = 2, SW = 2");
+    out = apply_ok("permute", reduce, 5, src, "ct");
+    assert_contains(out, "const int64_t ow = iw * SW - PW + kw;");
+    char *drv = with(CT2D_GROUPS_DRIVER, "argc > 1 ? atoi(argv[1]) : 1", "2");
+    assert_same_result(src, out, drv, "ct");
+    free(drv);
+    free(out);
+    free(src);
+}
+
+static void test_permute__reduce_declines(void **state)
+{
+    (void)state;
+    const long reduce[5] = {-1, 1, 1, 0, 1};
+    /* every loop selects the element or runs along it: nothing to sum */
+    static const char ELEM[] = "#include <stdint.h>\n"
+                               "void ct(const float *x, float *y, int64_t N)\n"
+                               "{\n"
+                               "    for (int64_t i = 0; i < N; i++)\n"
+                               "        for (int64_t k = 0; k < 3; k++)\n"
+                               "            y[i + k] += x[i] * 0.5f;\n"
+                               "}\n";
+    assert_declines("permute", reduce, 5, ELEM, "ct", "no loop only adds into it");
+    /* the group from (c + 1) / CG: not one value over a block of CG */
+    char *src = with(CT2D_GROUPS, "const int64_t g = c / CG;", "const int64_t g = (c + 1) / CG;");
+    assert_declines("permute", reduce, 5, src, "ct", "otherwise than as `c / D`");
+    free(src);
+    /* a scaled channel divided: x * c / CG is (x * c) / CG */
+    src = with(CT2D_GROUPS, "const int64_t g = c / CG;", "const int64_t g = 2 * c / CG;");
+    assert_declines("permute", reduce, 5, src, "ct", "otherwise than as `c / D`");
+    free(src);
+    /* the divisor changes in the nest */
+    src = with(CT2D_GROUPS, "const int64_t g = c / CG;", "const int64_t g = c / (n + 1);");
+    assert_declines("permute", reduce, 5, src, "ct", "reduce");
+    free(src);
+    /* the channel loop does not start at 0: blocks would not start on a
+     * multiple of CG */
+    src = with(CT2D_GROUPS, "for (int64_t c = 0; c < C; c++)", "for (int64_t c = 1; c < C; c++)");
+    assert_declines("permute", reduce, 5, src, "ct", "does not run from 0");
+    free(src);
+    /* not a float accumulation */
+    src = with(CT1D, "float *y", "double *y");
+    char *dbl = with(src, "float *yo", "double *yo");
+    assert_declines("permute", reduce, 5, dbl, "ct", "not a float");
+    free(dbl);
+    free(src);
+    /* a value reduce does not take */
+    const long odd[5] = {-1, 1, 1, 0, 3};
+    assert_declines("permute", odd, 5, CT1D, "ct", "it takes 0, 1, 4, 8 or 16");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +451,8 @@ int main(void)
         cmocka_unit_test(test_permute__declarations_follow_what_they_read),
         cmocka_unit_test(test_permute__in_threads),
         cmocka_unit_test(test_permute__declines),
+        cmocka_unit_test(test_permute__reduce_sums_channels_in_registers),
+        cmocka_unit_test(test_permute__reduce_declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
