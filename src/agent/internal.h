@@ -85,6 +85,17 @@ typedef struct kevo_ply_view {
  * nothing open; KEVO_PLY_NONE when neither has (the start rule picks). */
 kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead);
 
+/* The fastest kernel's speedup over the draft's, as the plies read it
+ * (0 when either is unknown): a draft whose source is the task's
+ * reference (the built-in generator's draft of a C task) runs at 1x the
+ * reference by construction, so its measured speedup, two timings of one
+ * program, is left out (a 0.91x reading made a no-op child look 1.1x
+ * ahead, past KEVO_PLY_AHEAD, and the climb started from it). A PyTorch
+ * task's C draft is not its reference: its speedup over eager is
+ * measured. */
+double kevo_agent__ply_ahead(double best_speedup, double draft_speedup, const char *draft_source,
+                             const char *reference);
+
 /* ---- configuration (config.c) ---------------------------------------- */
 
 /* Everything the modules below are configured with, derived from a run's

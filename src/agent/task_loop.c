@@ -89,6 +89,14 @@ kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ah
     return best.gain > 0 ? KEVO_PLY_BEST : KEVO_PLY_NONE;
 }
 
+double kevo_agent__ply_ahead(double best_speedup, double draft_speedup, const char *draft_source,
+                             const char *reference)
+{
+    if (draft_source && reference && !strcmp(draft_source, reference))
+        draft_speedup = 1.0;
+    return draft_speedup > 0 && best_speedup > 0 ? best_speedup / draft_speedup : 0;
+}
+
 /* The built-in generator's plies, before the start rule's pick: the task's
  * draft in this run or its fastest kernel, by kevo_agent__ply_pick. Decided
  * from the store alone, so a resumed run decides as the killed one would
@@ -118,8 +126,8 @@ static int plies(kevo_attempt_state *st)
     if (error == 0 && !decided && (error = first_listed(&best, st, &f)) == 0 && best &&
         best != draft)
         error = ply_view(&bv, &b, st, best);
-    if (error == 0 && d && b && d->speedup > 0)
-        ahead = b->speedup / d->speedup;
+    if (error == 0 && d && b)
+        ahead = kevo_agent__ply_ahead(b->speedup, d->speedup, d->source, st->at->reference);
     kevo_ply pick = error < 0 ? KEVO_PLY_NONE : kevo_agent__ply_pick(dv, bv, ahead);
     kevo_attempt **taken = pick == KEVO_PLY_DRAFT ? &d : pick == KEVO_PLY_BEST ? &b : NULL;
     if (taken && *taken) {

@@ -586,6 +586,31 @@ static void test_builtin__ply_pick(void **state)
     assert_int_equal(kevo_agent__ply_pick(none, none, 3.0), KEVO_PLY_NONE);
 }
 
+/* How far ahead of the draft the fastest kernel is: a draft that is the
+ * reference itself counts at 1x whatever its timing read (0.91x made a
+ * no-op child 1.1x ahead, and the climb started from it); any other draft
+ * (an LLM's, or one the reference does not match) by its measured
+ * speedup. */
+static void test_builtin__ply_ahead_of_a_draft_that_is_the_reference(void **state)
+{
+    (void)state;
+    const char *ref = SCALE("pa");
+    char *copy = strdup(ref);
+    assert_non_null(copy);
+    assert_float_equal(kevo_agent__ply_ahead(1.0, 0.91, copy, ref), 1.0, 1e-12);
+    assert_true(kevo_agent__ply_ahead(1.0, 0.91, copy, ref) < KEVO_PLY_AHEAD);
+    assert_float_equal(kevo_agent__ply_ahead(2.8, 1.2, copy, ref), 2.8, 1e-12);
+    /* another draft (an LLM's; a PyTorch task's C draft, whose reference
+     * is the Python module): its own timing */
+    assert_float_equal(kevo_agent__ply_ahead(1.0, 0.91, "void pa(void) {}", ref), 1.0 / 0.91,
+                       1e-12);
+    assert_float_equal(kevo_agent__ply_ahead(2.0, 0.5, copy, NULL), 4.0, 1e-12);
+    /* unknown speedups: not ahead */
+    assert_float_equal(kevo_agent__ply_ahead(0.0, 1.0, copy, ref), 0.0, 0.0);
+    assert_float_equal(kevo_agent__ply_ahead(2.0, 0.0, "x", ref), 0.0, 0.0);
+    free(copy);
+}
+
 /* Exploiting a tunable recipe nothing of the category has applied yet: its
  * defaults as they are (register_block rows 6 x cols 2, the micro-kernel
  * measured fastest), not mutated away from them. */
@@ -652,6 +677,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
         cmocka_unit_test(test_builtin__ply_pick),
+        cmocka_unit_test(test_builtin__ply_ahead_of_a_draft_that_is_the_reference),
         cmocka_unit_test_setup_teardown(test_builtin__root_ply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__untried_recipe_exploits_its_defaults, setup,
                                         teardown),
