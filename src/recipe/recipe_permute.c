@@ -1035,6 +1035,23 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
     for (int i = 0; i < p->n_sink; i++)
         order[n++] = p->sink[i];
     int li = n - 1; /* the lane's entry */
+    /* with `reduce`: the loop just above the lane is the one register_block
+     * jams into rows; a kernel tap there (a 1-D scatter: 3 iterations) is
+     * too short, so the innermost selecting loop (the output channels: the
+     * rows then share each vector of the input) goes there instead */
+    if (p->reduce && li > 0 && order[li - 1] < MAX_CHAIN &&
+        short_loop(m, p->chain[order[li - 1]])) {
+        int e = -1;
+        for (int i = 0; i < li - 1; i++)
+            if (order[i] < MAX_CHAIN && (p->outer >> order[i] & 1u))
+                e = i;
+        if (e >= 0) {
+            int moved_loop = order[e];
+            for (int i = e; i < li - 1; i++)
+                order[i] = order[i + 1];
+            order[li - 1] = moved_loop;
+        }
+    }
     for (int k = 0; k < p->n; k++)
         if (p->reduce >> k & 1u)
             order[n++] = k;

@@ -390,6 +390,20 @@ static void test_permute__reduce_sums_channels_in_registers(void **state)
     assert_contains(out, "#pragma omp parallel for collapse(2)");
     assert_same_result(CT2D_GROUPS, out, CT2D_GROUPS_DRIVER, "ct");
     free(out);
+    /* 1-D: the loop above the lane would be the kernel tap, too short for
+     * rows; the output channels go there (the rows share each input
+     * vector), below the tap */
+    out = apply_ok("permute", reduce, 5, CT1D, "ct");
+    assert_true(at(out, "for (int64_t kl = 0; kl < KL; kl++)") <
+                at(out, "for (int64_t j = 0; j < OC; j++)"));
+    assert_true(at(out, "for (int64_t j = 0; j < OC; j++)") < at(out, "for (int64_t il = "));
+    assert_true(at(out, "float acc = 0.0f;") < at(out, "for (int64_t c = 0; c < C; c++)"));
+    assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
+    free(out);
+    const long blocked16[5] = {-1, 1, 1, 1, 16};
+    out = apply_ok("permute", blocked16, 5, CT1D, "ct");
+    assert_same_result(CT1D, out, CT1D_DRIVER, "ct");
+    free(out);
     /* strided: the output column is not contiguous in the lane; it stays a
      * declaration, and the sums stay right */
     char *src = with(CT2D_GROUPS, "SH = 1, SW = 1", "SH = 2, SW = 2");
