@@ -55,9 +55,9 @@ typedef struct pstmt {
     unsigned e0, e1; /* ST_DECL: the initialiser; ST_GUARD: the condition */
     unsigned deps;   /* bit k: depends on chain loop k */
     int level;       /* the chain loop whose body holds it */
-    bool bound;      /* ST_GUARD: becomes bounds of the lane loop (with `reduce`: of loop bound_k) */
-    int bound_k;     /* the chain position whose bounds it becomes */
-    bool inlined;    /* with `reduce`: written into the accumulated element's address */
+    bool bound;   /* ST_GUARD: becomes bounds of the lane loop (with `reduce`: of loop bound_k) */
+    int bound_k;  /* the chain position whose bounds it becomes */
+    bool inlined; /* with `reduce`: written into the accumulated element's address */
 } pstmt;
 
 typedef struct pnest {
@@ -77,8 +77,8 @@ typedef struct pnest {
     bool acc_f32;        /* the accumulated element is a float */
     /* with `reduce`: the loops that only add into the accumulated element
      * run innermost, under the lane, summing into a scalar */
-    unsigned reduce;            /* chain bits of those loops */
-    unsigned strip;             /* those among them the address divides (`g = c / CG`) */
+    unsigned reduce;             /* chain bits of those loops */
+    unsigned strip;              /* those among them the address divides (`g = c / CG`) */
     unsigned divisor[MAX_CHAIN]; /* strip: the divisor's token */
 } pnest;
 
@@ -627,8 +627,8 @@ static bool divided_use(const pnest *p, unsigned t, unsigned t0, unsigned *d)
                               kevo_rtok_is(m, dt + 1, "->") || kevo_rtok_is(m, dt + 1, ".")))
         return false;
     if (t > t0) {
-        static const char *const ok[] = {"(",  "[",  ",",  "=",  "?",  ":",  "<",
-                                         ">",  "<=", ">=", "==", "!=", "&&", "||"};
+        static const char *const ok[] = {"(", "[",  ",",  "=",  "?",  ":",  "<",
+                                         ">", "<=", ">=", "==", "!=", "&&", "||"};
         unsigned q = t - 1;
         bool fine = (kevo_rtok_is(m, q, "+") || kevo_rtok_is(m, q, "-")) && binary_at(m, q, t0);
         for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -1011,6 +1011,84 @@ static void emit_text_renamed(kevo_buf *b, const pnest *p, unsigned t0, unsigned
     kevo_buf_printf(b, "%.*s", (int)(m->tok[t1 - 1].end - at), m->src + at);
 }
 
+/* With `reduce`: the bounds that loop L (chain position k_loop) takes from
+ * its guards (bd[i] where bd_loop[i] == k_loop), as constants that nothing
+ * writes, in the body of the loop above, then L's header on them: loop
+ * recipes after this one (the jam of register_block) read them as
+ * invariant. Fresh names join taken. */
+static void emit_const_bounds(kevo_buf *b, const kevo_recipe_model *m, const kevo_rloop *L,
+                              int k_loop, const bound *bd, const int *bd_loop, int n_bd,
+                              char taken[][64], size_t max_taken, size_t *n_taken_io,
+                              const char *ind, size_t il, int level)
+{
+    size_t n_taken = *n_taken_io;
+    const char *lvn = m->var[L->var].name;
+    char run[2][64];
+    snprintf(run[0], sizeof run[0], "%s", "");
+    snprintf(run[1], sizeof run[1], "%s", "");
+    for (int k = 0; k < n_bd; k++) {
+        if (bd_loop[k] != k_loop)
+            continue;
+        char name[64], next[64];
+        char base[64];
+        snprintf(next, sizeof next, "_%d", k);
+        snprintf(base, sizeof base, "%.40s_b", lvn);
+        kevo_recipe_fresh_name(name, sizeof name, m, base, next, taken, n_taken);
+        if (n_taken < max_taken)
+            snprintf(taken[n_taken++], sizeof taken[0], "%s", name);
+        indent(b, ind, il, level);
+        kevo_buf_printf(b,
+                        "const long long %s = (long long)(%s) >= 0 ? ((long long)(%s) "
+                        "+ %s - 1) / %s : -((-(long long)(%s)) / %s);\n",
+                        name, kevo_buf_cstr(&bd[k].num), kevo_buf_cstr(&bd[k].num), bd[k].s,
+                        bd[k].s, kevo_buf_cstr(&bd[k].num), bd[k].s);
+        int side = bd[k].lower ? 0 : 1;
+        char bound_name[64];
+        snprintf(next, sizeof next, "_%d", k);
+        snprintf(base, sizeof base, "%.40s_%s", lvn, side ? "hi" : "lo");
+        kevo_recipe_fresh_name(bound_name, sizeof bound_name, m, base, next, taken, n_taken);
+        if (n_taken < max_taken)
+            snprintf(taken[n_taken++], sizeof taken[0], "%s", bound_name);
+        indent(b, ind, il, level);
+        if (!run[side][0]) {
+            kevo_buf_printf(b, "const long long %s = (", bound_name);
+            if (side == 0)
+                text_of(b, m, L->t_lb0, L->t_lb1);
+            else
+                text_of(b, m, L->t_ub0, L->t_ub1);
+            kevo_buf_printf(b, ")%s", side && L->cond_op == KEVO_COND_LE ? " + 1" : "");
+            kevo_buf_printf(b, " %s %s ? (", side ? "<" : ">", name);
+            if (side == 0)
+                text_of(b, m, L->t_lb0, L->t_lb1);
+            else
+                text_of(b, m, L->t_ub0, L->t_ub1);
+            kevo_buf_printf(b, ")%s : %s;\n", side && L->cond_op == KEVO_COND_LE ? " + 1" : "",
+                            name);
+        } else
+            kevo_buf_printf(b, "const long long %s = %s %s %s ? %s : %s;\n", bound_name, run[side],
+                            side ? "<" : ">", name, run[side], name);
+        snprintf(run[side], sizeof run[side], "%s", bound_name);
+    }
+    indent(b, ind, il, level);
+    kevo_buf_printf(b,
+                    "for (%.*s %s = ", (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
+                    m->src + m->tok[L->t_type0].start, lvn);
+    if (run[0][0])
+        kevo_buf_puts(b, run[0]);
+    else
+        text_of(b, m, L->t_lb0, L->t_lb1);
+    kevo_buf_printf(b, "; %s < ", lvn);
+    if (run[1][0])
+        kevo_buf_puts(b, run[1]);
+    else {
+        kevo_buf_puts(b, "(");
+        text_of(b, m, L->t_ub0, L->t_ub1);
+        kevo_buf_printf(b, ")%s", L->cond_op == KEVO_COND_LE ? " + 1" : "");
+    }
+    kevo_buf_printf(b, "; %s++) {\n", lvn);
+    *n_taken_io = n_taken;
+}
+
 #define BLOCK_BIT(k) (1u << (16 + (k)))
 #define BLOCK_ENTRY(k) (MAX_CHAIN + (k))
 
@@ -1122,8 +1200,7 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
             }
             if (unit) {
                 st->inlined = true;
-                kevo_buf_printf(&subst[s], "%s + %s", m->var[lane_var].name,
-                                kevo_buf_cstr(&rest));
+                kevo_buf_printf(&subst[s], "%s + %s", m->var[lane_var].name, kevo_buf_cstr(&rest));
             }
         }
         kevo_buf_free(&rest);
@@ -1258,77 +1335,9 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
             for (int k = 0; k < n_bd; k++)
                 has_bounds |= bd_loop[k] == order[i];
             if (p->reduce && has_bounds) {
-                const char *lvn = m->var[L->var].name;
-                /* the bounds as constants that nothing writes, in the body
-                 * of the loop above: loop recipes after this one (the jam
-                 * of register_block) read them as invariant */
-                char run[2][64];
-                snprintf(run[0], sizeof run[0], "%s", "");
-                snprintf(run[1], sizeof run[1], "%s", "");
-                for (int k = 0; k < n_bd; k++) {
-                    if (bd_loop[k] != order[i])
-                        continue;
-                    char name[64], next[64];
-                    char base[64];
-                    snprintf(next, sizeof next, "_%d", k);
-                    snprintf(base, sizeof base, "%.40s_b", lvn);
-                    kevo_recipe_fresh_name(name, sizeof name, m, base, next, taken, n_taken);
-                    if (n_taken < sizeof taken / sizeof taken[0])
-                        snprintf(taken[n_taken++], sizeof taken[0], "%s", name);
-                    indent(&b, ind, il, level);
-                    kevo_buf_printf(&b,
-                                    "const long long %s = (long long)(%s) >= 0 ? ((long long)(%s) "
-                                    "+ %s - 1) / %s : -((-(long long)(%s)) / %s);\n",
-                                    name, kevo_buf_cstr(&bd[k].num), kevo_buf_cstr(&bd[k].num),
-                                    bd[k].s, bd[k].s, kevo_buf_cstr(&bd[k].num), bd[k].s);
-                    int side = bd[k].lower ? 0 : 1;
-                    char bound_name[64];
-                    snprintf(next, sizeof next, "_%d", k);
-                    snprintf(base, sizeof base, "%.40s_%s", lvn, side ? "hi" : "lo");
-                    kevo_recipe_fresh_name(bound_name, sizeof bound_name, m, base, next, taken,
-                                           n_taken);
-                    if (n_taken < sizeof taken / sizeof taken[0])
-                        snprintf(taken[n_taken++], sizeof taken[0], "%s", bound_name);
-                    indent(&b, ind, il, level);
-                    if (!run[side][0]) {
-                        kevo_buf_printf(&b, "const long long %s = (", bound_name);
-                        if (side == 0)
-                            text_of(&b, m, L->t_lb0, L->t_lb1);
-                        else
-                            text_of(&b, m, L->t_ub0, L->t_ub1);
-                        kevo_buf_printf(&b, ")%s", side && L->cond_op == KEVO_COND_LE ? " + 1" : "");
-                        kevo_buf_printf(&b, " %s %s ? (", side ? "<" : ">", name);
-                        if (side == 0)
-                            text_of(&b, m, L->t_lb0, L->t_lb1);
-                        else
-                            text_of(&b, m, L->t_ub0, L->t_ub1);
-                        kevo_buf_printf(&b, ")%s : %s;\n",
-                                        side && L->cond_op == KEVO_COND_LE ? " + 1" : "", name);
-                    } else
-                        kevo_buf_printf(&b, "const long long %s = %s %s %s ? %s : %s;\n",
-                                        bound_name, run[side], side ? "<" : ">", name, run[side],
-                                        name);
-                    snprintf(run[side], sizeof run[side], "%s", bound_name);
-                }
-                indent(&b, ind, il, level);
-                kevo_buf_printf(&b, "for (%.*s %s = ",
-                                (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
-                                m->src + m->tok[L->t_type0].start, lvn);
-                if (run[0][0])
-                    kevo_buf_puts(&b, run[0]);
-                else
-                    text_of(&b, m, L->t_lb0, L->t_lb1);
-                kevo_buf_printf(&b, "; %s < ", lvn);
-                if (run[1][0])
-                    kevo_buf_puts(&b, run[1]);
-                else {
-                    kevo_buf_puts(&b, "(");
-                    text_of(&b, m, L->t_ub0, L->t_ub1);
-                    kevo_buf_printf(&b, ")%s", L->cond_op == KEVO_COND_LE ? " + 1" : "");
-                }
-                kevo_buf_printf(&b, "; %s++) {\n", lvn);
-            } else
-            if (i == li && n_bd > 0 && !p->reduce) {
+                emit_const_bounds(&b, m, L, order[i], bd, bd_loop, n_bd, taken,
+                                  sizeof taken / sizeof taken[0], &n_taken, ind, il, level);
+            } else if (i == li && n_bd > 0 && !p->reduce) {
                 indent(&b, ind, il, level);
                 kevo_buf_puts(&b, "{\n");
                 indent(&b, ind, il, level + 1);
@@ -1342,8 +1351,8 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
                     kevo_buf_printf(&b,
                                     "{ long long %s = (long long)(%s); %s = %s >= 0 ? (%s + %s - "
                                     "1) / %s : -((-%s) / %s); if (%s %s %s) %s = %s; }\n",
-                                    tmp, kevo_buf_cstr(&bd[k].num), tmp, tmp, tmp, bd[k].s,
-                                    bd[k].s, tmp, bd[k].s, tmp, bd[k].lower ? ">" : "<",
+                                    tmp, kevo_buf_cstr(&bd[k].num), tmp, tmp, tmp, bd[k].s, bd[k].s,
+                                    tmp, bd[k].s, tmp, bd[k].lower ? ">" : "<",
                                     bd[k].lower ? lo : hi, bd[k].lower ? lo : hi, tmp);
                 }
                 indent(&b, ind, il, level + 1);
@@ -1365,11 +1374,12 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
                 kevo_buf ub = {0};
                 text_of(&ub, m, L->t_ub0, L->t_ub1);
                 indent(&b, ind, il, level);
-                kevo_buf_printf(&b, "for (%.*s %s = %s; %s < (%s + %s < (%s) ? %s + %s : (%s)); %s++) {\n",
-                                (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
-                                m->src + m->tok[L->t_type0].start, m->var[L->var].name, blk[k],
-                                m->var[L->var].name, blk[k], step, kevo_buf_cstr(&ub), blk[k], step,
-                                kevo_buf_cstr(&ub), m->var[L->var].name);
+                kevo_buf_printf(
+                    &b, "for (%.*s %s = %s; %s < (%s + %s < (%s) ? %s + %s : (%s)); %s++) {\n",
+                    (int)(m->tok[L->t_type1 - 1].end - m->tok[L->t_type0].start),
+                    m->src + m->tok[L->t_type0].start, m->var[L->var].name, blk[k],
+                    m->var[L->var].name, blk[k], step, kevo_buf_cstr(&ub), blk[k], step,
+                    kevo_buf_cstr(&ub), m->var[L->var].name);
                 kevo_buf_free(&ub);
             } else {
                 indent(&b, ind, il, level);
