@@ -80,10 +80,12 @@ static const kevo_recipe_param_desc register_block_params[] = {
     {"width", "floats per vector: 0 the machine's widest, or 4, 8, 16", 0, 0, 16,
      CHOICES(0, 4, 8, 16)},
     {"pack",
-     "1: then `pack` the vector loads into panels when it applies (skipped where it does "
-     "not); 2: also `pack` layout 1 first (the operand read strided in the column loop "
-     "transposed: x W^T, A B^T), declining where it does not apply; 0: registers only",
-     1, 0, 2, CHOICES(1, 2)},
+     "1: one copy: the operand read strided in the column loop transposed first (`pack` "
+     "layout 1: x W^T, A B^T) where that applies, else the vector loads put in panels "
+     "(`pack` layout 0, skipped where it does not apply); 2: the transposed copy, then "
+     "panels of it (two copies), declining where layout 1 does not apply; 3: panels only, "
+     "never transposed (a dot-product form keeps its reduction in lanes); 0: registers only",
+     1, 0, 3, CHOICES(1, 2, 3)},
     {"cols",
      "vectors per row: the blocked vector loop unrolled and jammed by `cols` (rows x cols "
      "accumulators, the reduction loop kept rolled), skipped where that does not apply",

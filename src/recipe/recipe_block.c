@@ -9,14 +9,17 @@
  *   2. `unroll_jam` of the loop around it by `rows` (skipped when it does
  *      not apply: then one accumulator per lane);
  *   3. `vectorize` (loop -1, `width`).
- * With `pack` 1 (the default), `pack` layout 0 last when it applies (the
- * vector loads copied into panels): the GEMM schedule in one move. With
- * `pack` 2, `pack` layout 1 first as well (the dot-product forms, `x W^T`,
- * `A B^T`: the strided operand transposed so that the column loop runs in
- * lanes), declining where it does not apply. A tuning choice, not the
- * default: on matmul_trans_b (M=333, N=1021, K=517) it doubles the speed,
- * on the Level 2 GEMMs (M=256, K=512, N=384, W in L2) its two copies of W
- * cost more than they give (docs/recipes.md).
+ * With `pack` 1 (the default), one copy of the operand the vector loads
+ * read: on the dot-product forms (`x W^T`, `A B^T`) `pack` layout 1 first,
+ * the operand read strided in the column loop transposed so that the
+ * column loop runs in lanes, and nothing more; elsewhere (or when the
+ * chain does not go through on the transposed text) `pack` layout 0 last
+ * when it applies, the vector loads copied into panels: the GEMM schedule
+ * in one move. With `pack` 2, the transposed copy and then panels of it,
+ * declining where layout 1 does not apply: two copies of the operand per
+ * call, which cost more than the panels give on this machine
+ * (matmul_trans_b at 333x1021x517: 0.54x of OpenBLAS against 0.82x with
+ * one copy; the Level 2 x W^T GEMMs: 1.4-1.9x the speed; docs/recipes.md).
  * With `cols` > 1 (default 2), last, `unroll_jam` of the blocked vector
  * loop by `cols` (jam_columns()): rows x cols accumulators, the reduction
  * loop kept rolled (`unroll` factor 1: -funroll-loops spilled them);
@@ -256,25 +259,30 @@ static int jam_columns(char **done, long cols, const char *name)
     return 0;
 }
 
-int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
-                                     const char *source, const long *params)
+/* What register_block copies of the operand its vector loads read (the
+ * `pack` parameter): nothing; panels of the loads (`pack` layout 0, last,
+ * where it applies); the operand read strided in the column loop
+ * transposed first (`pack` layout 1: the dot-product forms, x W^T, A B^T)
+ * and nothing more; or both, the transposed copy then put in panels. */
+typedef enum { COPY_NONE, COPY_PANELS, COPY_TRANSPOSED, COPY_BOTH } copy_mode;
+
+static int block_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                       const long *params, const char *name, copy_mode copies)
 {
-    char name[256];
     char *swapped = NULL, *jammed = NULL, *done = NULL, *panels = NULL, *transposed = NULL;
     const kevo_recipe_model *sm = NULL, *jm = NULL, *dm = NULL, *tm = NULL;
-    int error = kernel_name(name, sizeof(name), m);
-    if (error < 0)
-        return error;
-    /* pack 2: the operand read strided in the column loop transposed first
-     * (`pack` layout 1), then the chain on that text */
-    if (params[2] == 2) {
+    int error = 0;
+    if (copies == COPY_TRANSPOSED || copies == COPY_BOTH) {
         long tp[1] = {1};
         if ((error = kevo_recipe__rewrite_parsed(&transposed, "pack", tp, 1, m, source, name)) <
                 0 ||
             (error = cached_parse(&tm, transposed, name)) < 0) {
             free(transposed);
-            return decline_because(error,
-                                   "pack 2 needs `pack` layout 1 to apply first, and it does not");
+            return decline_because(error, copies == COPY_BOTH
+                                              ? "pack 2 needs `pack` layout 1 to apply first, "
+                                                "and it does not"
+                                              : "the transposed copy (`pack` layout 1) does not "
+                                                "apply");
         }
         m = tm;
         source = transposed;
@@ -334,7 +342,7 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
         }
     }
 panels:
-    if (params[2]) {
+    if (copies == COPY_PANELS || copies == COPY_BOTH) {
         long lp[1] = {0};
         if (cached_parse(&dm, done, name) == 0 &&
             kevo_recipe__rewrite_parsed(&panels, "pack", lp, 1, dm, done, name) == 0) {
@@ -361,4 +369,31 @@ out:
     free(done);
     free(panels);
     return error;
+}
+
+/* pack 1 (the default): the transposed copy alone where it applies and the
+ * chain goes through on it (on matmul_trans_b and the Level 2 x W^T GEMMs
+ * 1.4-1.9x the speed of panels, docs/recipes.md), else panels; pack 2: the
+ * transposed copy then panels of it (declines where the copy does not
+ * apply); pack 3: panels only (what pack 1 was before the transposed copy:
+ * where W fits in L2 a reduction in lanes may pay more); pack 0: registers
+ * only. */
+int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                                     const char *source, const long *params)
+{
+    char name[256];
+    int error = kernel_name(name, sizeof(name), m);
+    if (error < 0)
+        return error;
+    if (params[2] == 0)
+        return block_apply(out, m, source, params, name, COPY_NONE);
+    if (params[2] == 2)
+        return block_apply(out, m, source, params, name, COPY_BOTH);
+    if (params[2] == 3)
+        return block_apply(out, m, source, params, name, COPY_PANELS);
+    error = block_apply(out, m, source, params, name, COPY_TRANSPOSED);
+    if (error != KEVO_EINVAL)
+        return error;
+    kevo_error_clear();
+    return block_apply(out, m, source, params, name, COPY_PANELS);
 }

@@ -217,14 +217,16 @@ static void test_pack__register_block_packs(void **state)
     }
 }
 
-/* pack 2 is `pack` layout 1, then the chain: on the dot-product form
- * (B^T) the same text as the two recipes one after the other, correct;
- * where nothing is read strided in the column loop it declines, naming
- * layout 1's reason (it would otherwise repeat pack 1's kernel). */
+/* pack 2 is `pack` layout 1, then the chain with panels: on the
+ * dot-product form (B^T) the same text as the two recipes one after the
+ * other, correct; where nothing is read strided in the column loop it
+ * declines, naming layout 1's reason (it would otherwise repeat pack 1's
+ * kernel). pack 1, the default, makes the transposed copy alone there (one
+ * copy: no panels of it), and panels where there is nothing to transpose. */
 static void test_pack__register_block_transposes(void **state)
 {
     (void)state;
-    long rb2[3] = {4, 0, 2}, rb1[3] = {4, 0, 1}, lay1 = 1;
+    long rb2[3] = {4, 0, 2}, rb1[3] = {4, 0, 1}, rb0[3] = {4, 0, 0}, lay1 = 1;
     char *out = apply_ok("register_block", rb2, 3, MATMUL_TB, "mm");
     char *t = apply_ok("pack", &lay1, 1, MATMUL_TB, "mm");
     char *two = apply_ok("register_block", rb1, 3, t, "mm");
@@ -232,7 +234,22 @@ static void test_pack__register_block_transposes(void **state)
     assert_contains(out, "b_packt_pack[");
     assert_same_result(MATMUL_TB, out, MM_DRIVER, "mm");
     free(two);
+    free(out);
+    /* pack 1: the transposed copy, the registers on it, nothing more */
+    out = apply_ok("register_block", rb1, 3, MATMUL_TB, "mm");
+    char *one = apply_ok("register_block", rb0, 3, t, "mm");
+    assert_string_equal(out, one);
+    assert_contains(out, "b_packt[");
+    assert_lacks(out, "b_packt_pack[");
+    assert_same_result(MATMUL_TB, out, MM_DRIVER, "mm");
+    free(one);
+    free(out);
     free(t);
+    /* nothing to transpose: pack 1 puts the loads in panels, as before */
+    out = apply_ok("register_block", rb1, 3, MATMUL_ROWS, "mm");
+    assert_contains(out, "b_pack[");
+    assert_lacks(out, "_packt");
+    assert_same_result(MATMUL_ROWS, out, MM_DRIVER, "mm");
     free(out);
     assert_declines("register_block", rb2, 3, MATMUL_ROWS, "mm",
                     "pack 2 needs `pack` layout 1 to apply first");
