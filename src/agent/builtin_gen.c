@@ -228,14 +228,20 @@ static double q_value(double q, int64_t n, const kevo_run_config *unbiased)
 
 /* Score of an arm for this task: the Qs of its category, trait-signature
  * and bottleneck items, weighted by how often each was updated (up to 5
- * times: after that they count alike); the general Q when none has been
- * updated; else `prior`. *known, when not NULL, says whether one of the
- * first three has evidence: an arm no task of this category, signature or
- * bottleneck has tried is not known. With `unbiased`, the mean rewards
- * behind those Qs instead (q_value). The signature and the bottleneck are
- * what carry across categories: a Level 2 `fused` GEMM with a sigmoid
- * starts from what paid on Level 1 kernels with the same traits and the
- * same limit, and its own category takes over as it gathers evidence. */
+ * times: after that they count alike); when none has been updated, the
+ * general Q where it is above `prior`, else `prior`. *known, when not NULL,
+ * says whether one of the first three has evidence: an arm no task of this
+ * category, signature or bottleneck has tried is not known. With
+ * `unbiased`, the mean rewards behind those Qs instead (q_value). The
+ * signature and the bottleneck are what carry across categories: a Level 2
+ * `fused` GEMM with a sigmoid starts from what paid on Level 1 kernels with
+ * the same traits and the same limit, and its own category takes over as
+ * it gathers evidence. The general Q of an arm that is not known here was
+ * measured on kernels of another bottleneck (a task that states its work
+ * has one of two), so it may raise the arm (omp_parallel pays nearly everywhere) but not bury
+ * it: on Level 1, the first compute-bound kernel (matmul_square) came after
+ * fourteen memory-bound ones, where register_block had gained nothing, and
+ * its search never drew register_block; nor did the next four GEMMs. */
 static double arm_value(kevo_memory *mem, const arm_items *a, double prior,
                         const kevo_run_config *unbiased, bool *known)
 {
@@ -256,7 +262,7 @@ static double arm_value(kevo_memory *mem, const arm_items *a, double prior,
     if (wsum > 0)
         return sum / wsum;
     if (a->general && kevo_memory_q_get(&q, &n, mem, a->general, KEVO_STAGE_REFINE) == 0 && n > 0)
-        return q_value(q, n, unbiased);
+        return fmax(q_value(q, n, unbiased), prior);
     return prior;
 }
 
@@ -641,6 +647,24 @@ done:
     book_close(&p.book);
     kevo_recipe_input_free(p.start);
     free(p.applicable);
+    return error;
+}
+
+int kevo_builtin__arm_score(double *value, bool *known, kevo_memory *mem,
+                            const kevo_agent_task *at, const char *source, const char *recipe,
+                            const kevo_run_config *cfg)
+{
+    const kevo_recipe_desc *d = kevo_recipe_find(recipe);
+    if (!d)
+        return kevo_error_set(KEVO_ENOTFOUND, "no recipe '%s'", recipe);
+    proposal_ctx p = {.mem = mem, .at = at, .cfg = cfg};
+    arm_items items;
+    int error = kevo_recipe_input_new(&p.start, source, at->task->name);
+    if (error == 0 && (error = book_open(&p.book, mem, at, p.start, source)) == 0 &&
+        (error = book_arm(&items, &p.book, d, -1)) == 0)
+        *value = arm_value(mem, &items, cfg->q_init, NULL, known);
+    book_close(&p.book);
+    kevo_recipe_input_free(p.start);
     return error;
 }
 

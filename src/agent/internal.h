@@ -49,13 +49,21 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
  * whether one of its open arms is novel: no task of this category, this
  * trait signature or this bottleneck has tried it. Open: not yet tried
  * from it and expected to gain on this task (the mean reward behind its
- * category, signature and bottleneck Q-values above 0; the general Q's
- * when none has evidence; q_init when nothing is known). Expected speedup:
+ * category, signature and bottleneck Q-values above 0; when none has
+ * evidence, the general Q's where above q_init, else q_init). Expected speedup:
  * that mean turned back into a factor (exp(atanh(mean)): q_init 0.5 is
  * 1.73x). Always 0 with the memory off or random retrieval (nothing to
  * rank arms by). */
 int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const kevo_agent_task *at,
                            int64_t id, const char *source, const kevo_run_config *cfg);
+
+/* The score the built-in generator gives arm `recipe` (as a whole) on the
+ * kernel `source` of task `at` (arm_value: its category, signature and
+ * bottleneck Q-values, else the general one where it is above q_init,
+ * else q_init), and whether it is known there. For tests. */
+int kevo_builtin__arm_score(double *value, bool *known, kevo_memory *mem,
+                            const kevo_agent_task *at, const char *source, const char *recipe,
+                            const kevo_run_config *cfg);
 
 /* Which kernel the plies refine, before the start rule's pick. */
 typedef enum kevo_ply { KEVO_PLY_NONE, KEVO_PLY_DRAFT, KEVO_PLY_BEST } kevo_ply;

@@ -301,6 +301,61 @@ static void test_builtin__bottleneck_carries_across_categories(void **state)
     kevo_item_list_free(list);
 }
 
+/* What an arm measured on kernels of the other bottleneck may raise it on
+ * a kernel whose category, signature and bottleneck never tried it, but not
+ * bury it: on Level 1 the first compute-bound kernel (matmul_square) came
+ * after fourteen memory-bound ones where register_block had gained nothing,
+ * and its search never drew it. */
+static void test_builtin__other_bottleneck_raises_but_does_not_bury(void **state)
+{
+    fixture *f = *state;
+    kevo_task cold = {.name = "l1_cold", .category = "activation", .level = 1,
+                      .flops = "1e6", .bytes = "1e8"}; /* memory-bound */
+    train(f, &cold, SCALE("l1_cold"), "omp_parallel", 20);
+    kevo_task hot = {.name = "l1_hot", .category = "matmul", .level = 1,
+                     .flops = "1e9", .bytes = "1e6"}; /* compute-bound, deep-nest */
+    kevo_agent_task at = {.task = &hot, .reference = CUBE("l1_hot"), .c_start = CUBE("l1_hot")};
+    double v;
+    bool known = true;
+    /* restrict: slower on the memory-bound kernel (its general Q below
+     * q_init), unknown here: valued as an arm never tried */
+    double q = 0;
+    int64_t n = 0;
+    kevo_item_filter flt = {0};
+    flt.kinds = KEVO_ITEM_BIT(KEVO_ITEM_RECIPE);
+    flt.tag = "builtin";
+    kevo_item_list *list = NULL;
+    assert_int_equal(kevo_memory_item_list(&list, f->mem, &flt), 0);
+    for (size_t i = 0; i < list->n; i++)
+        if (!list->items[i].category && !strcmp(list->items[i].title, "restrict"))
+            assert_int_equal(
+                kevo_memory_q_get(&q, &n, f->mem, list->items[i].id, KEVO_STAGE_REFINE), 0);
+    kevo_item_list_free(list);
+    assert_true(n > 0);
+    assert_true(q < f->cfg.q_init);
+    assert_int_equal(kevo_builtin__arm_score(&v, &known, f->mem, &at, CUBE("l1_hot"), "restrict",
+                                             &f->cfg),
+                     0);
+    assert_false(known);
+    assert_true(fabs(v - f->cfg.q_init) < 1e-12);
+    /* omp_parallel: 5x there, raised here */
+    assert_int_equal(kevo_builtin__arm_score(&v, &known, f->mem, &at, CUBE("l1_hot"),
+                                             "omp_parallel", &f->cfg),
+                     0);
+    assert_false(known);
+    assert_true(v > f->cfg.q_init);
+    /* on a kernel of the same bottleneck, what was measured stands */
+    kevo_task cold2 = {.name = "l1_cold2", .category = "norm", .level = 1,
+                       .flops = "1e6", .bytes = "1e8"};
+    kevo_agent_task at2 = {.task = &cold2, .reference = CUBE("l1_cold2"),
+                           .c_start = CUBE("l1_cold2")};
+    assert_int_equal(kevo_builtin__arm_score(&v, &known, f->mem, &at2, CUBE("l1_cold2"),
+                                             "restrict", &f->cfg),
+                     0);
+    assert_true(known);
+    assert_true(v < f->cfg.q_init);
+}
+
 /* Whether `pick` is a flags set written for libm calls (2, 3 or 6). */
 static bool libm_flags(const char *pick)
 {
@@ -675,6 +730,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_builtin__trait_arm_first_on_a_new_signature, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__other_bottleneck_raises_but_does_not_bury,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
         cmocka_unit_test(test_builtin__ply_pick),
         cmocka_unit_test(test_builtin__ply_ahead_of_a_draft_that_is_the_reference),
