@@ -339,6 +339,19 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                               const char *source, const long *params);
 int kevo_recipe_stream_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                              const char *source, const long *params);
+int kevo_recipe_scan_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                           const long *params);
+/* Shared by stream and scan (recipe_stream.c). Whether tokens [a,b) may
+ * read memory or call: `[`, `->`, `.`, `&`, a pointer or array variable
+ * (its dereference or arithmetic), or an identifier that names no variable
+ * followed by `(` (a call; casts pass). */
+bool kevo_recipe__reads_memory(const kevo_recipe_model *m, unsigned a, unsigned b);
+/* Whether the store subscript in [a,b) is a sum whose one term `v` (the
+ * loop variable) stands alone at depth 0 with a plus sign, every other
+ * token reading no memory and not naming v (the store at line `line`);
+ * else false with the reason in why. */
+bool kevo_recipe__unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b, int v,
+                              char *why, size_t wl, unsigned line);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 

@@ -138,6 +138,10 @@ static const kevo_recipe_param_desc stream_params[] = {
      "-fopenmp); 0: as the loop ran",
      1, 0, 1, CHOICES(0, 1)},
 };
+static const kevo_recipe_param_desc scan_params[] = {
+    {"loop", "the innermost loop to scan, numbered from 0 in source order; -1: every one that "
+             "qualifies", -1, -1, 1000, CHOICES(-1)},
+};
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
      CHOICES(1, 2)},
@@ -252,6 +256,15 @@ static const kevo_recipe_desc descs[] = {
      "...;` at the top level of its body, e not reading memory, y a float array the loop reads "
      "nowhere else, and no break, continue or return",
      stream_params, N_OF(stream_params), "c"},
+    {"scan",
+     "a running sum or product (cumsum, cumprod: `acc += e; y[i] = acc;`) a vector of floats "
+     "at a time: the block's prefix in log2(W) shifted adds in registers, then the running "
+     "value added to every lane, the last lane carried on (sums reassociated, as -ffast-math "
+     "would); the loop's last iterations as written",
+     "an innermost loop `for (T i = a; i < b; i++)` (or running down) whose body is the update "
+     "of a float declared outside it (`acc += e;` or `*=`) and the store `y[e + i] = acc;` "
+     "(before or after), e assigning and calling nothing and reading neither acc nor y",
+     scan_params, N_OF(scan_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -285,7 +298,7 @@ static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_fuse_apply,           kevo_recipe_vectorize_apply,
     kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
     kevo_recipe_kblock_apply,         kevo_recipe_permute_apply,
-    kevo_recipe_stream_apply,
+    kevo_recipe_stream_apply,         kevo_recipe_scan_apply,
     kevo_recipe_ocl_ndrange_apply,
     kevo_recipe_ocl_work_group_apply, kevo_recipe_ocl_coarsen_apply,
     kevo_recipe_ocl_local_tile_apply,

@@ -117,10 +117,7 @@ static bool plain_parallel_for(const kevo_recipe_model *m, int d)
     return s == e;
 }
 
-/* Whether tokens [a,b) may read memory or call: `[`, `->`, `.`, `&`, a
- * pointer or array variable (its dereference or arithmetic), or an
- * identifier that names no variable followed by `(` (a call; casts pass). */
-static bool reads_memory(const kevo_recipe_model *m, unsigned a, unsigned b)
+bool kevo_recipe__reads_memory(const kevo_recipe_model *m, unsigned a, unsigned b)
 {
     for (unsigned t = a; t < b; t++) {
         if (kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "->") || kevo_rtok_is(m, t, ".") ||
@@ -176,10 +173,7 @@ static bool touched_elsewhere(const kevo_recipe_model *m, const kevo_rloop *L, i
     return false;
 }
 
-/* The subscript E in [a,b): a sum whose one term `i` (the loop variable v)
- * stands alone at depth 0 with a plus sign; every other token may be
- * anything that reads no memory and does not name v. */
-static bool unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b, int v, char *why,
+bool kevo_recipe__unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b, int v, char *why,
                         size_t wl, unsigned line)
 {
     int uses = 0, depth = 0;
@@ -196,7 +190,7 @@ static bool unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b, int 
         if (depth != 0 || !before || !after) {
             snprintf(why, wl,
                      "the store at line %u is not at `e + %s` (the loop variable with "
-                     "coefficient 1): streaming writes whole lines of consecutive elements",
+                     "coefficient 1): consecutive iterations must store consecutive elements",
                      line, m->var[v].name);
             return false;
         }
@@ -208,7 +202,7 @@ static bool unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b, int 
                  line);
         return false;
     }
-    if (reads_memory(m, a, b)) {
+    if (kevo_recipe__reads_memory(m, a, b)) {
         snprintf(why, wl, "the store index at line %u reads memory or calls a function", line);
         return false;
     }
@@ -271,7 +265,7 @@ static bool stream_check(const kevo_recipe_model *m, int l, stream_loop *s, char
                      L->line, (int)(m->tok[t].end - m->tok[t].start), m->src + m->tok[t].start);
             return false;
         }
-    if (reads_memory(m, L->t_lb0, L->t_lb1) || reads_memory(m, L->t_ub0, L->t_ub1)) {
+    if (kevo_recipe__reads_memory(m, L->t_lb0, L->t_lb1) || kevo_recipe__reads_memory(m, L->t_ub0, L->t_ub1)) {
         snprintf(why, wl, "the bounds of the loop at line %u read memory or call", L->line);
         return false;
     }
@@ -374,7 +368,7 @@ static bool stream_check(const kevo_recipe_model *m, int l, stream_loop *s, char
                  m->var[root].name, other, line);
         return false;
     }
-    if (!unit_stride(m, st.t_idx0 + 1, st.t_idx1 - 1, L->var, why, wl, line))
+    if (!kevo_recipe__unit_stride(m, st.t_idx0 + 1, st.t_idx1 - 1, L->var, why, wl, line))
         return false;
     for (unsigned t = st.t_idx0 + 1; t + 1 < st.t_idx1; t++) {
         int v = m->tok[t].var;
