@@ -9,6 +9,7 @@
 #include "model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int kevo_recipe_edits_apply(char **out, const kevo_cparse_edits *e, const char *src, size_t len,
@@ -28,4 +29,27 @@ int kevo_recipe_edits_apply(char **out, const kevo_cparse_edits *e, const char *
         error = kevo_error_set(KEVO_ERROR, "recipe bug: %s", msg);
     }
     return error;
+}
+
+int kevo_recipe_edits_apply_with(char **out, const kevo_cparse_edits *e, const char *src,
+                                 const kevo_recipe_model *m, const char *prelude)
+{
+    char *text = NULL;
+    int error = kevo_recipe_edits_apply(&text, e, src, strlen(src), m->fn_start, m->fn_end);
+    if (error < 0)
+        return error;
+    if (strstr(src, prelude)) {
+        *out = text;
+        return 0;
+    }
+    unsigned at = kevo_recipe_line_begin(m, m->fn_start);
+    kevo_buf w = {0};
+    error = kevo_buf_printf(&w, "%.*s%s%s", (int)at, text, prelude, text + at);
+    free(text);
+    if (error < 0) {
+        kevo_buf_free(&w);
+        return error;
+    }
+    *out = kevo_buf_detach(&w);
+    return *out ? 0 : kevo_error_set(KEVO_ENOMEM, "out of memory");
 }

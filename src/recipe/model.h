@@ -281,6 +281,11 @@ int kevo_recipe_root_param(const kevo_recipe_model *m, int v);
  * otherwise, a recipe bug, not a property of the candidate. */
 int kevo_recipe_edits_apply(char **out, const kevo_cparse_edits *e, const char *src, size_t len,
                             unsigned lo, unsigned hi);
+/* As kevo_recipe_edits_apply() on the kernel of model m (src, NUL-ended),
+ * with `prelude` (helpers a recipe's rewrite calls) put at the start of the
+ * line the kernel begins on, unless src holds it already. */
+int kevo_recipe_edits_apply_with(char **out, const kevo_cparse_edits *e, const char *src,
+                                 const kevo_recipe_model *m, const char *prelude);
 
 /* --- recipes (recipe_*.c) ------------------------------------------------- */
 

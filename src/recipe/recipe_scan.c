@@ -528,28 +528,9 @@ int kevo_recipe_scan_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
                                reasons.len ? kevo_buf_cstr(&reasons) : "no innermost loop");
         goto done;
     }
-    char *text = NULL;
-    if ((error = kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start,
-                                         m->fn_end)) < 0)
+    if ((error = kevo_recipe_edits_apply_with(&out->whole, &out->edits, source, m,
+                                              kevo_buf_cstr(&pre))) < 0)
         goto done;
-    if (have_prelude) {
-        out->whole = text;
-    } else {
-        unsigned at = kevo_recipe_line_begin(m, m->fn_start);
-        kevo_buf w = {0};
-        if ((error = kevo_buf_printf(&w, "%.*s%s%s", (int)at, text, kevo_buf_cstr(&pre),
-                                     text + at)) < 0) {
-            free(text);
-            kevo_buf_free(&w);
-            goto done;
-        }
-        free(text);
-        out->whole = kevo_buf_detach(&w);
-        if (!out->whole) {
-            error = kevo_error_set(KEVO_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     out->cflags = "-fopenmp-simd";
 done:
     kevo_buf_free(&reasons);
