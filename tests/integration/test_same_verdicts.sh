@@ -14,7 +14,9 @@
 # unroll off the second one's draw: omp_simd, correct; and again when
 # `flags` started declining the sets that change nothing on the C compile
 # line (-O3 -march=native, -ffp-contract=fast, -mtune=native): the mutated
-# set of two draws changed, 4 of 18 attempts, all still correct). The refinement
+# set of two draws changed, 4 of 18 attempts, all still correct; and again
+# when `scan` joined the registry: applicable to cumsum_rows, it moved the
+# random draw there, 2 of 18 attempts, both still correct). The refinement
 # strategy with random retrieval is used because its choices do not
 # depend on measured latencies: every one is a function of the seed and of
 # the verdicts, so a difference is a change of behaviour, not timing noise.
