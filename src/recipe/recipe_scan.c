@@ -140,9 +140,9 @@ typedef struct scan_loop {
     bool exclusive;  /* the store comes before the update */
     bool product;    /* acc *= E */
     int acc;         /* the running variable */
-    unsigned u0, u1; /* the update statement, [u0, u1) */
+    unsigned u0;     /* the update statement's first token */
     unsigned e0, e1; /* E */
-    unsigned s0, s1; /* the store statement `y[...] = acc;` */
+    unsigned s0;     /* the store statement `y[...] = acc;`: its first token */
     unsigned t_acc;  /* the store's `acc` token */
 } scan_loop;
 
@@ -224,7 +224,6 @@ static bool update_form(const kevo_recipe_model *m, unsigned a, unsigned b, scan
         return false;
     s->acc = v;
     s->u0 = a;
-    s->u1 = b;
     s->e0 = t + 2;
     s->e1 = b - 1;
     return true;
@@ -265,9 +264,9 @@ static bool after_blocks(const kevo_recipe_model *m, const kevo_rloop *L)
     return false;
 }
 
-static bool scan_check(const kevo_recipe_model *m, int l, scan_loop *s, unsigned *lb, unsigned *rb,
-                       char *why, size_t wl)
+static bool scan_check(const kevo_recipe_model *m, int l, scan_loop *s, char *why, size_t wl)
 {
+    unsigned lb = 0, rb = 0; /* the store's subscript brackets */
     const kevo_rloop *L = &m->loop[l];
     memset(s, 0, sizeof(*s));
     s->l = l;
@@ -334,7 +333,7 @@ static bool scan_check(const kevo_recipe_model *m, int l, scan_loop *s, unsigned
     for (int k = 0; k < 2 && u < 0; k++)
         if (update_form(m, st[k], en[k], s))
             u = k;
-    if (u < 0 || !store_form(m, st[1 - u], en[1 - u], s->acc, lb, rb)) {
+    if (u < 0 || !store_form(m, st[1 - u], en[1 - u], s->acc, &lb, &rb)) {
         snprintf(why, wl,
                  "the loop at line %u does not update a float `acc += e;` (or *=) and store "
                  "`y[...] = acc;`",
@@ -343,8 +342,7 @@ static bool scan_check(const kevo_recipe_model *m, int l, scan_loop *s, unsigned
     }
     s->exclusive = u == 1;
     s->s0 = st[1 - u];
-    s->s1 = en[1 - u];
-    s->t_acc = *rb + 2;
+    s->t_acc = rb + 2;
     unsigned line = kevo_recipe_line(m, m->tok[s->s0].start);
     if (kevo_recipe_declared_in(m, s->acc, L->t_for, L->t_end)) {
         snprintf(why, wl, "'%s' is declared in the loop at line %u", m->var[s->acc].name, L->line);
@@ -362,9 +360,9 @@ static bool scan_check(const kevo_recipe_model *m, int l, scan_loop *s, unsigned
                  line, Y->name);
         return false;
     }
-    if (!kevo_recipe__unit_stride(m, *lb + 1, *rb, L->var, why, wl, line))
+    if (!kevo_recipe__unit_stride(m, lb + 1, rb, L->var, why, wl, line))
         return false;
-    if (kevo_recipe_uses_var(m, *lb + 1, *rb, s->acc)) {
+    if (kevo_recipe_uses_var(m, lb + 1, rb, s->acc)) {
         snprintf(why, wl, "the store index at line %u uses '%s'", line, m->var[s->acc].name);
         return false;
     }
@@ -512,8 +510,7 @@ int kevo_recipe_scan_apply(kevo_recipe_out *out, const kevo_recipe_model *m, con
         if (m->loop[l].n_children > 0 || (only >= 0 && (long)l != only))
             continue;
         scan_loop s;
-        unsigned lb = 0, rb = 0;
-        if (!scan_check(m, (int)l, &s, &lb, &rb, why, sizeof why)) {
+        if (!scan_check(m, (int)l, &s, why, sizeof why)) {
             if ((reasons.len && (error = kevo_buf_puts(&reasons, "; ")) < 0) ||
                 (error = kevo_buf_puts(&reasons, why)) < 0)
                 goto done;
