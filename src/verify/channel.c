@@ -7,11 +7,13 @@
 #include "kevo/util.h"
 #include "protocol.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,25 +408,62 @@ int kevo_channel__call(kevo_channel_runner *r, const kevo_call_data *d, uint64_t
     return 0;
 }
 
+/* The index-th CPU of `allowed` (modulo their number), skipping `skip`
+ * when another is there. */
+static int nth_cpu(const cpu_set_t *allowed, int index, int skip)
+{
+    int n = CPU_COUNT(allowed) - (skip >= 0 && CPU_ISSET(skip, allowed) ? 1 : 0);
+    if (n <= 0)
+        return skip;
+    int want = index % n;
+    for (int cpu = 0, k = -1; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, allowed) && cpu != skip && ++k == want)
+            return cpu;
+    return skip;
+}
+
 int kevo_channel__pin(kevo_channel_runner *r, int slot)
 {
     cpu_set_t allowed, one;
     if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
         return kevo_error_set(KEVO_EIO, "sched_getaffinity: %s", strerror(errno));
     int n = CPU_COUNT(&allowed);
-    if (slot >= 0 && n > 1) {
-        int want = slot % n, cpu = 0;
-        for (int k = -1; cpu < CPU_SETSIZE; cpu++)
-            if (CPU_ISSET(cpu, &allowed) && ++k == want)
-                break;
+    bool spread = slot >= 0 && n > 1;
+    int main_cpu = spread ? nth_cpu(&allowed, slot, -1) : -1;
+    if (spread) {
         CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
+        CPU_SET(main_cpu, &one);
     } else {
         one = allowed;
     }
-    /* the main thread only: a candidate's own threads stay where they are */
     if (sched_setaffinity(r->child->pid, sizeof(one), &one) < 0)
         return kevo_error_set(KEVO_EIO, "sched_setaffinity: %s", strerror(errno));
+    /* The candidate's own threads (an OpenMP team): one each on the other
+     * CPUs in turn. Left to the scheduler, a worker woken while the other
+     * core was busy for a moment shared the main thread's core for the
+     * whole call (a 2-thread sigmoid at half speed in 1 of 12 measurements
+     * beside another kevo run; docs/performance.md). At most 256 threads
+     * are placed; past that the scheduler's choice stands. */
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)r->child->pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* gone, or no /proc: the main thread's pin stands */
+    struct dirent *e;
+    int k = 0;
+    while ((e = readdir(d)) && k < 256) {
+        char *endp;
+        long tid = strtol(e->d_name, &endp, 10);
+        if (*endp || tid <= 0 || tid == (long)r->child->pid)
+            continue;
+        if (spread) {
+            CPU_ZERO(&one);
+            CPU_SET(nth_cpu(&allowed, k, main_cpu), &one);
+        }
+        (void)sched_setaffinity((pid_t)tid, sizeof(one), &one); /* may have exited */
+        k++;
+    }
+    closedir(d);
     return 0;
 }
 

@@ -54,7 +54,8 @@ int kevo_channel__call(kevo_channel_runner *r, const kevo_call_data *d, uint64_t
 /* A no-op round trip ('N'), timed the same way: the channel's overhead. */
 int kevo_channel__noop(kevo_channel_runner *r, int64_t *ns);
 /* Pin runner r's main thread to the slot-th CPU kevo may use (modulo their
- * number); slot < 0 releases it to all of them. The latency gate runs both
+ * number), and each of its other threads to one of the other CPUs in turn;
+ * slot < 0 releases them all to every CPU. The latency gate runs both
  * sides of a round on the same CPU and moves on each round, so neither side
  * keeps a faster core, or the core whose cache kevo just filled with the
  * round's inputs, to itself. */

@@ -46,7 +46,8 @@ static int timed_call(kevo_verify__cand *c, timing *tm, int i, uint64_t rot, boo
      * 2-thread sigmoid: median 3.1-3.4 ms rotating, 2.0-2.1 ms fixed, its
      * fastest call 1.9-2.0 ms in both; docs/performance.md). The reference
      * stays on the same CPU, so that -fopenmp buys a single-threaded
-     * kernel no core of its own. */
+     * kernel no core of its own. The candidate's other threads go one
+     * each to the other CPUs (kevo_channel__pin). */
     (void)kevo_channel__pin(r, c->build.openmp ? tm->cpu : i);
     int error = kevo_channel__call(r, d, rot, ref_side ? t->timeout_s
                                                        : kevo_verify__call_timeout(ev, id),
