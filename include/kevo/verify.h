@@ -107,6 +107,15 @@ void kevo_evaluator_free(kevo_evaluator *ev);
  * built and run by this evaluator). */
 bool kevo_evaluator_reference_cached(const kevo_evaluator *ev);
 
+/* Around CPU work of kevo's own that is neither a build nor a run of
+ * kernel code (the built-in generator parsing and rewriting a source):
+ * holds the machine's timing slot shared, as builds do, so that no latency
+ * measurement of another thread or kevo process on this machine runs
+ * beside it and loses a core to it. Nests with the evaluator's own holds;
+ * not around waits (an LLM's answer): a measurement would wait for them. */
+void kevo_verify_busy_begin(void);
+void kevo_verify_busy_end(void);
+
 /* What `kevo tasks check` reports about a task's reference. */
 typedef struct kevo_reference_report {
     double build_s;

@@ -154,7 +154,11 @@ int kevo_agent__attempt(kevo_attempt_state *st, kevo_evaluator *ev, size_t index
     judged j = {0};
     const kevo_generator *gen = kevo_agent__choose(st);
     emit_attempt(st, index, total, KEVO_ATTEMPT_PROPOSING, NULL, NULL);
+    if (gen->computes)
+        kevo_verify_busy_begin();
     int error = gen->propose(gen, st, &p);
+    if (gen->computes)
+        kevo_verify_busy_end();
     if (error < 0)
         goto done;
     kevo_attempt *a = &j.a;

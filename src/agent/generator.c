@@ -59,9 +59,9 @@ static int llm_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo_p
     return kevo_llm_propose(out, st);
 }
 
-const kevo_generator kevo_generator_builtin_draft = {"builtin", draft_propose};
-const kevo_generator kevo_generator_builtin_refine = {"builtin", refine_propose};
-const kevo_generator kevo_generator_llm = {NULL, llm_propose};
+const kevo_generator kevo_generator_builtin_draft = {"builtin", draft_propose, true};
+const kevo_generator kevo_generator_builtin_refine = {"builtin", refine_propose, true};
+const kevo_generator kevo_generator_llm = {NULL, llm_propose, false};
 
 const kevo_generator *kevo_agent__choose(kevo_attempt_state *st)
 {

@@ -193,6 +193,10 @@ typedef struct kevo_generator {
     const char *name; /* recorded as the attempt's generator; NULL: the run's --generator */
     int (*propose)(const struct kevo_generator *gen, kevo_attempt_state *st,
                    kevo_proposal *out);
+    /* propose computes here (parses, rewrites) rather than waiting on a
+     * server: it holds the machine's timing slot shared meanwhile
+     * (kevo_verify_busy_begin), so no measurement loses a core to it */
+    bool computes;
 } kevo_generator;
 
 extern const kevo_generator kevo_generator_builtin_draft;

@@ -43,7 +43,9 @@ int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result
     double start = kevo_now_s();
     kevo_verify__cand c = {.ev = ev, .source = source, .r = r};
     int slot = 0; /* 1: timing slot held shared, 2: exclusive */
+    kevo_verify_busy_begin(); /* the static gate parses: CPU, not a wait */
     int error = kevo_verify__gate_antihack(&c);
+    kevo_verify_busy_end(); /* the auditor may wait on a model */
     if (error < 0 || c.decided || (error = kevo_verify__gate_audit(&c)) < 0 || c.decided)
         goto done;
     kevo_verify__slot_shared();
@@ -70,9 +72,10 @@ done:
     }
     if (slot == 2 && ev->ref)
         (void)kevo_channel__pin(ev->ref, -1); /* the next candidate's calls run anywhere */
+    kevo_channel__free(c.runner); /* killed and reaped while the slot is held:
+                                   * its teardown is not another's measurement's */
     if (slot)
         kevo_verify__slot_release();
-    kevo_channel__free(c.runner);
     kevo_child_free(c.dead);
     kevo_build_result_clear(&c.build);
     if (c.dir && !ev->opts.keep_workdir)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,14 @@
  * starving it. The file is $KEVO_TIMING_LOCK, default
  * /tmp/kevo-timing-slot.lock (mode 0666: every user's kevo shares it).
  * When it cannot be opened the slot is process-wide only, said once. */
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+/* a measurement waiting for the slot goes before new shared holders of
+ * this process, as the turnstile does across processes (no thread takes
+ * it shared twice: holds nest in slot_depth) */
+static pthread_rwlock_t timing_slot = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
 static pthread_rwlock_t timing_slot = PTHREAD_RWLOCK_INITIALIZER;
+#endif
 static __thread int slot_fd = -1;
 static pthread_once_t slot_warn_once = PTHREAD_ONCE_INIT;
 static char slot_warn_path[256];
@@ -73,8 +81,17 @@ static void slot_file_open(void)
     (void)fchmod(slot_fd, 0666); /* whatever the umask: other users' kevo too */
 }
 
+/* A thread's holds nest: kevo's own CPU work (kevo_verify_busy_begin)
+ * holds the slot shared around an evaluation that takes it shared too. The
+ * lock is taken by the first hold and let go by the last; the exclusive
+ * hold of a measurement falls back to shared when an outer hold remains. */
+static __thread int slot_depth;
+static __thread bool slot_is_exclusive;
+
 void kevo_verify__slot_shared(void)
 {
+    if (slot_depth++ > 0)
+        return;
     pthread_rwlock_rdlock(&timing_slot);
     slot_file_open();
     byte_lock(TURNSTILE, F_WRLCK); /* behind a measurement that waits */
@@ -84,6 +101,8 @@ void kevo_verify__slot_shared(void)
 
 void kevo_verify__slot_exclusive(void)
 {
+    if (slot_is_exclusive)
+        return;
     /* not atomic: shared is let go, then exclusive awaited (two holders
      * converting at once cannot deadlock); the turnstile keeps new shared
      * holders out meanwhile */
@@ -94,16 +113,43 @@ void kevo_verify__slot_exclusive(void)
     byte_lock(TURNSTILE, F_WRLCK);
     byte_lock(SLOT, F_WRLCK);
     byte_lock(TURNSTILE, F_UNLCK);
+    slot_is_exclusive = true;
 }
 
 void kevo_verify__slot_release(void)
 {
+    if (slot_depth <= 0)
+        return;
+    if (--slot_depth > 0) {
+        if (slot_is_exclusive) { /* back to the outer hold's shared: let go,
+                                    * then taken as every holder takes it
+                                    * (the rwlock before the file, never
+                                    * the other way round) */
+            byte_lock(SLOT, F_UNLCK);
+            pthread_rwlock_unlock(&timing_slot);
+            slot_is_exclusive = false;
+            slot_depth--;
+            kevo_verify__slot_shared();
+        }
+        return;
+    }
     if (slot_fd >= 0) {
         byte_lock(SLOT, F_UNLCK);
         close(slot_fd);
         slot_fd = -1;
     }
     pthread_rwlock_unlock(&timing_slot);
+    slot_is_exclusive = false;
+}
+
+void kevo_verify_busy_begin(void)
+{
+    kevo_verify__slot_shared();
+}
+
+void kevo_verify_busy_end(void)
+{
+    kevo_verify__slot_release();
 }
 
 int kevo_verify__make_dir(char **out, const char *root, const char *name)

@@ -86,8 +86,11 @@ static inline bool kevo_verify__is_output(const kevo_task *t, size_t p)
 }
 
 /* ---- evaluator.c ---- */
-/* The machine's timing slot: every build and run of kernel code holds it
- * shared; a latency measurement holds it exclusively. */
+/* The machine's timing slot: every build and run of kernel code and
+ * kevo's own CPU work (kevo_verify_busy_begin) holds it shared; a latency
+ * measurement holds it exclusively. A thread's holds nest (released as
+ * often as taken); exclusive falls back to shared on release while an
+ * outer hold remains. */
 void kevo_verify__slot_shared(void);
 void kevo_verify__slot_exclusive(void); /* from shared to exclusive */
 void kevo_verify__slot_release(void);

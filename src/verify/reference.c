@@ -362,6 +362,8 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         goto done;
     /* Inputs are generated on every core while the reference builds (or
      * its cached results are read). */
+    kevo_verify__slot_shared(); /* generating inputs is CPU work too */
+    locked = true;
     kevo_verify__inputs_start(&gen, ev);
     if ((error = kevo_mkdtemp(&ev->root, "kevo-eval-")) < 0)
         goto done;
@@ -371,8 +373,6 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
     runner = kevo_path_join(ref_dir, "runner");
     if (task->torch && (error = torch_prepare(ev, ref_dir)) < 0)
         goto done;
-    kevo_verify__slot_shared();
-    locked = true;
     hit = ev->cache_key[0] && kevo_ref_cache__load(&ev->cached, ev->cache_key, runner) == 1;
     if (!hit && (error = reference_build(ev, ref_dir, &build)) < 0)
         goto done;
@@ -398,9 +398,9 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
         ev = NULL;
     }
 done:
+    kevo_verify__inputs_stop(&gen);
     if (locked)
         kevo_verify__slot_release();
-    kevo_verify__inputs_stop(&gen);
     kevo_child_free(dead);
     kevo_build_result_clear(&build);
     free(ref_dir);

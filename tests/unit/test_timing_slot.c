@@ -2,7 +2,8 @@
  * test_timing_slot.c - the machine's timing slot (verify/gate_common.c) is
  * machine-wide: exclusive holders in different processes never overlap,
  * an exclusive holder never overlaps a shared one of another process, and
- * shared holders that keep coming do not starve an exclusive one.
+ * shared holders that keep coming do not starve an exclusive one; a
+ * thread's holds nest.
  * White-box: calls the verifier's internal slot functions.
  */
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kevo/util.h"
+#include "kevo/verify.h"
 #include "verify/internal.h"
 
 #include <stdio.h>
@@ -211,12 +213,97 @@ static void test_timing_slot__measurement_not_starved(void **state)
     free(dir);
 }
 
+/* kevo's own CPU work (kevo_verify_busy_begin, the built-in generator's
+ * parsing) holds the slot like a build, and an evaluation inside it nests:
+ * after the inner measurement lets go, the outer hold still keeps another
+ * process's measurement out until kevo_verify_busy_end. */
+static void test_timing_slot__busy_hold_nests_around_a_measurement(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-slot-"), 0);
+    char lock[512], times[512];
+    snprintf(lock, sizeof(lock), "%s/slot.lock", dir);
+    snprintf(times, sizeof(times), "%s/times", dir);
+    setenv("KEVO_TIMING_LOCK", lock, 1);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t busy = fork();
+    assert_true(busy >= 0);
+    if (busy == 0) {
+        close(ready[0]);
+        kevo_verify_busy_begin();
+        kevo_verify__slot_shared(); /* an evaluation: build, then measure */
+        kevo_verify__slot_exclusive();
+        kevo_verify__slot_release();
+        if (write(ready[1], "x", 1) != 1)
+            _exit(3);
+        usleep(300000); /* more of the generator's work */
+        double end = now_s();
+        kevo_verify_busy_end();
+        FILE *f = fopen(times, "w");
+        if (!f)
+            _exit(3);
+        fprintf(f, "%.6f\n", end);
+        fclose(f);
+        _exit(0);
+    }
+    close(ready[1]);
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    pid_t measure = fork();
+    assert_true(measure >= 0);
+    if (measure == 0) {
+        kevo_verify__slot_shared();
+        kevo_verify__slot_exclusive();
+        double got = now_s();
+        kevo_verify__slot_release();
+        char path[600];
+        snprintf(path, sizeof(path), "%s.m", times);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            _exit(3);
+        fprintf(f, "%.6f\n", got);
+        fclose(f);
+        _exit(0);
+    }
+    for (int i = 0; i < 2; i++) {
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, 0);
+        assert_true(pid == busy || pid == measure);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    double end = 0, got = 0;
+    char path[600];
+    snprintf(path, sizeof(path), "%s.m", times);
+    FILE *f = fopen(times, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%lf", &end), 1);
+    fclose(f);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%lf", &got), 1);
+    fclose(f);
+    assert_true(got >= end - 0.005); /* not while the busy hold lasted */
+    /* and the holds are all gone: one more exclusive here at once */
+    double t0 = now_s();
+    kevo_verify__slot_shared();
+    kevo_verify__slot_exclusive();
+    kevo_verify__slot_release();
+    assert_true(now_s() - t0 < 1.0);
+    unsetenv("KEVO_TIMING_LOCK");
+    kevo_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timing_slot__exclusive_across_processes),
         cmocka_unit_test(test_timing_slot__shared_holders_overlap),
         cmocka_unit_test(test_timing_slot__measurement_not_starved),
+        cmocka_unit_test(test_timing_slot__busy_hold_nests_around_a_measurement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
