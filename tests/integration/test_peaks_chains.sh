@@ -7,7 +7,8 @@
 # and ten adds after the loop) and the peak read 576 GFLOP/s on a 2-core
 # Zen 4 that does 226: every compute-bound roofline fraction 2.5x too low.
 # Then it checks that the check can fail: the chains started alike again
-# leave fewer than ten. x86-64 only (the mnemonic); skipped elsewhere.
+# leave fewer than ten. And the bandwidth curve's streaming ways are what
+# they claim. x86-64 only (the mnemonics); skipped elsewhere.
 set -uo pipefail
 KEVO_SRC=${KEVO_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 case $(uname -m) in
@@ -55,6 +56,21 @@ PY
 [ -s "$tmp/alike.c" ] || { echo "FAIL: could not build the folded variant"; exit 1; }
 echo "the chains started alike (must fold):"
 check "$tmp/alike.c" 0
+
+# The bandwidth bound streams three ways (harness/peaks.c): the triad with
+# non-temporal stores must keep them (a plain-store loop would make the
+# bound the triad's alone, below what `stream` kernels reach: fractions
+# above 1), and the read-only way must store nothing in its loop.
+gcc -O3 -march=native -fopenmp -S "$KEVO_SRC/harness/peaks.c" -o "$tmp/peaks.s"
+nt=$(awk '$0 == "triad_nt._omp_fn.0:" {on = 1; next} on && /^\t\.size/ {on = 0} on' "$tmp/peaks.s" \
+  | grep -c 'movntps')
+ro=$(awk '$0 == "read_only._omp_fn.0:" {on = 1; next} on && /^\t\.size/ {on = 0} on' "$tmp/peaks.s" \
+  | grep -cE 'vmovups\s+%[xyz]mm[0-9]+, |vmovaps\s+%[xyz]mm[0-9]+, [^%]*\(')
+echo "  triad_nt: $nt non-temporal stores; read_only: $ro vector stores"
+if [ "$nt" -lt 1 ] || [ "$ro" -ne 0 ]; then
+  echo "FAIL: the bandwidth ways are not what they claim"
+  fail=1
+fi
 
 [ "$fail" = 0 ] && echo "1 passed, 0 failed" || echo "failed"
 exit "$fail"
