@@ -93,16 +93,6 @@ typedef struct kevo_ply_view {
  * nothing open; KEVO_PLY_NONE when neither has (the start rule picks). */
 kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead);
 
-/* Whether attempt `iteration` (0-based) of `iterations` is in the task's
- * endgame: its last third (at least the last attempt), where a draft's
- * novel arm no longer keeps the root ply. On a cold memory every arm is
- * novel on the first kernel of a kind, and the root ply spent the whole
- * budget on the reference: matmul_square's register_block (3.06x, attempt
- * 4 of 10) was never given omp_parallel (~6x stacked), the other five
- * attempts went to the draft. The endgame leaves the first two thirds to
- * what the memory does not know and the rest to the fastest kernel. */
-bool kevo_agent__ply_endgame(int iteration, int iterations);
-
 /* The fastest kernel's speedup over the draft's, as the plies read it
  * (0 when either is unknown): a draft whose source is the task's
  * reference (the built-in generator's draft of a C task) runs at 1x the

@@ -97,12 +97,6 @@ double kevo_agent__ply_ahead(double best_speedup, double draft_speedup, const ch
     return draft_speedup > 0 && best_speedup > 0 ? best_speedup / draft_speedup : 0;
 }
 
-bool kevo_agent__ply_endgame(int iteration, int iterations)
-{
-    int last = (iterations + 2) / 3; /* ceil(iterations / 3) */
-    return iterations > 0 && iterations - iteration <= last;
-}
-
 /* The built-in generator's plies, before the start rule's pick: the task's
  * draft in this run or its fastest kernel, by kevo_agent__ply_pick. Decided
  * from the store alone, so a resumed run decides as the killed one would
@@ -126,9 +120,6 @@ static int plies(kevo_attempt_state *st)
         error = ply_view(&dv, &d, st, draft);
     f.stage = 0;
     f.best_first = 1;
-    /* in the endgame novelty keeps nothing (kevo_agent__ply_endgame) */
-    if (kevo_agent__ply_endgame(st->iteration, cfg->iterations))
-        dv.novel = false;
     /* a draft with a novel arm keeps the root ply whatever the fastest
      * kernel promises (kevo_agent__ply_pick): its arms are not weighed */
     bool decided = dv.gain > 0 && dv.novel;

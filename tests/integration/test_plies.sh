@@ -3,9 +3,8 @@
 # user's run shows it: from an empty memory every arm is expected to gain
 # (nothing is known), so the refinements after the draft are all children
 # of the draft, each a different arm (recipe, or flag set), before any
-# recipe is stacked on another, for the first two thirds of the budget
-# (the endgame and the best ply that follow are checked by
-# tests/unit/test_builtin_gen.c: which kernel they pick depends on timings).
+# recipe is stacked on another (the best ply that follows is checked by
+# tests/unit/test_builtin_gen.c: which kernel it picks depends on timings).
 # And the ablation (--retrieval random) has no plies: its start points come
 # from the start rule alone.
 set -uo pipefail

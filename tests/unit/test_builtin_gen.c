@@ -641,23 +641,6 @@ static void test_builtin__ply_pick(void **state)
     assert_int_equal(kevo_agent__ply_pick(none, none, 3.0), KEVO_PLY_NONE);
 }
 
-/* The endgame: the last third of a task's attempts (rounded up), at
- * least its last one; a cold memory's novel arms keep the root ply only
- * before it. */
-static void test_builtin__ply_endgame_is_the_last_third(void **state)
-{
-    (void)state;
-    for (int it = 0; it < 6; it++)
-        assert_false(kevo_agent__ply_endgame(it, 10));
-    for (int it = 6; it < 10; it++)
-        assert_true(kevo_agent__ply_endgame(it, 10));
-    assert_true(kevo_agent__ply_endgame(0, 1));
-    assert_false(kevo_agent__ply_endgame(0, 2));
-    assert_true(kevo_agent__ply_endgame(1, 2));
-    assert_false(kevo_agent__ply_endgame(39, 60));
-    assert_true(kevo_agent__ply_endgame(40, 60));
-}
-
 /* How far ahead of the draft the fastest kernel is: a draft that is the
  * reference itself counts at 1x whatever its timing read (0.91x made a
  * no-op child 1.1x ahead, and the climb started from it); any other draft
@@ -751,7 +734,6 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
         cmocka_unit_test(test_builtin__ply_pick),
-        cmocka_unit_test(test_builtin__ply_endgame_is_the_last_third),
         cmocka_unit_test(test_builtin__ply_ahead_of_a_draft_that_is_the_reference),
         cmocka_unit_test_setup_teardown(test_builtin__root_ply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__untried_recipe_exploits_its_defaults, setup,
