@@ -17,6 +17,9 @@
 #   3. kevo tasks adapt of the C reference and of the best kernel to the
 #      torch task's prototype, then kevo eval of both on the torch task (full
 #      latency gate, interleaved with PyTorch eager, same inputs, same sizes).
+# MEMORY_FROM=FILE: each run starts from that exported memory (`kevo memory
+# export`, e.g. of a Level 1 run), as `kevo run --memory-from`; else from an
+# empty one.
 # Columns: the best kernel over PyTorch eager; the best kernel over the C
 # reference at the same sizes (= the ratio of the two evals: C ref time /
 # best time, both timed against the same torch baseline); the C reference
@@ -44,12 +47,15 @@ for t in $TASKS; do
   name=$(basename "$t")
   w="$OUT/$name"; rm -rf "$w"; mkdir -p "$w"; chmod 755 "$w"
   echo "== $t ($kb)" >&2
-  "$KEVO" run "$c" --iterations "$ITER" --quick --quiet --db "$w/run.db" > "$w/run.txt" 2>&1
-  python3 - "$w/run.db" "$w/best.c" > "$w/run_speedup" <<'PY'
-import sqlite3, sys
+  "$KEVO" run "$c" --iterations "$ITER" --quick --quiet --db "$w/run.db" \
+    ${MEMORY_FROM:+--memory-from "$MEMORY_FROM"} > "$w/run.txt" 2>&1
+  python3 - "$w/run.db" "$w/best.c" "$c/task.json" > "$w/run_speedup" <<'PY'
+import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-src, sp = db.execute("SELECT source, speedup FROM attempts WHERE verdict = 'correct' "
-                     "ORDER BY speedup DESC, id LIMIT 1").fetchone()
+task = json.load(open(sys.argv[3]))["name"]  # an imported memory holds other tasks' attempts
+src, sp = db.execute("SELECT a.source, a.speedup FROM attempts a JOIN tasks t ON t.id = a.task_id "
+                     "WHERE a.verdict = 'correct' AND t.name = ? "
+                     "ORDER BY a.speedup DESC, a.id LIMIT 1", (task,)).fetchone()
 open(sys.argv[2], "w").write(src)
 print(sp)
 PY
