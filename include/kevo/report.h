@@ -134,7 +134,9 @@ typedef struct kevo_run_metrics {
     /* the roofline (kevo_task_metrics.roof_*): the median over the tasks
      * with a known fraction (roof_tasks of them; NaN, JSON null, when
      * none); roof_note says why none can be known ("" when peaks were
-     * read: e.g. "no machine peaks yet (run `kevo calibrate`)") */
+     * read: e.g. "no machine peaks yet (run `kevo calibrate`)"), or how
+     * many fractions read above 1 (the calibration below what the run
+     * reached) */
     int roof_tasks;
     double median_roof_fraction;
     char roof_note[200];

@@ -99,6 +99,11 @@ static void write_table(kevo_writer *w, const kevo_report__model *model, size_t 
         kevo_writer_puts(w, "</tr>\n");
     }
     kevo_writer_puts(w, "</tbody></table></div>\n");
+    if (v->m->roof_note[0]) { /* no peaks, or fractions above 1: said beside the table */
+        kevo_writer_puts(w, "<p class=\"muted\">% of roof: ");
+        kevo_writer_escape(w, v->m->roof_note, (size_t)-1);
+        kevo_writer_puts(w, "</p>\n");
+    }
 }
 
 void kevo_report__html_tasks(kevo_writer *w, const kevo_report__model *model)

@@ -335,6 +335,26 @@ static void test_roofline__report_fields(void **state)
     kevo_buf_free(&text);
     kevo_run_metrics_free(m);
 
+    /* a calibration 25x below what the run reached: the fractions read
+     * above 1, and the note says so instead of leaving them unexplained */
+    kevo_peaks low = sample_peaks();
+    low.mem_gbs /= 25;
+    for (size_t i = 0; i < low.npoints; i++)
+        low.curve[i].gbs /= 25;
+    assert_int_equal(kevo_peaks_save(&low), 0);
+    assert_int_equal(kevo_report_metrics(&m, f->mem, run), 0);
+    j = report_json(m);
+    assert_close(cJSON_GetObjectItemCaseSensitive(task_json(j, "ta"), "roof_fraction")
+                     ->valuedouble,
+                 25 * fa_want, "ta's roof_fraction against the low calibration");
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(j, "roof_note");
+    assert_true(cJSON_IsString(note));
+    assert_non_null(strstr(note->valuestring, "2 task(s) above their bound"));
+    assert_non_null(strstr(note->valuestring, "2026-12-03T16:28:05Z"));
+    cJSON_Delete(j);
+    kevo_run_metrics_free(m);
+    assert_int_equal(kevo_peaks_save(&p), 0);
+
     /* no calibration: every fraction null, the note names kevo calibrate */
     unsetenv("KEVO_PEAKS");
     char *missing = kevo_path_join(pdir, "none.json");
