@@ -17,6 +17,10 @@
 #   3. kevo tasks adapt of the C reference and of the best kernel to the
 #      torch task's prototype, then kevo eval of both on the torch task (full
 #      latency gate, interleaved with PyTorch eager, same inputs, same sizes).
+# SEARCH_ON_PROBLEM=1: also search on each imported problem itself (`kevo
+# run` on it: its linked C draft, its sizes, PyTorch eager the baseline of
+# every attempt, ITER attempts) and print that table and its geomean: issue
+# 20's Level 2 measure.
 # MEMORY_FROM=FILE: each run starts from that exported memory (`kevo memory
 # export`, e.g. of a Level 1 run), as `kevo run --memory-from`; else from an
 # empty one.
@@ -66,10 +70,26 @@ PY
   "$KEVO" tasks adapt "$w/best.c" --from "$c" --to "$tt" -o "$w/best_torch.c"
   "$KEVO" eval "$tt" "$w/cref_torch.c" --json > "$w/cref.json" 2>&1 || true
   "$KEVO" eval "$tt" "$w/best_torch.c" --json > "$w/best.json" 2>&1 || true
+  if [ -n "${SEARCH_ON_PROBLEM:-}" ]; then
+    # the search on the imported problem itself (its linked C draft, at its
+    # sizes, PyTorch eager the baseline of every attempt)
+    "$KEVO" run "$tt" --iterations "$ITER" --quick --quiet --db "$w/problem.db" \
+      ${MEMORY_FROM:+--memory-from "$MEMORY_FROM"} > "$w/problem.txt" 2>&1 || true
+    python3 - "$w/problem.db" "$tt/task.json" > "$w/problem_speedup" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+task = json.load(open(sys.argv[2]))["name"]
+row = db.execute("SELECT MAX(a.speedup) FROM attempts a JOIN tasks t ON t.id = a.task_id "
+                 "WHERE a.verdict = 'correct' AND t.name = ? AND a.baseline = 'torch-eager-cpu'",
+                 (task,)).fetchone()
+print(row[0] if row and row[0] else "")
+PY
+  fi
   rows+=("$t|$kb|$w")
 done
 python3 - "${rows[@]}" <<'PY'
-import json, sys
+import json, math, sys
+on_problem = []
 print("| C task | KernelBench problem | torch task sizes | best over PyTorch eager | best over C reference (same sizes) | C reference over PyTorch eager | kevo run (C task, own sizes) |")
 print("|---|---|---|---|---|---|---|")
 for row in sys.argv[1:]:
@@ -91,5 +111,23 @@ for row in sys.argv[1:]:
     sb, sr = lb["speedup"], lr["speedup"]
     assert lb["baseline"] == lr["baseline"] == "torch-eager-cpu"
     print(f"| {t} | {kb} | {sizes} | {sb:.2f}x | {sb / sr:.2f}x | {sr:.2f}x | {float(run):.2f}x |")
+for row in sys.argv[1:]:
+    t, kb, w = row.split("|")
+    try:
+        v = open(f"{w}/problem_speedup").read().strip()
+    except OSError:
+        continue
+    on_problem.append((t, float(v) if v else None))
+if on_problem:
+    print()
+    print("| C task | searched on the problem itself: best over PyTorch eager |")
+    print("|---|---|")
+    for t, v in on_problem:
+        print(f"| {t} | {v:.2f}x |" if v else f"| {t} | no correct kernel |")
+    got = [v for _, v in on_problem if v]
+    if got:
+        g = math.exp(sum(math.log(v) for v in got) / len(got))
+        print(f"\ngeomean over PyTorch eager, searched on the problems: {g:.2f}x "
+              f"({len(got)} of {len(on_problem)} with a correct kernel)")
 PY
 echo "work folder: $OUT" >&2
