@@ -441,9 +441,11 @@ int kevo_channel__pin(kevo_channel_runner *r, int slot)
     /* The candidate's own threads (an OpenMP team): one each on the other
      * CPUs in turn. Left to the scheduler, a worker woken while the other
      * core was busy for a moment shared the main thread's core for the
-     * whole call (a 2-thread sigmoid at half speed in 1 of 12 measurements
-     * beside another kevo run; docs/performance.md). At most 256 threads
-     * are placed; past that the scheduler's choice stands. */
+     * whole call (a 2-thread sigmoid at about half speed in 2 of 30
+     * measurements beside another kevo run, none in 20 after;
+     * docs/performance.md). At most 256 threads are placed; past that the
+     * scheduler's choice stands. The walk costs about 8 us a call (two
+     * threads), outside the timed region. */
     char dir[64];
     snprintf(dir, sizeof(dir), "/proc/%d/task", (int)r->child->pid);
     DIR *d = opendir(dir);
