@@ -13,15 +13,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/kevo-best.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$KEVO_SRC" # the run records the task folders relative to here
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_status() { # expect_status CODE CMD...
-    local want=$1; shift
-    set +e
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local got=$?
-    set -e
-    [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "'$*' exited $got, expected $want"; }
-}
+. "$KEVO_SRC/tests/helpers/expect.sh" # fail, expect_status
 
 "$KEVO" run suites/c/level1/001_relu suites/c/level1/019_matvec --iterations 3 --quick \
     --db "$tmp/a.db" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log" >&2; fail "kevo run"; }

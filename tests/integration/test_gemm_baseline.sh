@@ -32,15 +32,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/kevo-gemm-baseline.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 L1=$KEVO_SRC/suites/c/level1
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_status() { # expect_status CODE CMD...
-    local want=$1; shift
-    set +e
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local got=$?
-    set -e
-    [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "'$*' exited $got, expected $want"; }
-}
+. "$KEVO_SRC/tests/helpers/expect.sh" # fail, expect_status
 
 # every task of the table, odd tiny sizes, the reference standing in for the kernel
 for spec in "015_matmul_square matmul_square N=37" \
