@@ -102,6 +102,21 @@ int kevo_evaluator_new(kevo_evaluator **out, const kevo_task *task, const kevo_e
 /* Judge one candidate. Returns 0 with a verdict in *out (including
  * infra_error); negative only when kevo cannot work at all. */
 int kevo_evaluator_eval(kevo_evaluator *ev, const char *source, kevo_eval_result *out);
+/* Two candidates side by side (`kevo eval --versus`): each through the
+ * gates as kevo_evaluator_eval would judge it, and when both pass the
+ * correctness gate, one latency measurement for the two: every round
+ * times the reference and both candidates on the same fresh inputs, in an
+ * order that rotates, so that both see the same machine. Each result gets
+ * its own latency against the reference; *pair the ratio of the two. */
+typedef struct kevo_pair_latency {
+    bool measured; /* both correct, timed in the same rounds */
+    int rounds;    /* rounds that timed both */
+    /* per round, b's time over a's (above 1: a is faster): median and
+     * quartiles over the rounds */
+    double ratio, ratio_q1, ratio_q3;
+} kevo_pair_latency;
+int kevo_evaluator_eval_pair(kevo_evaluator *ev, const char *source_a, const char *source_b,
+                             kevo_eval_result *a, kevo_eval_result *b, kevo_pair_latency *pair);
 void kevo_evaluator_free(kevo_evaluator *ev);
 /* Whether the reference's outputs came from the reference cache (not
  * built and run by this evaluator). */

@@ -1,7 +1,8 @@
 /*
  * cli/cmd_eval.c - `kevo eval TASK_DIR CANDIDATE [--json]`: judge one
- * kernel by hand (or as the validate step of an external coding agent).
- * Parses flags and prints; the gates live in src/verify.
+ * kernel by hand (or as the validate step of an external coding agent);
+ * with `--versus OTHER`, two kernels timed side by side in the same
+ * rounds. Parses flags and prints; the gates live in src/verify.
  */
 #include "commands.h"
 #include "opts.h"
@@ -31,11 +32,18 @@ static void usage(FILE *f)
             "  --no-cache             rebuild and re-run the reference instead of reading its\n"
             "                         cached outputs (KEVO_CACHE=off: every cache)\n"
             "  --min-time S           minimum timed seconds per side (default 1.0)\n"
+            "  --versus OTHER_FILE    judge OTHER_FILE too and time the two side by side: every\n"
+            "                         round runs the reference and both kernels on the same\n"
+            "                         inputs, in rotating order; prints the median of the\n"
+            "                         per-round ratio OTHER / CANDIDATE and its quartiles\n"
             "  --keep                 keep the build directory for inspection\n"
             "  --unsafe-skip-antihack skip the static gate (to test the runtime sandbox)\n"
             "\n"
-            "exit status: 0 correct, 1 another verdict, 2 bad input, 3 kevo's own failure\n");
+            "exit status: 0 correct (with --versus: both), 1 another verdict, 2 bad input,\n"
+            "3 kevo's own failure\n");
 }
+
+static void print_result(const kevo_eval_result *r);
 
 static void print_text(const kevo_task *t, const char *cand, const kevo_eval_result *r,
                        bool ref_cached)
@@ -44,6 +52,32 @@ static void print_text(const kevo_task *t, const char *cand, const kevo_eval_res
     printf("candidate  %s\n", cand);
     printf("reference  %s\n", ref_cached ? "outputs from the reference cache"
                                           : "built and run for this evaluation");
+    print_result(r);
+}
+
+/* The side by side line: b's time over a's per round. */
+static void print_pair(const char *a, const char *b, const kevo_pair_latency *p)
+{
+    if (!p->measured) {
+        printf("versus     not measured: both kernels must be correct\n");
+        return;
+    }
+    bool a_faster = p->ratio >= 1;
+    printf("versus     time of %s / time of %s, per round: median %.3f (quartiles %.3f-%.3f, "
+           "%d rounds): ",
+           b, a, p->ratio, p->ratio_q1, p->ratio_q3, p->rounds);
+    /* the honesty check's band (docs/evaluation.md): a kernel against
+     * itself reads within 0.9-1.1, side by side too */
+    if (p->ratio_q1 <= 1 && p->ratio_q3 >= 1)
+        printf("no clear difference (the quartiles straddle 1)\n");
+    else if (p->ratio > 1 / 1.1 && p->ratio < 1.1)
+        printf("no clear difference (within 10%%, the band of a kernel against itself)\n");
+    else
+        printf("%s is %.2fx faster\n", a_faster ? a : b, a_faster ? p->ratio : 1 / p->ratio);
+}
+
+static void print_result(const kevo_eval_result *r)
+{
     for (size_t i = 0; i < r->ngates; i++) {
         const kevo_gate *g = &r->gates[i];
         printf("  %-12s %s\n", g->name, g->ok ? "ok" : "FAILED");
@@ -77,14 +111,36 @@ static void print_text(const kevo_task *t, const char *cand, const kevo_eval_res
         printf("feedback   %s\n", r->feedback);
 }
 
+/* The candidate file at path into *out; an exit status. */
+static int read_candidate(char **out, const char *path)
+{
+    if (kevo_file_read(out, NULL, path) < 0) {
+        fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
+        return KEVO_EXIT_USAGE;
+    }
+    if (strspn(*out, " \t\r\n") == strlen(*out)) {
+        fprintf(stderr, "kevo eval: %s: the candidate file is empty\n", path);
+        return KEVO_EXIT_USAGE;
+    }
+    return KEVO_EXIT_OK;
+}
+
+/* A verdict's exit status; the larger of two is the worse (0 < 1 < 3). */
+static int exit_of(kevo_verdict v)
+{
+    return v == KEVO_VERDICT_CORRECT       ? KEVO_EXIT_OK
+           : v == KEVO_VERDICT_INFRA_ERROR ? KEVO_EXIT_INFRA
+                                           : KEVO_EXIT_NEGATIVE;
+}
+
 int kevo_cmd_eval(int argc, char **argv)
 {
-    const char *task_dir = NULL, *cand_path = NULL;
+    const char *task_dir = NULL, *cand_path = NULL, *other_path = NULL;
     bool json = false;
     kevo_eval_options o;
     kevo_eval_options_default(&o);
     enum { OPT_JSON = 256, OPT_QUICK, OPT_NO_LATENCY, OPT_NO_CACHE, OPT_KEEP, OPT_SKIP_ANTIHACK,
-           OPT_BACKEND, OPT_MIN_TIME };
+           OPT_BACKEND, OPT_MIN_TIME, OPT_VERSUS };
     static const struct option table[] = {
         {"help", no_argument, NULL, 'h'},
         {"json", no_argument, NULL, OPT_JSON},
@@ -95,6 +151,7 @@ int kevo_cmd_eval(int argc, char **argv)
         {"unsafe-skip-antihack", no_argument, NULL, OPT_SKIP_ANTIHACK},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"min-time", required_argument, NULL, OPT_MIN_TIME},
+        {"versus", required_argument, NULL, OPT_VERSUS},
         {NULL, 0, NULL, 0},
     };
     kevo_opts op;
@@ -114,6 +171,7 @@ int kevo_cmd_eval(int argc, char **argv)
         case OPT_KEEP: o.keep_workdir = true; break;
         case OPT_SKIP_ANTIHACK: o.skip_antihack = true; break;
         case OPT_BACKEND: o.backend = op.arg; break;
+        case OPT_VERSUS: other_path = op.arg; break;
         case OPT_MIN_TIME: {
             char *end;
             o.min_time_s = strtod(op.arg, &end);
@@ -141,8 +199,9 @@ int kevo_cmd_eval(int argc, char **argv)
     int rc = KEVO_EXIT_OK, error;
     kevo_task *task = NULL;
     kevo_evaluator *ev = NULL;
-    char *source = NULL;
-    kevo_eval_result r = {0};
+    char *source = NULL, *other = NULL;
+    kevo_eval_result r = {0}, r2 = {0};
+    kevo_pair_latency pair = {0};
     if ((error = kevo_task_load(&task, task_dir)) < 0) {
         fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
         rc = KEVO_EXIT_USAGE;
@@ -154,16 +213,9 @@ int kevo_cmd_eval(int argc, char **argv)
         rc = KEVO_EXIT_USAGE;
         goto done;
     }
-    if ((error = kevo_file_read(&source, NULL, cand_path)) < 0) {
-        fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
-        rc = KEVO_EXIT_USAGE;
+    if ((rc = read_candidate(&source, cand_path)) != KEVO_EXIT_OK ||
+        (other_path && (rc = read_candidate(&other, other_path)) != KEVO_EXIT_OK))
         goto done;
-    }
-    if (strspn(source, " \t\r\n") == strlen(source)) {
-        fprintf(stderr, "kevo eval: %s: the candidate file is empty\n", cand_path);
-        rc = KEVO_EXIT_USAGE;
-        goto done;
-    }
     /* --keep: the build directory must outlive kevo, so no private scratch */
     if (!o.keep_workdir && (error = kevo_sandbox_private_scratch()) < 0) {
         fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
@@ -175,24 +227,48 @@ int kevo_cmd_eval(int argc, char **argv)
         rc = error == KEVO_EINVAL ? KEVO_EXIT_USAGE : KEVO_EXIT_INFRA;
         goto done;
     }
-    if ((error = kevo_evaluator_eval(ev, source, &r)) < 0) {
+    error = other ? kevo_evaluator_eval_pair(ev, source, other, &r, &r2, &pair)
+                  : kevo_evaluator_eval(ev, source, &r);
+    if (error < 0) {
         fprintf(stderr, "kevo eval: %s\n", kevo_error_last());
         rc = KEVO_EXIT_INFRA;
         goto done;
     }
-    if (json) {
+    if (json && other) {
+        char *ta = NULL, *tb = NULL;
+        kevo_eval_result_json(&ta, &r, task, true);
+        kevo_eval_result_json(&tb, &r2, task, true);
+        printf("{\"candidate\": %s,\n\"other\": %s,\n\"versus\": ", ta ? ta : "null",
+               tb ? tb : "null");
+        if (pair.measured)
+            printf("{\"measured\": true, \"rounds\": %d, \"ratio\": %.6g, \"ratio_q1\": "
+                   "%.6g, \"ratio_q3\": %.6g}}\n",
+                   pair.rounds, pair.ratio, pair.ratio_q1, pair.ratio_q3);
+        else
+            printf("{\"measured\": false}}\n");
+        free(ta);
+        free(tb);
+    } else if (json) {
         char *text = NULL;
         kevo_eval_result_json(&text, &r, task, true);
         printf("%s\n", text);
         free(text);
+    } else if (other) {
+        bool cached = kevo_evaluator_reference_cached(ev);
+        print_text(task, cand_path, &r, cached);
+        printf("other      %s\n", other_path);
+        print_result(&r2);
+        print_pair(cand_path, other_path, &pair);
     } else {
         print_text(task, cand_path, &r, kevo_evaluator_reference_cached(ev));
     }
-    rc = r.verdict == KEVO_VERDICT_CORRECT       ? KEVO_EXIT_OK
-         : r.verdict == KEVO_VERDICT_INFRA_ERROR ? KEVO_EXIT_INFRA
-                                                 : KEVO_EXIT_NEGATIVE;
+    rc = exit_of(r.verdict);
+    if (other && exit_of(r2.verdict) > rc)
+        rc = exit_of(r2.verdict);
 done:
     kevo_eval_result_clear(&r);
+    kevo_eval_result_clear(&r2);
+    free(other);
     kevo_evaluator_free(ev);
     kevo_task_free(task);
     free(source);

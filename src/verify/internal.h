@@ -109,6 +109,9 @@ int kevo_verify__gate_audit(kevo_verify__cand *c);
 int kevo_verify__gate_compile(kevo_verify__cand *c);
 int kevo_verify__gate_correctness(kevo_verify__cand *c);
 int kevo_verify__gate_latency(kevo_verify__cand *c);
+/* n (1 or 2) candidates timed in the same rounds; with two, *pair gets
+ * their ratio when both end correct (pair may be NULL). */
+int kevo_verify__gate_latency_n(kevo_verify__cand **cands, int n, kevo_pair_latency *pair);
 
 /* ---- result.c ---- */
 /* Open the next gate of r (ran, not yet ok); borrowed. */
