@@ -5,7 +5,9 @@
 # ratio (B's time over A's) names A faster, and the other way round when
 # the two swap places; both results carry the same reference samples; an
 # incorrect other kernel leaves the candidate measured alone (exit 1, no
-# ratio); a missing file is bad usage (exit 2).
+# ratio); a missing file is bad usage (exit 2). Then bench/versus_runs.sh
+# on two short runs: a row per task both solved, the summary line, exit 1
+# with no task in common, exit 2 on bad usage.
 # Needs KEVO (the binary) and KEVO_SRC (the source tree).
 set -euo pipefail
 
@@ -100,4 +102,19 @@ PY
 
 expect_status 2 "$KEVO" eval "$task" "$tmp/once.c" --versus "$tmp/missing.c"
 grep -q "missing.c" "$tmp/err" || fail "a missing --versus file is not named: $(cat "$tmp/err")"
+# bench/versus_runs.sh: two stores' best kernels side by side
+for db in a b; do
+    "$KEVO" run "$task" --iterations 2 --quick --db "$tmp/$db.db" >"$tmp/run-$db.log" 2>&1 \
+        || { cat "$tmp/run-$db.log" >&2; fail "kevo run ($db)"; }
+done
+"$KEVO" run suites/c/level1/019_matvec --iterations 1 --quick --db "$tmp/c.db" >"$tmp/run-c.log" 2>&1 \
+    || { cat "$tmp/run-c.log" >&2; fail "kevo run (c)"; }
+expect_status 0 env KEVO="$KEVO" bash bench/versus_runs.sh "$tmp/a.db" "$tmp/b.db" "$tmp/vr"
+grep -Eq '^relu +[0-9.]+ +[0-9.]+-[0-9.]+ +[-AB]$' "$tmp/out" \
+    || { cat "$tmp/out" >&2; fail "versus_runs: no row for relu"; }
+grep -q '^1 tasks side by side: geomean of B/A [0-9.]*' "$tmp/out" \
+    || { cat "$tmp/out" >&2; fail "versus_runs: no summary line"; }
+expect_status 1 env KEVO="$KEVO" bash bench/versus_runs.sh "$tmp/a.db" "$tmp/c.db" "$tmp/vr2"
+expect_status 2 env KEVO="$KEVO" bash bench/versus_runs.sh "$tmp/a.db"
+expect_status 2 env KEVO="$KEVO" bash bench/versus_runs.sh "$tmp/a.db" "$tmp/missing.db"
 echo "test_eval_versus: ok"
