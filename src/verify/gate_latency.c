@@ -162,10 +162,8 @@ static int timed_round(kevo_evaluator *ev, timing *tm, int i)
             return error;
     }
     /* the comparison reads the outputs, and what it read last is still in
-     * the caches when the next round writes them again: first one side
-     * last, then the other, so that neither keeps the advantage (compared
-     * in one order, the second of two copies of relu's reference read
-     * 0.89-0.94 of the first in four measurements) */
+     * the caches when the next round writes them again: each side is
+     * compared last every other round */
     for (int j = 0; j < tm->nside; j++) {
         int k = i % 2 ? tm->nside - 1 - j : j;
         if (live(tm, k))
@@ -283,11 +281,10 @@ int kevo_verify__gate_latency_n(kevo_verify__cand **cands, int n, kevo_pair_late
     }
     kevo_rng_seed(&tm.rot_rng, (uint64_t)kevo_now_ns() ^ ((uint64_t)ev->serial * 7919u + 17u));
     tm.cpu = (int)(kevo_rng_next(&tm.rot_rng) % 4096u);
-    /* Which candidate the rotation takes first: drawn, so that whatever
-     * the order leaves uneven (two copies of relu's reference, the second
-     * read 0.87-0.96 of the first in seven measurements with a fixed
-     * order, 0.98-1.04 in three with it reversed) favours neither input
-     * file in the long run. */
+    /* Which candidate the rotation takes first: drawn, so that no effect
+     * of the order attaches to one input file. (Two copies of relu's
+     * reference lean towards the second file either way, 0.86-1.01 over
+     * six measurements; the cause is not found: docs/evaluation.md.) */
     tm.swap = n == 2 && (kevo_rng_next(&tm.rot_rng) & 1);
     for (int i = 0;; i++) {
         if ((error = timed_round(ev, &tm, i)) < 0)
