@@ -44,6 +44,9 @@
 #include <string.h>
 
 #define MAX_CHAIN 12
+/* The comment above the copy of a nest kept as written beside its permuted
+ * form (strides given at run time, not positive): permute declines it. */
+#define PERMUTE_AS_WRITTEN "/* kevo permute: as written */"
 #define MAX_STMTS 64
 
 enum { ST_DECL, ST_GUARD };
@@ -73,8 +76,13 @@ typedef struct pnest {
     int sink[MAX_CHAIN]; /* chain positions of the loops to move to the bottom, */
     int n_sink;          /* outermost first: the lane last */
     unsigned outer;      /* chain bits of the loops to run outermost */
-    unsigned op;         /* the accumulation's operator token (+= or -=) */
+    unsigned op;         /* the accumulation's operator token (+=, -=, or = for a min/max) */
     bool acc_f32;        /* the accumulated element is a float */
+    bool minmax;         /* the accumulation keeps a maximum or minimum: `p[i] = e > p[i] ? e :
+                            p[i];` or `p[i] = fmaxf(p[i], e);` (and the minimum forms) */
+    unsigned self0[2], self1[2]; /* with minmax: the lvalue's copies in its right-hand side */
+    int n_self;
+    bool require_bounds; /* decline unless a guard becomes bounds (after expand.c's split) */
     /* with `reduce`: the loops that only add into the accumulated element
      * run innermost, under the lane, summing into a scalar */
     unsigned reduce;             /* chain bits of those loops */
@@ -328,6 +336,124 @@ static bool pure_call(const kevo_recipe_model *m, unsigned t)
     return false;
 }
 
+/* Tokens [a0,a1) without enclosing parentheses and comments. */
+static void strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *a1)
+{
+    for (;;) {
+        *a0 = skip_comments(m, *a0, *a1);
+        while (*a1 > *a0 && is_comment(m, *a1 - 1))
+            (*a1)--;
+        if (*a1 > *a0 + 1 && kevo_rtok_is(m, *a0, "(") && kevo_rtok_match(m, *a0) == *a1 - 1) {
+            (*a0)++;
+            (*a1)--;
+        } else
+            return;
+    }
+}
+
+/* The first token of [t0,t1) at depth 0 that is `text`, or t1. */
+static unsigned find_top(const kevo_recipe_model *m, unsigned t0, unsigned t1, const char *text)
+{
+    int depth = 0;
+    for (unsigned t = t0; t < t1; t++) {
+        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
+            depth++;
+        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
+            depth--;
+        else if (depth == 0 && kevo_rtok_is(m, t, text))
+            return t;
+    }
+    return t1;
+}
+
+/* Whether the write w, `p[i] = RHS;` ending at the accumulation's `;`,
+ * keeps a maximum or a minimum of p[i] and one expression e: `e > p[i] ? e
+ * : p[i]`, `p[i] < e ? e : p[i]` (any of < <= > >=, the branch taken when
+ * the comparison holds being e), or fmaxf/fminf/fmax/fmin of p[i] and e.
+ * Such updates give the same value in any order (but for the sign of a
+ * zero and which NaN stays), as a sum does up to rounding. Records the
+ * lvalue's copies in the right-hand side. */
+static bool minmax_update(pnest *p, const kevo_rwrite *w)
+{
+    const kevo_recipe_model *m = p->m;
+    if (!kevo_rtok_is(m, w->t_op, "="))
+        return false;
+    unsigned r0 = w->t_op + 1, r1 = p->acc1 - 1; /* without the `;` */
+    unsigned l0 = w->t_lhs0, l1 = w->t_lhs1;
+    strip_parens(m, &r0, &r1);
+    if (r1 <= r0)
+        return false;
+    unsigned q = find_top(m, r0, r1, "?");
+    if (q == r1) { /* fmaxf(a, b) */
+        if (!(kevo_rtok_is(m, r0, "fmaxf") || kevo_rtok_is(m, r0, "fminf") ||
+              kevo_rtok_is(m, r0, "fmax") || kevo_rtok_is(m, r0, "fmin")) ||
+            !kevo_rtok_is(m, r0 + 1, "(") || kevo_rtok_match(m, r0 + 1) != r1 - 1)
+            return false;
+        unsigned c = find_top(m, r0 + 2, r1 - 1, ",");
+        if (c == r1 - 1)
+            return false;
+        unsigned a0 = r0 + 2, a1 = c, b0 = c + 1, b1 = r1 - 1;
+        strip_parens(m, &a0, &a1);
+        strip_parens(m, &b0, &b1);
+        if (kevo_rtok_same(m, a0, a1, l0, l1)) {
+            p->self0[0] = a0;
+            p->self1[0] = a1;
+        } else if (kevo_rtok_same(m, b0, b1, l0, l1)) {
+            p->self0[0] = b0;
+            p->self1[0] = b1;
+        } else
+            return false;
+        p->n_self = 1;
+        p->minmax = true;
+        return true;
+    }
+    unsigned c = find_top(m, q + 1, r1, ":");
+    if (c == r1 || find_top(m, c + 1, r1, "?") != r1)
+        return false;
+    unsigned x0 = r0, x1 = q, t0 = q + 1, t1 = c, f0 = c + 1, f1 = r1;
+    strip_parens(m, &x0, &x1);
+    strip_parens(m, &t0, &t1);
+    strip_parens(m, &f0, &f1);
+    unsigned op = x1;
+    int n_ops = 0;
+    int depth = 0;
+    for (unsigned t = x0; t < x1; t++) {
+        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "["))
+            depth++;
+        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]"))
+            depth--;
+        else if (depth == 0 && (kevo_rtok_is(m, t, "<") || kevo_rtok_is(m, t, "<=") ||
+                                kevo_rtok_is(m, t, ">") || kevo_rtok_is(m, t, ">=") ||
+                                kevo_rtok_is(m, t, "&&") || kevo_rtok_is(m, t, "||") ||
+                                kevo_rtok_is(m, t, "==") || kevo_rtok_is(m, t, "!="))) {
+            op = t;
+            n_ops++;
+        }
+    }
+    if (n_ops != 1 || kevo_rtok_is(m, op, "&&") || kevo_rtok_is(m, op, "||") ||
+        kevo_rtok_is(m, op, "==") || kevo_rtok_is(m, op, "!="))
+        return false;
+    unsigned a0 = x0, a1 = op, b0 = op + 1, b1 = x1;
+    strip_parens(m, &a0, &a1);
+    strip_parens(m, &b0, &b1);
+    /* the comparison names the element on one side and e on the other; the
+     * true branch is e, the false one the element */
+    bool left_self = kevo_rtok_same(m, a0, a1, l0, l1);
+    bool right_self = kevo_rtok_same(m, b0, b1, l0, l1);
+    if (left_self == right_self || !kevo_rtok_same(m, f0, f1, l0, l1))
+        return false;
+    unsigned e0 = left_self ? b0 : a0, e1 = left_self ? b1 : a1;
+    if (!kevo_rtok_same(m, t0, t1, e0, e1) || kevo_rtok_same(m, e0, e1, l0, l1))
+        return false;
+    p->self0[0] = left_self ? a0 : b0;
+    p->self1[0] = left_self ? a1 : b1;
+    p->self0[1] = f0;
+    p->self1[1] = f1;
+    p->n_self = 2;
+    p->minmax = true;
+    return true;
+}
+
 /* The dependence conditions: the accumulation is the nest's only write, to
  * memory nothing else in it reads; bounds are rectangular. */
 static int check_effects(pnest *p)
@@ -345,19 +471,23 @@ static int check_effects(pnest *p)
             continue; /* an inner loop's increment (simple: the body does not write it) */
         if (w[i].t_op >= p->acc0 && w[i].t_op < p->acc1 && acc < 0 &&
             w[i].kind == KEVO_WRITE_ELEMENT &&
-            (kevo_rtok_is(m, w[i].t_op, "+=") || kevo_rtok_is(m, w[i].t_op, "-=")) &&
+            (kevo_rtok_is(m, w[i].t_op, "+=") || kevo_rtok_is(m, w[i].t_op, "-=") ||
+             minmax_update(p, &w[i])) &&
             w[i].t_lhs0 == skip_comments(m, p->acc0, p->acc1)) {
             acc = (int)i;
             continue;
         }
         error = kevo_error_set(KEVO_EINVAL,
                                "line %u writes %s: permute takes a nest whose only write is one "
-                               "accumulation `p[i] += e;` in the innermost loop",
+                               "accumulation `p[i] += e;` (or a maximum or minimum kept in p[i]) "
+                               "in the innermost loop",
                                kevo_recipe_line(m, m->tok[w[i].t_op].start),
                                w[i].var >= 0 ? m->var[w[i].var].name : "memory");
     }
     if (error == 0 && acc < 0)
-        error = kevo_error_set(KEVO_EINVAL, "line %u is not an accumulation `p[i] += e;`",
+        error = kevo_error_set(KEVO_EINVAL,
+                               "line %u is not an accumulation `p[i] += e;` (nor a maximum or "
+                               "minimum kept in p[i])",
                                kevo_recipe_line(m, m->tok[p->acc0].start));
     if (error < 0) {
         free(w);
@@ -399,7 +529,10 @@ static int check_effects(pnest *p)
                                   "line %u: kevo cannot tell what '%s' points to (permute "
                                   "reorders only reads of the kernel's parameters)",
                                   kevo_recipe_line(m, m->tok[t].start), m->var[v].name);
-        if (r != target || (t >= p->lhs0 && t < p->lhs1))
+        bool self = t >= p->lhs0 && t < p->lhs1;
+        for (int k = 0; k < p->n_self; k++)
+            self |= t >= p->self0[k] && t < p->self1[k];
+        if (r != target || self)
             continue;
         int s = -1;
         for (int k = 0; k < p->n_st; k++)
@@ -747,6 +880,7 @@ typedef struct bound {
     bool lower;   /* lane >= ceil(num / s), else lane < ceil(num / s) */
     kevo_buf num; /* the numerator's text */
     char s[64];   /* the positive constant's text */
+    int rvar;     /* s is this integer parameter (positive only where checked), or -1 */
 } bound;
 
 static void text_of(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1)
@@ -777,9 +911,32 @@ static bool integer_tokens(const kevo_recipe_model *m, unsigned t0, unsigned t1)
     return true;
 }
 
-/* E in [e0,e1) as lane * S + R: R's text into *rest, S's into s. */
+/* Whether token t names an integer parameter of the kernel that the
+ * kernel never writes (a stride given at run time). */
+static bool unwritten_int_param(const kevo_recipe_model *m, unsigned t)
+{
+    int v = m->tok[t].var;
+    if (v < 0 || !m->var[v].is_param || m->var[v].vtype != KEVO_VTYPE_INT)
+        return false;
+    kevo_rwrite *w = NULL;
+    size_t nw = 0;
+    if (kevo_recipe_writes(&w, &nw, m, m->t_fbody, (unsigned)m->n_tok) < 0) {
+        kevo_error_clear();
+        return false;
+    }
+    bool written = false;
+    for (size_t i = 0; i < nw; i++)
+        written |= w[i].var == v;
+    free(w);
+    return !written;
+}
+
+/* E in [e0,e1) as lane * S + R: R's text into *rest, S's into s. S is a
+ * positive constant, or, where rvar is given, an integer parameter the
+ * kernel never writes (its variable into *rvar; the caller runs the
+ * bounds only where it is positive). */
 static bool affine_in(const pnest *p, unsigned e0, unsigned e1, int lane_var, kevo_buf *rest,
-                      char *s, size_t s_len, int depth)
+                      char *s, size_t s_len, int depth, int *rvar)
 {
     const kevo_recipe_model *m = p->m;
     unsigned lane_bit = 1u << p->lane;
@@ -789,10 +946,11 @@ static bool affine_in(const pnest *p, unsigned e0, unsigned e1, int lane_var, ke
     if (e1 == e0 + 1 && depth < 4) {
         int d = stmt_of_decl(p, m->tok[e0].var);
         if (d >= 0 && (p->st[d].deps & lane_bit))
-            return affine_in(p, p->st[d].e0, p->st[d].e1, lane_var, rest, s, s_len, depth + 1);
+            return affine_in(p, p->st[d].e0, p->st[d].e1, lane_var, rest, s, s_len, depth + 1,
+                             rvar);
     }
     if (e1 > e0 && kevo_rtok_is(m, e0, "(") && kevo_rtok_match(m, e0) == e1 - 1)
-        return affine_in(p, e0 + 1, e1 - 1, lane_var, rest, s, s_len, depth);
+        return affine_in(p, e0 + 1, e1 - 1, lane_var, rest, s, s_len, depth, rvar);
     if (!integer_tokens(m, e0, e1))
         return false;
     bool found = false;
@@ -834,8 +992,14 @@ static bool affine_in(const pnest *p, unsigned e0, unsigned e1, int lane_var, ke
             else if (b == t0 + 3 && kevo_rtok_is(m, t0 + 1, "*") &&
                      (m->tok[t0].var == lane_var || m->tok[t0 + 2].var == lane_var)) {
                 unsigned st = m->tok[t0].var == lane_var ? t0 + 2 : t0;
-                if (m->tok[st].var == lane_var || !positive_constant(m, st, NULL))
+                if (m->tok[st].var == lane_var)
                     return false;
+                if (!positive_constant(m, st, NULL)) {
+                    if (!rvar || !unwritten_int_param(m, st) ||
+                        (*rvar >= 0 && *rvar != m->tok[st].var))
+                        return false;
+                    *rvar = m->tok[st].var;
+                }
                 snprintf(s, s_len, "%.*s", (int)(m->tok[st].end - m->tok[st].start),
                          m->src + m->tok[st].start);
             } else
@@ -919,7 +1083,9 @@ static bool guard_bounds(const pnest *p, const pstmt *st, bound *out, int *n_out
         bound *bd = &out[*n_out];
         memset(bd, 0, sizeof *bd);
         kevo_buf rest = {0};
-        if (!affine_in(p, e0, e1, lane_var, &rest, bd->s, sizeof bd->s, 0)) {
+        bd->rvar = -1;
+        if (!affine_in(p, e0, e1, lane_var, &rest, bd->s, sizeof bd->s, 0,
+                       p->reduce ? NULL : &bd->rvar)) {
             kevo_buf_free(&rest);
             goto fail;
         }
@@ -1190,7 +1356,7 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
         char sc[64] = "";
         kevo_buf rest = {0};
         long one = 0;
-        if (!other && affine_in(p, st->e0, st->e1, lane_var, &rest, sc, sizeof sc, 0)) {
+        if (!other && affine_in(p, st->e0, st->e1, lane_var, &rest, sc, sizeof sc, 0, NULL)) {
             bool unit = strcmp(sc, "1") == 0;
             for (unsigned t = st->e0; !unit && t < st->e1; t++) {
                 size_t tn;
@@ -1259,6 +1425,14 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
                                       kevo_recipe_line(m, m->tok[p->st[s].t0].start),
                                       m->var[p->st[s].var].name);
             }
+    if (p->require_bounds && n_bd == 0) {
+        for (int s = 0; s < p->n_st; s++)
+            kevo_buf_free(&subst[s]);
+        return kevo_error_set(KEVO_EINVAL,
+                              "no guard on the loop at line %u becomes its bounds: kept in "
+                              "memory, the scalar would only cost passes",
+                              m->loop[p->chain[p->lane]].line);
+    }
     bool moved = p->reduce != 0;
     for (int i = 0; i < n; i++)
         moved |= order[i] != i;
@@ -1422,10 +1596,63 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
     }
     indent(&b, ind, il, 0);
     kevo_buf_puts(&b, "}");
+    /* strides given at run time: the bounds divide by them, so the
+     * permuted nest runs where each is positive (twice: with each of them
+     * 1 a constant, the common case, which the compiler then vectorises
+     * with contiguous loads), the nest as written elsewhere */
+    int rv[16], n_rv = 0;
+    for (int i = 0; i < n_bd; i++) {
+        bool seen = bd[i].rvar < 0;
+        for (int k = 0; k < n_rv; k++)
+            seen |= rv[k] == bd[i].rvar;
+        if (!seen)
+            rv[n_rv++] = bd[i].rvar;
+    }
     for (int i = 0; i < n_bd; i++)
         kevo_buf_free(&bd[i].num);
     for (int s = 0; s < p->n_st; s++)
         kevo_buf_free(&subst[s]);
+    if (n_rv > 0) {
+        kevo_buf v = {0};
+        kevo_buf_puts(&v, "{ /* kevo permute: bounds divided by ");
+        for (int k = 0; k < n_rv; k++)
+            kevo_buf_printf(&v, "%s%s", k ? ", " : "", m->var[rv[k]].name);
+        kevo_buf_puts(&v, ", run where positive */\n");
+        indent(&v, ind, il, 1);
+        kevo_buf_puts(&v, "if (");
+        for (int k = 0; k < n_rv; k++)
+            kevo_buf_printf(&v, "%s%s > 0", k ? " && " : "", m->var[rv[k]].name);
+        kevo_buf_puts(&v, ") {\n");
+        indent(&v, ind, il, 2);
+        kevo_buf_puts(&v, "if (");
+        for (int k = 0; k < n_rv; k++)
+            kevo_buf_printf(&v, "%s%s == 1", k ? " && " : "", m->var[rv[k]].name);
+        kevo_buf_puts(&v, ") {\n");
+        for (int k = 0; k < n_rv; k++) {
+            indent(&v, ind, il, 3);
+            kevo_buf_printf(&v, "const __typeof__(%s) %s = 1; /* the common case, a constant */\n",
+                            m->var[rv[k]].name, m->var[rv[k]].name);
+        }
+        indent(&v, ind, il, 3);
+        kevo_buf_printf(&v, "%s\n", kevo_buf_cstr(&b));
+        indent(&v, ind, il, 2);
+        kevo_buf_puts(&v, "} else\n");
+        indent(&v, ind, il, 3);
+        kevo_buf_printf(&v, "%s\n", kevo_buf_cstr(&b));
+        indent(&v, ind, il, 1);
+        kevo_buf_puts(&v, "} else {\n");
+        indent(&v, ind, il, 2);
+        kevo_buf_printf(&v, "%s\n", PERMUTE_AS_WRITTEN);
+        indent(&v, ind, il, 2);
+        kevo_buf_printf(&v, "%.*s\n", (int)(m->tok[R->t_end - 1].end - m->tok[R->t_for].start),
+                        m->src + m->tok[R->t_for].start);
+        indent(&v, ind, il, 1);
+        kevo_buf_puts(&v, "}\n");
+        indent(&v, ind, il, 0);
+        kevo_buf_puts(&v, "}");
+        kevo_buf_free(&b);
+        b = v;
+    }
     int error = kevo_cparse_edits_add(&out->edits, m->tok[R->t_for].start, m->tok[R->t_end - 1].end,
                                       "%s", kevo_buf_cstr(&b));
     kevo_buf_free(&b);
@@ -1435,12 +1662,24 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
 /* Permute the nest rooted at loop root; `lane` the loop index to run
  * innermost (-1: pick). */
 static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root, long lane,
-                      bool scatter, bool outer, bool reduce, bool dry)
+                      bool scatter, bool outer, bool reduce, bool dry, bool require_bounds)
 {
     pnest *p = calloc(1, sizeof *p);
     if (!p)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
-    int error = read_nest(p, m, root);
+    int error = 0;
+    unsigned before = m->loop[root].t_for;
+    if (before > 0 && is_comment(m, before - 1)) {
+        size_t n;
+        const char *c = kevo_rtok_text(m, before - 1, &n);
+        if (n == strlen(PERMUTE_AS_WRITTEN) && memcmp(c, PERMUTE_AS_WRITTEN, n) == 0)
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "the nest at line %u is the copy permute kept as written "
+                                   "(for strides that are not positive)",
+                                   m->loop[root].line);
+    }
+    if (error == 0)
+        error = read_nest(p, m, root);
     if (error == 0)
         error = check_effects(p);
     if (error == 0) {
@@ -1461,10 +1700,16 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
     if (error == 0) {
         pick_sink(p, scatter);
         pick_outer(p, outer);
-        if (reduce)
+        if (reduce && p->minmax)
+            error = kevo_error_set(KEVO_EINVAL,
+                                   "line %u keeps a maximum or minimum: reduce sums into a "
+                                   "scalar",
+                                   kevo_recipe_line(m, m->tok[p->acc0].start));
+        else if (reduce)
             error = pick_reduce(p);
     }
     if (error == 0) {
+        p->require_bounds = require_bounds;
         error = permute_nest(out, p, dry);
     }
     free(p);
@@ -1481,16 +1726,22 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
  * outer loops `outer` put there; a zero fill before it too): permuted
  * alone, the nest runs on one core; where omp_parallel declines, the
  * kernel stands. */
-static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
-                     long reduce, bool threads)
+static void kernel_name(char *name, size_t size, const kevo_recipe_model *m)
 {
-    char name[256] = "";
+    name[0] = 0;
     for (unsigned t = 0; t + 1 < m->t_fbody && t + 1 < m->n_tok && !name[0]; t++)
         if (m->tok[t].kind == KEVO_CTOK_IDENT && kevo_rtok_is(m, t + 1, "(")) {
             size_t n;
             const char *s = kevo_rtok_text(m, t, &n);
-            snprintf(name, sizeof name, "%.*s", (int)n, s);
+            snprintf(name, size, "%.*s", (int)n, s);
         }
+}
+
+static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                     long reduce, bool threads)
+{
+    char name[256];
+    kernel_name(name, sizeof name, m);
     char *text = NULL;
     int error =
         kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
@@ -1530,6 +1781,52 @@ static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const cha
     return 0;
 }
 
+/* Where no nest takes it as written: the first loop that keeps a sum or an
+ * extreme in a scalar, split so that the element itself is accumulated
+ * (expand.c), then that copy permuted, provided a guard on the loop along
+ * the element becomes its bounds (the window of a pool: otherwise the
+ * split only adds passes over the output). */
+static int permute_expanded(kevo_recipe_out *out, const kevo_recipe_model *m, const long *params)
+{
+    char *text = NULL, name[256];
+    unsigned off = 0;
+    int error = kevo_recipe__expand_scalar(&text, &off, m);
+    if (error < 0)
+        return error;
+    kernel_name(name, sizeof name, m);
+    kevo_recipe_model *m2 = NULL;
+    kevo_recipe_out o2 = {0};
+    error = kevo_recipe_model_parse(&m2, text, name);
+    if (error == KEVO_EINVAL) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", kevo_error_last());
+        error = kevo_error_set(KEVO_ERROR, "recipe bug: the split kernel does not parse: %s", why);
+    }
+    int r2 = -1;
+    for (size_t l = 0; error == 0 && l < m2->n_loop && r2 < 0; l++)
+        if (m2->tok[m2->loop[l].t_for].start == off)
+            r2 = (int)l;
+    if (error == 0 && r2 < 0)
+        error = kevo_error_set(KEVO_ERROR, "recipe bug: the split kernel lost its loop");
+    if (error == 0)
+        error = permute_at(&o2, m2, r2, -1, params[1] != 0, params[2] != 0, params[4] != 0, false,
+                           true);
+    if (error == 0 && (params[3] || params[4] >= 2))
+        error = follow_up(&o2, m2, text, params[4], params[3] != 0);
+    else if (error == 0)
+        error = kevo_recipe_edits_apply(&o2.whole, &o2.edits, text, strlen(text), m2->fn_start,
+                                        m2->fn_end);
+    if (error == 0) {
+        out->whole = o2.whole;
+        o2.whole = NULL;
+    }
+    kevo_cparse_edits_free(&o2.edits);
+    free(o2.whole);
+    kevo_recipe_model_free(m2);
+    free(text);
+    return error;
+}
+
 int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                               const long *params)
 {
@@ -1553,9 +1850,9 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
             !(m->loop[lane].t_for >= m->loop[r].t_for && m->loop[lane].t_end <= m->loop[r].t_end))
             continue;
         if (permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0, params[4] != 0,
-                       true) == 0) {
+                       true, false) == 0) {
             int error = permute_at(out, m, (int)r, lane, params[1] != 0, params[2] != 0,
-                                   params[4] != 0, false);
+                                   params[4] != 0, false, false);
             return error == 0 && (params[3] || params[4] >= 2)
                        ? follow_up(out, m, source, params[4], params[3] != 0)
                        : error;
@@ -1563,6 +1860,18 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
         if (!first_why[0] && m->loop[r].n_children > 0)
             snprintf(first_why, sizeof first_why, "%s", kevo_error_last());
         kevo_error_clear();
+    }
+    if (lane < 0) {
+        int error = permute_expanded(out, m, params);
+        if (error != KEVO_EINVAL)
+            return error;
+        char why[400];
+        snprintf(why, sizeof why, "%s", kevo_error_last());
+        return kevo_error_set(KEVO_EINVAL, "%s; with a scalar kept in memory: %s",
+                              first_why[0] ? first_why
+                                           : "no top-level loop nest of two or more loops holds "
+                                             "that loop",
+                              why);
     }
     return kevo_error_set(KEVO_EINVAL, "%s",
                           first_why[0] ? first_why
