@@ -59,6 +59,7 @@ typedef struct xform {
     unsigned f0, f1;              /* its value F */
     xedit ed[MAX_UPD];
     int n_ed;
+    int stage; /* how far read_form got: 1 once the body has the form's shape */
 } xform;
 
 static bool is_comment(const kevo_recipe_model *m, unsigned t)
@@ -520,6 +521,7 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
                               L->line);
     x->st0 = s0;
     x->st1 = semi + 1;
+    x->stage = 1;
     int error;
     kevo_rwrite *w = NULL;
     size_t nw = 0;
@@ -671,6 +673,7 @@ int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe
 {
     *out = NULL;
     char first_why[400] = "";
+    int why_stage = -1;
     xform *x = calloc(1, sizeof *x);
     if (!x)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -686,8 +689,10 @@ int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe
             free(x);
             return error;
         }
-        if (!first_why[0])
+        if (x->stage > why_stage) { /* the reason of the loop that came closest */
             snprintf(first_why, sizeof first_why, "%s", kevo_error_last());
+            why_stage = x->stage;
+        }
         kevo_error_clear();
         xform_free(x);
     }
@@ -735,7 +740,7 @@ int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe
         put_copy(&b, x, false, ind, il);
         kevo_buf_printf(&b, "%.*s        ", (int)il, ind);
         put_tokens(&b, m, x->lhs0, x->lhs1);
-        kevo_buf_puts(&b, " =");
+        kevo_buf_puts(&b, " = ");
         put_substituted(&b, x, x->f0, x->f1);
         kevo_buf_printf(&b, ";\n%.*s    }\n", (int)il, ind);
     }

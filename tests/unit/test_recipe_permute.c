@@ -458,6 +458,201 @@ static void test_permute__reduce_declines(void **state)
     assert_declines("permute", odd, 5, CT1D, "ct", "it takes 0, 1, 4, 8 or 16");
 }
 
+
+/* MaxPool2d as the suite writes it: the window's maximum kept in a scalar,
+ * a bounds test on every tap, the stride and padding given at run time. */
+static const char POOL2D[] =
+    "#include <stdint.h>\n"
+    "#include <math.h>\n"
+    "void pool(const float *x, float *y, int64_t NC, int64_t H, int64_t W, int64_t K,\n"
+    "          int64_t S, int64_t P)\n"
+    "{\n"
+    "    int64_t OH = (H + 2 * P - K) / S + 1;\n"
+    "    int64_t OW = (W + 2 * P - K) / S + 1;\n"
+    "    for (int64_t nc = 0; nc < NC; nc++) {\n"
+    "        const float *xp = x + nc * H * W;\n"
+    "        float *yp = y + nc * OH * OW;\n"
+    "        for (int64_t oh = 0; oh < OH; oh++)\n"
+    "            for (int64_t ow = 0; ow < OW; ow++) {\n"
+    "                float m = -INFINITY;\n"
+    "                for (int64_t kh = 0; kh < K; kh++) {\n"
+    "                    int64_t ih = oh * S - P + kh;\n"
+    "                    if (ih < 0 || ih >= H)\n"
+    "                        continue;\n"
+    "                    for (int64_t kw = 0; kw < K; kw++) {\n"
+    "                        int64_t iw = ow * S - P + kw;\n"
+    "                        if (iw < 0 || iw >= W)\n"
+    "                            continue;\n"
+    "                        float v = xp[ih * W + iw];\n"
+    "                        if (v > m)\n"
+    "                            m = v;\n"
+    "                    }\n"
+    "                }\n"
+    "                yp[oh * OW + ow] = m;\n"
+    "            }\n"
+    "    }\n"
+    "}\n";
+
+/* Runs pool at extents (NC, H, W, K, S, P) that crop both ends of a row,
+ * strides 1 (the constant copy), 2 and 3, a window as wide as the row. */
+static const char POOL2D_DRIVER[] = DRIVER_HEAD
+    "void pool(const float *x, float *y, int64_t NC, int64_t H, int64_t W, int64_t K,\n"
+    "          int64_t S, int64_t P);\n"
+    "int main(void) { unsigned s = 3;\n"
+    "  const int64_t ext[][6] = {{2, 7, 9, 3, 1, 1}, {1, 5, 13, 4, 2, 2}, {3, 6, 11, 3, 3, 1},\n"
+    "                            {1, 1, 1, 1, 1, 0}, {2, 4, 5, 5, 1, 2}, {1, 9, 17, 2, 2, 0}};\n"
+    "  for (int e = 0; e < 6; e++) {\n"
+    "    int64_t NC = ext[e][0], H = ext[e][1], W = ext[e][2], K = ext[e][3], S = ext[e][4],\n"
+    "            P = ext[e][5];\n"
+    "    int64_t OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1;\n"
+    "    float *x = malloc((NC*H*W+1)*4), *y = malloc((NC*OH*OW+1)*4);\n"
+    "    for (int64_t i = 0; i < NC*H*W; i++) x[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < NC*OH*OW; i++) y[i] = 7.0f;\n"
+    "    pool(x, y, NC, H, W, K, S, P);\n"
+    "    for (int64_t i = 0; i < NC*OH*OW; i++) printf(\"%.9g\\n\", y[i]);\n"
+    "    free(x); free(y); }\n"
+    "  return 0; }\n";
+
+/* AvgPool1d with the guard folded into the update (`if (in range) s +=
+ * ...`) and the sum finished by a division. */
+static const char POOL1D[] =
+    "#include <stdint.h>\n"
+    "void pool(const float *x, float *y, int64_t NC, int64_t L, int64_t K, int64_t S,\n"
+    "          int64_t P)\n"
+    "{\n"
+    "    int64_t LO = (L + 2 * P - K) / S + 1;\n"
+    "    for (int64_t nc = 0; nc < NC; nc++) {\n"
+    "        const float *xr = x + nc * L;\n"
+    "        float *yr = y + nc * LO;\n"
+    "        for (int64_t o = 0; o < LO; o++) {\n"
+    "            float s = 0.0f;\n"
+    "            for (int64_t k = 0; k < K; k++) {\n"
+    "                int64_t i = o * S - P + k;\n"
+    "                if (i >= 0 && i < L)\n"
+    "                    s += xr[i];\n"
+    "            }\n"
+    "            yr[o] = s / (float)K;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static const char POOL1D_DRIVER[] = DRIVER_HEAD
+    "void pool(const float *x, float *y, int64_t NC, int64_t L, int64_t K, int64_t S,\n"
+    "          int64_t P);\n"
+    "int main(void) { unsigned s = 9;\n"
+    "  const int64_t ext[][5] = {{2, 14, 8, 1, 4}, {1, 37, 3, 2, 1}, {3, 1, 1, 1, 0},\n"
+    "                            {1, 23, 5, 3, 2}};\n"
+    "  for (int e = 0; e < 4; e++) {\n"
+    "    int64_t NC = ext[e][0], L = ext[e][1], K = ext[e][2], S = ext[e][3], P = ext[e][4];\n"
+    "    int64_t LO = (L + 2 * P - K) / S + 1;\n"
+    "    float *x = malloc((NC*L+1)*4), *y = malloc((NC*LO+1)*4);\n"
+    "    for (int64_t i = 0; i < NC*L; i++) x[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < NC*LO; i++) y[i] = 7.0f;\n"
+    "    pool(x, y, NC, L, K, S, P);\n"
+    "    for (int64_t i = 0; i < NC*LO; i++) printf(\"%.9g\\n\", y[i]);\n"
+    "    free(x); free(y); }\n"
+    "  return 0; }\n";
+
+static void test_permute__pool_window_kept_in_memory(void **state)
+{
+    (void)state;
+    char *out = apply_ok("permute", PICK, 4, POOL2D, "pool");
+    /* set, accumulated (the window's taps outside the row, the running
+     * maximum in the element), no third loop: the store was the scalar */
+    assert_contains(out, "'m' kept in yp[oh * OW + ow] (set, accumulated, finished)");
+    assert_contains(out, "yp[oh * OW + ow] = m;");
+    assert_contains(out, "yp[oh * OW + ow] = v > yp[oh * OW + ow] ? v : yp[oh * OW + ow];");
+    assert_true(at(out, "for (int64_t kw = 0; kw < K; kw++)") <
+                at(out, "for (int64_t ow = ow_lo; ow < ow_hi; ow++)"));
+    /* the stride divides the bounds: run where positive, 1 as a constant,
+     * the nest as written otherwise */
+    assert_contains(out, "if (S > 0) {");
+    assert_contains(out, "if (S == 1) {");
+    assert_contains(out, "const __typeof__(S) S = 1;");
+    assert_contains(out, "/* kevo permute: as written */");
+    assert_same_result(POOL2D, out, POOL2D_DRIVER, "pool");
+    /* once: the permuted copies sit in blocks, the one as written is kept */
+    assert_declines("permute", PICK, 4, out, "pool", "permute");
+    free(out);
+    /* in threads, the same values */
+    static const long THREADS[4] = {-1, 1, 1, 1};
+    out = apply_ok("permute", THREADS, 4, POOL2D, "pool");
+    assert_contains(out, "#pragma omp parallel for");
+    assert_same_result(POOL2D, out, POOL2D_DRIVER, "pool");
+    free(out);
+
+    /* a sum under a guard, finished by a division: the guard becomes
+     * `continue` and then bounds; a third loop divides */
+    out = apply_ok("permute", PICK, 4, POOL1D, "pool");
+    assert_contains(out, "yr[o] = yr[o] / (float)K;");
+    assert_contains(out, "for (int64_t o = o_lo; o < o_hi; o++)");
+    assert_same_result(POOL1D, out, POOL1D_DRIVER, "pool");
+    free(out);
+
+    /* a minimum through fminf, the guard as `continue` */
+    char *min = kevo_strdup(POOL2D);
+    char *p = strstr(min, "float m = -INFINITY;");
+    memcpy(p, "float m =  INFINITY;", 20);
+    p = strstr(min, "if (v > m)\n                            m = v;");
+    const char *fm = "m = fminf(m, v);";
+    memcpy(p, fm, strlen(fm));
+    memset(p + strlen(fm), ' ', strlen("if (v > m)\n                            m = v;") - strlen(fm));
+    out = apply_ok("permute", PICK, 4, min, "pool");
+    assert_contains(out, "yp[oh * OW + ow] = fminf(yp[oh * OW + ow], v);");
+    assert_same_result(min, out, POOL2D_DRIVER, "pool");
+    free(out);
+    free(min);
+}
+
+static void test_permute__pool_declines(void **state)
+{
+    (void)state;
+    struct {
+        const char *from, *to, *why;
+    } cases[] = {
+        /* every iteration stores the same element: kept in memory, the
+         * sums of all of them would add up */
+        {"yr[o] = s / (float)K;", "yr[0] = s / (float)K;", "as a term of its own"},
+        /* the scalar set, not accumulated: under its guard, and alone */
+        {"s += xr[i];", "s = xr[i];", "keeps no maximum or minimum"},
+        {"if (i >= 0 && i < L)\n                    s += xr[i];", "s = xr[i >= 0 && i < L ? i : 0];",
+         "set, not accumulated"},
+        /* the window reads the output */
+        {"s += xr[i];", "s += yr[i];", "which the store writes"},
+        /* the scalar read outside its updates */
+        {"s += xr[i];", "s += xr[i] * s;", "reads it"},
+        /* a double: kept in a float element it would round otherwise */
+        {"float s = 0.0f;", "double s = 0.0;", "not a float"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *src = kevo_strdup(POOL1D);
+        char *p = strstr(src, cases[c].from);
+        assert_non_null(p);
+        kevo_buf b = {0};
+        kevo_buf_printf(&b, "%.*s%s%s", (int)(p - src), src, cases[c].to,
+                        p + strlen(cases[c].from));
+        assert_declines("permute", PICK, 4, kevo_buf_cstr(&b), "pool", cases[c].why);
+        kevo_buf_free(&b);
+        free(src);
+    }
+    /* no guard on the row: the split would only add passes */
+    static const char NO_GUARD[] =
+        "#include <stdint.h>\n"
+        "void pool(const float *x, float *y, int64_t NC, int64_t K)\n"
+        "{\n"
+        "    for (int64_t o = 0; o < NC; o++) {\n"
+        "        float s = 0.0f;\n"
+        "        for (int64_t k = 0; k < K; k++)\n"
+        "            s += x[o * K + k];\n"
+        "        y[o] = s;\n"
+        "    }\n"
+        "}\n";
+    assert_declines("permute", PICK, 4, NO_GUARD, "pool", "becomes its bounds");
+    /* a maximum cannot be summed in registers */
+    static const long REDUCE[5] = {-1, 1, 1, 0, 1};
+    assert_declines("permute", REDUCE, 5, POOL2D, "pool", "permute");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +663,8 @@ int main(void)
         cmocka_unit_test(test_permute__declines),
         cmocka_unit_test(test_permute__reduce_sums_channels_in_registers),
         cmocka_unit_test(test_permute__reduce_declines),
+        cmocka_unit_test(test_permute__pool_window_kept_in_memory),
+        cmocka_unit_test(test_permute__pool_declines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
