@@ -246,7 +246,10 @@ static const kevo_recipe_desc descs[] = {
      "along output rows)",
      "a chain of simple rectangular loops whose statements are declarations, `if (cond) "
      "continue;` guards and, last in the innermost loop, the nest's only write: `p[i] += e;` "
-     "(or -=) into a parameter the nest reads nowhere else",
+     "(or -=, or a maximum or minimum kept in p[i]) into a parameter the nest reads nowhere "
+     "else; or a loop keeping a float sum or extreme in a scalar stored once as its element "
+     "(`p[.. + i] = f(s);`: a pool's window), split so that the element is accumulated, where "
+     "the window's guards then become bounds",
      permute_params, N_OF(permute_params), "c"},
     {"stream",
      "non-temporal stores for a loop that maps inputs to one float output: blocks of 16 "
