@@ -39,7 +39,7 @@
 #include <string.h>
 
 #define MAX_PRE 16
-#define MAX_UPD 8
+#define MAX_UPD 24
 
 typedef struct xedit {
     unsigned a, b;   /* byte range replaced */
@@ -273,21 +273,18 @@ static bool loop_body_brace(const kevo_recipe_model *m, unsigned t)
     return false;
 }
 
-/* `if (` negated conjuncts of [g0,g1) joined by `||` `) continue; ` */
+/* `if (!(G)) continue;` for G the conjunction [g0,g1): one guard per
+ * conjunct, its comparison negated. */
 static void put_continue_guard(kevo_buf *b, const kevo_recipe_model *m, unsigned g0, unsigned g1)
 {
-    kevo_buf_puts(b, "if (");
     unsigned t = g0;
-    bool first = true;
     while (t < g1) {
         unsigned n = find_top(m, t, g1, "&&");
-        if (!first)
-            kevo_buf_puts(b, " || ");
+        kevo_buf_puts(b, "if (");
         put_negated(b, m, t, n);
-        first = false;
+        kevo_buf_puts(b, ") continue; ");
         t = n < g1 ? n + 1 : g1;
     }
-    kevo_buf_puts(b, ") continue; ");
 }
 
 /* Record the rewrite of the update at write w (to the scalar) in r's body.
@@ -463,6 +460,118 @@ static bool indexes_by(const kevo_recipe_model *m, unsigned l0, unsigned l1, int
             return before && after && depth == 0;
         }
     return false;
+}
+
+static bool overlaps_edit(const xform *x, unsigned a, unsigned b)
+{
+    for (int k = 0; k < x->n_ed; k++)
+        if (a < x->ed[k].b && x->ed[k].a < b)
+            return true;
+    return false;
+}
+
+static int add_edit(xform *x, unsigned a, unsigned b, kevo_buf *text)
+{
+    if (kevo_buf_oom(text)) {
+        kevo_buf_free(text);
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    }
+    if (x->n_ed == MAX_UPD) {
+        kevo_buf_free(text);
+        return 0; /* left as written: permute then reads what it can */
+    }
+    xedit *e = &x->ed[x->n_ed++];
+    e->a = a;
+    e->b = b;
+    e->text = kevo_buf_detach(text);
+    return 0;
+}
+
+/* In the inner loop, statements permute reads only one at a time, split
+ * (the same meaning): a declaration of several names, `int64_t ih = oh +
+ * kh - 1, iw = ow + kw - 1;`, into one declaration each; a guard `if (A ||
+ * B) continue;` into `if (A) continue; if (B) continue;` (so that the
+ * disjuncts on the row can become its bounds while the others stay). */
+static int split_statements(xform *x)
+{
+    const kevo_recipe_model *m = x->m;
+    const kevo_rloop *R = &m->loop[x->r];
+    int error = 0;
+    for (unsigned t = R->t_body; t < R->t_end && error == 0; t++) {
+        bool in_header = false;
+        for (size_t l = 0; l < m->n_loop; l++)
+            in_header |= m->loop[l].t_for >= R->t_for && m->loop[l].t_end <= R->t_end &&
+                         t >= m->loop[l].t_for && t <= m->loop[l].t_rparen;
+        if (in_header)
+            continue;
+        if (m->tok[t].is_decl) {
+            /* the statement: back over its type (names, keywords, `*`) */
+            unsigned a = t;
+            while (a > R->t_body && (m->tok[a - 1].kind == KEVO_CTOK_KEYWORD ||
+                                     (m->tok[a - 1].kind == KEVO_CTOK_IDENT &&
+                                      m->tok[a - 1].var < 0) ||
+                                     kevo_rtok_is(m, a - 1, "*")))
+                a--;
+            unsigned semi = stmt_semi(m, a, R->t_end);
+            if (semi >= R->t_end)
+                continue;
+            unsigned base = a; /* the type's end: before the first `*` or name */
+            while (base < t && !kevo_rtok_is(m, base, "*"))
+                base++;
+            unsigned c = find_top(m, t, semi, ",");
+            if (c < semi && !overlaps_edit(x, m->tok[a].start, m->tok[semi].end)) {
+                kevo_buf b = {0};
+                unsigned p = a;
+                while (p < semi) {
+                    unsigned q = find_top(m, p, semi, ",");
+                    if (p > a) {
+                        put_tokens(&b, m, a, base);
+                        kevo_buf_puts(&b, " ");
+                    }
+                    put_tokens(&b, m, p, q);
+                    kevo_buf_puts(&b, q < semi ? "; " : ";");
+                    p = q < semi ? q + 1 : semi;
+                }
+                error = add_edit(x, m->tok[a].start, m->tok[semi].end, &b);
+            }
+            t = semi;
+            continue;
+        }
+        if (kevo_rtok_is(m, t, "if") && kevo_rtok_is(m, t + 1, "(")) {
+            unsigned close = kevo_rtok_match(m, t + 1);
+            if (close == (unsigned)-1 || close >= R->t_end)
+                continue;
+            unsigned c = skip_comments(m, close + 1, R->t_end), end;
+            bool braced = kevo_rtok_is(m, c, "{");
+            if (braced)
+                c = skip_comments(m, c + 1, R->t_end);
+            if (!kevo_rtok_is(m, c, "continue") || !kevo_rtok_is(m, c + 1, ";"))
+                continue;
+            end = c + 2;
+            if (braced) {
+                end = skip_comments(m, end, R->t_end);
+                if (!kevo_rtok_is(m, end, "}"))
+                    continue;
+                end++;
+            }
+            if (kevo_rtok_is(m, skip_comments(m, end, R->t_end), "else") ||
+                find_top(m, t + 2, close, "||") == close ||
+                overlaps_edit(x, m->tok[t].start, m->tok[end - 1].end))
+                continue;
+            kevo_buf b = {0};
+            unsigned p = t + 2;
+            while (p < close) {
+                unsigned q = find_top(m, p, close, "||");
+                kevo_buf_puts(&b, "if (");
+                put_tokens(&b, m, p, q);
+                kevo_buf_puts(&b, q < close ? ") continue; " : ") continue;");
+                p = q < close ? q + 1 : close;
+            }
+            error = add_edit(x, m->tok[t].start, m->tok[end - 1].end, &b);
+            t = end - 1;
+        }
+    }
+    return error;
 }
 
 /* Read loop l's body as the scalar form into x; KEVO_EINVAL with why not. */
@@ -648,7 +757,7 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
             return kevo_error_set(KEVO_EINVAL, "line %u reads '%s' outside its updates",
                                   kevo_recipe_line(m, m->tok[u].start), m->var[x->s].name);
     }
-    return 0;
+    return split_statements(x);
 }
 
 /* The loop's text: the header, then ` { ` the declarations (all, or all

@@ -653,6 +653,65 @@ static void test_permute__pool_declines(void **state)
     assert_declines("permute", REDUCE, 5, POOL2D, "pool", "permute");
 }
 
+/* A 3x3 convolution with zero padding 1 written as a gather: the sum kept
+ * in a scalar, the two positions declared in one statement, one guard on
+ * both. */
+static const char CONV_PAD[] =
+    "#include <stdint.h>\n"
+    "void conv(const float *x, const float *w, float *y, int64_t CI, int64_t CO, int64_t H,\n"
+    "          int64_t W)\n"
+    "{\n"
+    "    for (int64_t co = 0; co < CO; co++)\n"
+    "        for (int64_t oh = 0; oh < H; oh++)\n"
+    "            for (int64_t ow = 0; ow < W; ow++) {\n"
+    "                float acc = 0.5f;\n"
+    "                for (int64_t ci = 0; ci < CI; ci++)\n"
+    "                    for (int64_t kh = 0; kh < 3; kh++)\n"
+    "                        for (int64_t kw = 0; kw < 3; kw++) {\n"
+    "                            int64_t ih = oh + kh - 1, iw = ow + kw - 1;\n"
+    "                            if (ih < 0 || ih >= H || iw < 0 || iw >= W)\n"
+    "                                continue;\n"
+    "                            acc += x[(ci * H + ih) * W + iw] * w[((co * CI + ci) * 3 + kh) * 3 + kw];\n"
+    "                        }\n"
+    "                y[(co * H + oh) * W + ow] = acc > 0.0f ? acc : 0.0f;\n"
+    "            }\n"
+    "}\n";
+
+static const char CONV_PAD_DRIVER[] = DRIVER_HEAD
+    "void conv(const float *x, const float *w, float *y, int64_t CI, int64_t CO, int64_t H,\n"
+    "          int64_t W);\n"
+    "int main(void) { unsigned s = 21;\n"
+    "  const int64_t ext[][4] = {{2, 3, 5, 7}, {1, 1, 1, 1}, {3, 2, 2, 19}, {1, 2, 6, 2}};\n"
+    "  for (int e = 0; e < 4; e++) {\n"
+    "    int64_t CI = ext[e][0], CO = ext[e][1], H = ext[e][2], W = ext[e][3];\n"
+    "    float *x = malloc((CI*H*W+1)*4), *w = malloc((CO*CI*9+1)*4), *y = malloc((CO*H*W+1)*4);\n"
+    "    for (int64_t i = 0; i < CI*H*W; i++) x[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < CO*CI*9; i++) w[i] = rnd(&s);\n"
+    "    for (int64_t i = 0; i < CO*H*W; i++) y[i] = 7.0f;\n"
+    "    conv(x, w, y, CI, CO, H, W);\n"
+    "    for (int64_t i = 0; i < CO*H*W; i++) printf(\"%.9g\\n\", y[i]);\n"
+    "    free(x); free(w); free(y); }\n"
+    "  return 0; }\n";
+
+static void test_permute__padded_conv_kept_in_memory(void **state)
+{
+    (void)state;
+    char *out = apply_ok("permute", PICK, 4, CONV_PAD, "conv");
+    /* the two positions declared apart, the guard split: the row's part
+     * became bounds, the column's stays by the tap it depends on */
+    assert_contains(out, "int64_t ih = oh + kh - 1;");
+    assert_contains(out, "int64_t iw = ow + kw - 1;");
+    assert_contains(out, "if (ih < 0) continue;");
+    assert_lacks(out, "if (iw < 0) continue;");
+    assert_contains(out, "for (int64_t ow = ow_lo; ow < ow_hi; ow++)");
+    /* finished by the ReLU on the element */
+    assert_contains(out,
+                    "y[(co * H + oh) * W + ow] = y[(co * H + oh) * W + ow] > 0.0f ? "
+                    "y[(co * H + oh) * W + ow] : 0.0f;");
+    assert_same_result(CONV_PAD, out, CONV_PAD_DRIVER, "conv");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -665,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_permute__reduce_declines),
         cmocka_unit_test(test_permute__pool_window_kept_in_memory),
         cmocka_unit_test(test_permute__pool_declines),
+        cmocka_unit_test(test_permute__padded_conv_kept_in_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
