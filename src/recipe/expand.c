@@ -778,7 +778,8 @@ static void put_copy(kevo_buf *b, const xform *x, bool with_scalar, const char *
         }
 }
 
-int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe_model *m)
+int kevo_recipe__expand_scalar(char **out, unsigned *root_off, size_t *loop,
+                               const kevo_recipe_model *m)
 {
     *out = NULL;
     char first_why[400] = "";
@@ -787,12 +788,14 @@ int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe
     if (!x)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     int error = KEVO_EINVAL;
-    for (size_t l = 0; l < m->n_loop; l++) {
+    for (size_t l = *loop; l < m->n_loop; l++) {
         if (m->loop[l].n_children != 1 || !m->loop[l].body_compound)
             continue;
         error = read_form(x, m, (int)l);
-        if (error == 0)
+        if (error == 0) {
+            *loop = l;
             break;
+        }
         if (error != KEVO_EINVAL) {
             xform_free(x);
             free(x);
@@ -807,6 +810,7 @@ int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe
     }
     if (error < 0) {
         free(x);
+        *loop = m->n_loop;
         return kevo_error_set(KEVO_EINVAL, "%s",
                               first_why[0] ? first_why
                                            : "no loop holds a scalar accumulation and its store");

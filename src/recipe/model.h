@@ -342,13 +342,16 @@ int kevo_recipe_kblock_apply(kevo_recipe_out *out, const kevo_recipe_model *m, c
                              const long *params);
 int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                               const char *source, const long *params);
-/* expand.c: the first loop that keeps a sum or an extreme in a float scalar
- * and stores it once (`float s = 0; for (...) s += e; y[.. + i] = f(s);`),
- * split in three loops over the same range that set, accumulate and finish
- * the element itself. *out (malloc'd) is m's source with that loop
- * replaced; *root_off the byte offset in it of the accumulation copy's
- * `for`. KEVO_EINVAL with the first candidate's reason when none. */
-int kevo_recipe__expand_scalar(char **out, unsigned *root_off, const kevo_recipe_model *m);
+/* expand.c: the first loop from index *loop on that keeps a sum or an
+ * extreme in a float scalar and stores it once (`float s = 0; for (...) s
+ * += e; y[.. + i] = f(s);`), split in three loops over the same range that
+ * set, accumulate and finish the element itself. *out (malloc'd) is m's
+ * source with that loop replaced; *root_off the byte offset in it of the
+ * accumulation copy's `for`; *loop that loop's index in m. KEVO_EINVAL
+ * with the reason of the loop that came closest when none (*loop then
+ * m->n_loop). */
+int kevo_recipe__expand_scalar(char **out, unsigned *root_off, size_t *loop,
+                               const kevo_recipe_model *m);
 int kevo_recipe_stream_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                              const char *source, const long *params);
 int kevo_recipe_scan_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,

@@ -1781,16 +1781,18 @@ static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const cha
     return 0;
 }
 
-/* Where no nest takes it as written: the first loop that keeps a sum or an
+/* Where no nest takes it as written: a loop that keeps a sum or an
  * extreme in a scalar, split so that the element itself is accumulated
  * (expand.c), then that copy permuted, provided a guard on the loop along
  * the element becomes its bounds (the window of a pool: otherwise the
- * split only adds passes over the output). */
-static int permute_expanded(kevo_recipe_out *out, const kevo_recipe_model *m, const long *params)
+ * split only adds passes over the output); the first such loop in source
+ * order where both apply. */
+static int permute_split_at(kevo_recipe_out *out, const kevo_recipe_model *m, const long *params,
+                            size_t *loop)
 {
     char *text = NULL, name[256];
     unsigned off = 0;
-    int error = kevo_recipe__expand_scalar(&text, &off, m);
+    int error = kevo_recipe__expand_scalar(&text, &off, loop, m);
     if (error < 0)
         return error;
     kernel_name(name, sizeof name, m);
@@ -1825,6 +1827,22 @@ static int permute_expanded(kevo_recipe_out *out, const kevo_recipe_model *m, co
     kevo_recipe_model_free(m2);
     free(text);
     return error;
+}
+
+static int permute_expanded(kevo_recipe_out *out, const kevo_recipe_model *m, const long *params)
+{
+    char first_why[400] = "";
+    size_t loop = 0;
+    while (loop < m->n_loop) {
+        int error = permute_split_at(out, m, params, &loop); /* loop: the one split */
+        if (error != KEVO_EINVAL)
+            return error;
+        if (!first_why[0])
+            snprintf(first_why, sizeof first_why, "%s", kevo_error_last());
+        kevo_error_clear();
+        loop++;
+    }
+    return kevo_error_set(KEVO_EINVAL, "%s", first_why[0] ? first_why : "the kernel has no loop");
 }
 
 int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,

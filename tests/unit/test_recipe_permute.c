@@ -710,6 +710,27 @@ static void test_permute__padded_conv_kept_in_memory(void **state)
                     "y[(co * H + oh) * W + ow] : 0.0f;");
     assert_same_result(CONV_PAD, out, CONV_PAD_DRIVER, "conv");
     free(out);
+
+    /* a first loop with a scalar but no guard (its split would not pay)
+     * does not hide the padded one after it */
+    char *two = kevo_strdup(CONV_PAD);
+    const char *first =
+        "    for (int64_t i = 0; i < CO; i++) {\n"
+        "        float t = 0.0f;\n"
+        "        for (int64_t k = 0; k < 3; k++)\n"
+        "            t += w[i * 3 + k];\n"
+        "        y[i] = t;\n"
+        "    }\n";
+    char *body = strstr(two, "{\n") + 2;
+    kevo_buf b = {0};
+    kevo_buf_printf(&b, "%.*s%s%s", (int)(body - two), two, first, body);
+    out = apply_ok("permute", PICK, 4, kevo_buf_cstr(&b), "conv");
+    assert_contains(out, "'acc' kept in y[(co * H + oh) * W + ow]");
+    assert_lacks(out, "'t' kept in");
+    assert_same_result(kevo_buf_cstr(&b), out, CONV_PAD_DRIVER, "conv");
+    free(out);
+    kevo_buf_free(&b);
+    free(two);
 }
 
 int main(void)
