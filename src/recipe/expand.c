@@ -23,8 +23,9 @@
  * inner loop, which writes nothing but the scalar and its own variables;
  * then `P[idx] = F;`, F reading the scalar, P a float buffer that the
  * loop reads nowhere else. The scalar's updates in the inner loop: `s +=
- * e;`, `s -= e;`, `s = fmaxf(s, e);` (fminf, fmax, fmin), `if (e > s) s =
- * e;` (any comparison that keeps a maximum or a minimum), and either form
+ * e;`, `s -= e;`, `s = fmaxf(s, e);` (fminf, fmax, fmin), `s = e > s ? e :
+ * s;`, `if (e > s) s = e;` (any comparison that keeps a maximum or a
+ * minimum), and either form
  * under `if (G)` or as `if (G && e > s) s = e;` when that `if` is the last
  * statement of its loop's body (it becomes `if (!(G)) continue;`).
  *
@@ -362,8 +363,21 @@ static int update_edit(xform *x, const kevo_rwrite *w)
             }
             bool ps = call && p1 == p0 + 1 && m->tok[p0].var == x->s;
             bool qs = call && q1 == q0 + 1 && m->tok[q0].var == x->s;
-            if (!call || c == a1 - 1 || ps == qs ||
-                kevo_recipe_uses_var(m, ps ? q0 : p0, ps ? q1 : p1, x->s))
+            /* or `s = e > s ? e : s;` (the extreme forms of keeps_extreme) */
+            unsigned qm = find_top(m, a0, a1, "?"), cm = qm < a1 ? find_top(m, qm + 1, a1, ":") : a1;
+            unsigned e0 = 0, e1 = 0, t0b = qm + 1, t1b = cm, f0b = cm + 1, f1b = a1;
+            bool max = false, ternary = false;
+            if (!call && qm < a1 && cm < a1 && find_top(m, cm + 1, a1, "?") == a1 &&
+                keeps_extreme(x, a0, qm, &e0, &e1, &max)) {
+                strip_parens(m, &t0b, &t1b);
+                strip_parens(m, &f0b, &f1b);
+                ternary = kevo_rtok_same(m, t0b, t1b, e0, e1) && f1b == f0b + 1 &&
+                          m->tok[f0b].var == x->s;
+            }
+            if (ternary)
+                ;
+            else if (!call || c == a1 - 1 || ps == qs ||
+                     kevo_recipe_uses_var(m, ps ? q0 : p0, ps ? q1 : p1, x->s))
                 return kevo_error_set(KEVO_EINVAL,
                                       "line %u: the scalar is set, not accumulated: kevo keeps "
                                       "sums, maxima and minima in memory",

@@ -602,6 +602,18 @@ static void test_permute__pool_window_kept_in_memory(void **state)
     assert_same_result(min, out, POOL2D_DRIVER, "pool");
     free(out);
     free(min);
+
+    /* a maximum as a conditional expression */
+    char *tern = kevo_strdup(POOL2D);
+    p = strstr(tern, "if (v > m)\n                            m = v;");
+    const char *te = "m = v > m ? v : m;";
+    memcpy(p, te, strlen(te));
+    memset(p + strlen(te), ' ', strlen("if (v > m)\n                            m = v;") - strlen(te));
+    out = apply_ok("permute", PICK, 4, tern, "pool");
+    assert_contains(out, "yp[oh * OW + ow] = v > yp[oh * OW + ow] ? v : yp[oh * OW + ow];");
+    assert_same_result(tern, out, POOL2D_DRIVER, "pool");
+    free(out);
+    free(tern);
 }
 
 static void test_permute__pool_declines(void **state)
