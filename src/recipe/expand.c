@@ -63,64 +63,6 @@ typedef struct xform {
     int stage; /* how far read_form got: 1 once the body has the form's shape */
 } xform;
 
-static bool is_comment(const kevo_recipe_model *m, unsigned t)
-{
-    return t < m->n_tok && m->tok[t].kind == KEVO_CTOK_COMMENT;
-}
-
-static unsigned skip_comments(const kevo_recipe_model *m, unsigned t, unsigned t1)
-{
-    while (t < t1 && is_comment(m, t))
-        t++;
-    return t;
-}
-
-/* The `;` ending the statement at t (depth 0), or t1. */
-static unsigned stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1)
-{
-    int depth = 0;
-    for (; t < t1; t++) {
-        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
-            depth++;
-        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
-            depth--;
-        else if (depth == 0 && kevo_rtok_is(m, t, ";"))
-            return t;
-        if (depth < 0)
-            return t1;
-    }
-    return t1;
-}
-
-/* The first token of [t0,t1) at depth 0 that is `text`, or t1. */
-static unsigned find_top(const kevo_recipe_model *m, unsigned t0, unsigned t1, const char *text)
-{
-    int depth = 0;
-    for (unsigned t = t0; t < t1; t++) {
-        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "["))
-            depth++;
-        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]"))
-            depth--;
-        else if (depth == 0 && kevo_rtok_is(m, t, text))
-            return t;
-    }
-    return t1;
-}
-
-static void strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *a1)
-{
-    for (;;) {
-        *a0 = skip_comments(m, *a0, *a1);
-        while (*a1 > *a0 && is_comment(m, *a1 - 1))
-            (*a1)--;
-        if (*a1 > *a0 + 1 && kevo_rtok_is(m, *a0, "(") && kevo_rtok_match(m, *a0) == *a1 - 1) {
-            (*a0)++;
-            (*a1)--;
-        } else
-            return;
-    }
-}
-
 static void put_tokens(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1)
 {
     if (t1 > t0)
@@ -150,7 +92,7 @@ static void put_negated(kevo_buf *b, const kevo_recipe_model *m, unsigned c0, un
 {
     static const char *const ops[][2] = {{"<", ">="}, {"<=", ">"}, {">", "<="}, {">=", "<"},
                                          {"==", "!="}, {"!=", "=="}};
-    strip_parens(m, &c0, &c1);
+    kevo_rtok_strip_parens(m, &c0, &c1);
     unsigned op = c1;
     int n_ops = 0, depth = 0;
     bool ints = true;
@@ -197,7 +139,7 @@ static bool keeps_extreme(const xform *x, unsigned c0, unsigned c1, unsigned *e0
                           bool *max)
 {
     const kevo_recipe_model *m = x->m;
-    strip_parens(m, &c0, &c1);
+    kevo_rtok_strip_parens(m, &c0, &c1);
     unsigned op = c1;
     int n_ops = 0, depth = 0;
     for (unsigned t = c0; t < c1; t++) {
@@ -217,8 +159,8 @@ static bool keeps_extreme(const xform *x, unsigned c0, unsigned c1, unsigned *e0
         kevo_rtok_is(m, op, "?"))
         return false;
     unsigned a0 = c0, a1 = op, b0 = op + 1, b1 = c1;
-    strip_parens(m, &a0, &a1);
-    strip_parens(m, &b0, &b1);
+    kevo_rtok_strip_parens(m, &a0, &a1);
+    kevo_rtok_strip_parens(m, &b0, &b1);
     bool a_s = a1 == a0 + 1 && m->tok[a0].var == x->s;
     bool b_s = b1 == b0 + 1 && m->tok[b0].var == x->s;
     if (a_s == b_s)
@@ -236,7 +178,7 @@ static unsigned prev_token(const kevo_recipe_model *m, unsigned t)
     unsigned p = t;
     while (p > 0) {
         p--;
-        if (!is_comment(m, p))
+        if (!kevo_rtok_comment(m, p))
             return p;
     }
     return t;
@@ -262,7 +204,7 @@ static bool last_in_loop_body(const kevo_recipe_model *m, unsigned t_if, unsigne
     unsigned p = prev_token(m, t_if);
     return depth == 0 &&
            (p == L->t_body || kevo_rtok_is(m, p, ";") || kevo_rtok_is(m, p, "}")) &&
-           skip_comments(m, t_end, L->t_end) == L->t_end - 1;
+           kevo_rtok_skip_comments(m, t_end, L->t_end) == L->t_end - 1;
 }
 
 /* Whether token t opens the body of some loop. */
@@ -280,7 +222,7 @@ static void put_continue_guard(kevo_buf *b, const kevo_recipe_model *m, unsigned
 {
     unsigned t = g0;
     while (t < g1) {
-        unsigned n = find_top(m, t, g1, "&&");
+        unsigned n = kevo_rtok_find_top(m, t, g1, "&&");
         kevo_buf_puts(b, "if (");
         put_negated(b, m, t, n);
         kevo_buf_puts(b, ") continue; ");
@@ -302,7 +244,7 @@ static int update_edit(xform *x, const kevo_rwrite *w)
     unsigned line = kevo_recipe_line(m, m->tok[w->t_lhs0].start);
     if (x->n_ed == MAX_UPD)
         return kevo_error_set(KEVO_EINVAL, "the scalar has more than %d updates", MAX_UPD);
-    unsigned t0 = w->t_lhs0, semi = stmt_semi(m, w->t_op, R->t_end);
+    unsigned t0 = w->t_lhs0, semi = kevo_rtok_stmt_semi(m, w->t_op, R->t_end);
     if (semi >= R->t_end)
         return kevo_error_set(KEVO_EINVAL, "line %u: an update kevo cannot read", line);
     bool add = kevo_rtok_is(m, w->t_op, "+=") || kevo_rtok_is(m, w->t_op, "-=");
@@ -332,13 +274,13 @@ static int update_edit(xform *x, const kevo_rwrite *w)
             c0 = open + 1;
             c1 = close;
             if (braced) {
-                unsigned e = skip_comments(m, semi + 1, R->t_end);
+                unsigned e = kevo_rtok_skip_comments(m, semi + 1, R->t_end);
                 if (kevo_rtok_is(m, e, "}"))
                     end = e + 1;
                 else
                     t_if = 0; /* the block holds more than the update */
             }
-            if (t_if && kevo_rtok_is(m, skip_comments(m, end, R->t_end), "else"))
+            if (t_if && kevo_rtok_is(m, kevo_rtok_skip_comments(m, end, R->t_end), "else"))
                 t_if = 0;
         }
     }
@@ -350,27 +292,27 @@ static int update_edit(xform *x, const kevo_rwrite *w)
             return kevo_error_set(KEVO_EINVAL, "line %u: the scalar's update reads it", line);
         if (assign) {
             unsigned a0 = rhs0, a1 = rhs1;
-            strip_parens(m, &a0, &a1);
+            kevo_rtok_strip_parens(m, &a0, &a1);
             bool call = a1 > a0 + 2 &&
                         (kevo_rtok_is(m, a0, "fmaxf") || kevo_rtok_is(m, a0, "fminf") ||
                          kevo_rtok_is(m, a0, "fmax") || kevo_rtok_is(m, a0, "fmin")) &&
                         kevo_rtok_is(m, a0 + 1, "(") && kevo_rtok_match(m, a0 + 1) == a1 - 1;
-            unsigned c = call ? find_top(m, a0 + 2, a1 - 1, ",") : a1;
+            unsigned c = call ? kevo_rtok_find_top(m, a0 + 2, a1 - 1, ",") : a1;
             unsigned p0 = a0 + 2, p1 = c, q0 = c + 1, q1 = a1 - 1;
             if (call && c < a1 - 1) {
-                strip_parens(m, &p0, &p1);
-                strip_parens(m, &q0, &q1);
+                kevo_rtok_strip_parens(m, &p0, &p1);
+                kevo_rtok_strip_parens(m, &q0, &q1);
             }
             bool ps = call && p1 == p0 + 1 && m->tok[p0].var == x->s;
             bool qs = call && q1 == q0 + 1 && m->tok[q0].var == x->s;
             /* or `s = e > s ? e : s;` (the extreme forms of keeps_extreme) */
-            unsigned qm = find_top(m, a0, a1, "?"), cm = qm < a1 ? find_top(m, qm + 1, a1, ":") : a1;
+            unsigned qm = kevo_rtok_find_top(m, a0, a1, "?"), cm = qm < a1 ? kevo_rtok_find_top(m, qm + 1, a1, ":") : a1;
             unsigned e0 = 0, e1 = 0, t0b = qm + 1, t1b = cm, f0b = cm + 1, f1b = a1;
             bool max = false, ternary = false;
-            if (!call && qm < a1 && cm < a1 && find_top(m, cm + 1, a1, "?") == a1 &&
+            if (!call && qm < a1 && cm < a1 && kevo_rtok_find_top(m, cm + 1, a1, "?") == a1 &&
                 keeps_extreme(x, a0, qm, &e0, &e1, &max)) {
-                strip_parens(m, &t0b, &t1b);
-                strip_parens(m, &f0b, &f1b);
+                kevo_rtok_strip_parens(m, &t0b, &t1b);
+                kevo_rtok_strip_parens(m, &f0b, &f1b);
                 ternary = kevo_rtok_same(m, t0b, t1b, e0, e1) && f1b == f0b + 1 &&
                           m->tok[f0b].var == x->s;
             }
@@ -396,10 +338,10 @@ static int update_edit(xform *x, const kevo_rwrite *w)
         /* if (G && e > s) s = e; */
         unsigned a0 = rhs0, a1 = rhs1, last = c0, t = c0, e0 = 0, e1 = 0;
         bool max = false;
-        strip_parens(m, &a0, &a1);
-        while ((t = find_top(m, t, c1, "&&")) < c1)
+        kevo_rtok_strip_parens(m, &a0, &a1);
+        while ((t = kevo_rtok_find_top(m, t, c1, "&&")) < c1)
             last = ++t;
-        if (find_top(m, c0, c1, "||") < c1 || !keeps_extreme(x, last, c1, &e0, &e1, &max) ||
+        if (kevo_rtok_find_top(m, c0, c1, "||") < c1 || !keeps_extreme(x, last, c1, &e0, &e1, &max) ||
             !kevo_rtok_same(m, e0, e1, a0, a1) || (last > c0 && kevo_recipe_uses_var(m, c0, last - 1, x->s)))
             return kevo_error_set(KEVO_EINVAL,
                                   "line %u: `if (...) s = e;` keeps no maximum or minimum of e "
@@ -526,18 +468,18 @@ static int split_statements(xform *x)
                                       m->tok[a - 1].var < 0) ||
                                      kevo_rtok_is(m, a - 1, "*")))
                 a--;
-            unsigned semi = stmt_semi(m, a, R->t_end);
+            unsigned semi = kevo_rtok_stmt_semi(m, a, R->t_end);
             if (semi >= R->t_end)
                 continue;
             unsigned base = a; /* the type's end: before the first `*` or name */
             while (base < t && !kevo_rtok_is(m, base, "*"))
                 base++;
-            unsigned c = find_top(m, t, semi, ",");
+            unsigned c = kevo_rtok_find_top(m, t, semi, ",");
             if (c < semi && !overlaps_edit(x, m->tok[a].start, m->tok[semi].end)) {
                 kevo_buf b = {0};
                 unsigned p = a;
                 while (p < semi) {
-                    unsigned q = find_top(m, p, semi, ",");
+                    unsigned q = kevo_rtok_find_top(m, p, semi, ",");
                     if (p > a) {
                         put_tokens(&b, m, a, base);
                         kevo_buf_puts(&b, " ");
@@ -555,27 +497,27 @@ static int split_statements(xform *x)
             unsigned close = kevo_rtok_match(m, t + 1);
             if (close == (unsigned)-1 || close >= R->t_end)
                 continue;
-            unsigned c = skip_comments(m, close + 1, R->t_end), end;
+            unsigned c = kevo_rtok_skip_comments(m, close + 1, R->t_end), end;
             bool braced = kevo_rtok_is(m, c, "{");
             if (braced)
-                c = skip_comments(m, c + 1, R->t_end);
+                c = kevo_rtok_skip_comments(m, c + 1, R->t_end);
             if (!kevo_rtok_is(m, c, "continue") || !kevo_rtok_is(m, c + 1, ";"))
                 continue;
             end = c + 2;
             if (braced) {
-                end = skip_comments(m, end, R->t_end);
+                end = kevo_rtok_skip_comments(m, end, R->t_end);
                 if (!kevo_rtok_is(m, end, "}"))
                     continue;
                 end++;
             }
-            if (kevo_rtok_is(m, skip_comments(m, end, R->t_end), "else") ||
-                find_top(m, t + 2, close, "||") == close ||
+            if (kevo_rtok_is(m, kevo_rtok_skip_comments(m, end, R->t_end), "else") ||
+                kevo_rtok_find_top(m, t + 2, close, "||") == close ||
                 overlaps_edit(x, m->tok[t].start, m->tok[end - 1].end))
                 continue;
             kevo_buf b = {0};
             unsigned p = t + 2;
             while (p < close) {
-                unsigned q = find_top(m, p, close, "||");
+                unsigned q = kevo_rtok_find_top(m, p, close, "||");
                 kevo_buf_puts(&b, "if (");
                 put_tokens(&b, m, p, q);
                 kevo_buf_puts(&b, q < close ? ") continue; " : ") continue;");
@@ -609,9 +551,9 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
     x->r = r;
     const kevo_rloop *R = &m->loop[r];
     unsigned b0 = L->t_body + 1, b1 = L->t_end - 1;
-    unsigned t = skip_comments(m, b0, b1);
+    unsigned t = kevo_rtok_skip_comments(m, b0, b1);
     while (t < b1 && t != R->t_for) {
-        unsigned semi = stmt_semi(m, t, b1);
+        unsigned semi = kevo_rtok_stmt_semi(m, t, b1);
         int n_decl = 0, decl = -1;
         unsigned d = 0;
         for (unsigned k = t; k < semi; k++)
@@ -629,15 +571,15 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
         x->pre0[x->n_pre] = t;
         x->pre1[x->n_pre] = semi + 1;
         x->pre_var[x->n_pre++] = decl;
-        t = skip_comments(m, semi + 1, b1);
+        t = kevo_rtok_skip_comments(m, semi + 1, b1);
     }
     if (t != R->t_for)
         return kevo_error_set(KEVO_EINVAL, "the loop at line %u: its inner loop is not a statement "
                               "of its body", L->line);
     /* the store after the inner loop, the body's last statement */
-    unsigned s0 = skip_comments(m, R->t_end, b1);
-    unsigned semi = stmt_semi(m, s0, b1);
-    if (s0 >= b1 || semi >= b1 || skip_comments(m, semi + 1, b1) != b1)
+    unsigned s0 = kevo_rtok_skip_comments(m, R->t_end, b1);
+    unsigned semi = kevo_rtok_stmt_semi(m, s0, b1);
+    if (s0 >= b1 || semi >= b1 || kevo_rtok_skip_comments(m, semi + 1, b1) != b1)
         return kevo_error_set(KEVO_EINVAL,
                               "the loop at line %u does not end in one store after its inner "
                               "loop",
@@ -862,7 +804,7 @@ int kevo_recipe__expand_scalar(char **out, unsigned *root_off, size_t *loop,
                     (int)il, ind);
     /* finished, unless the store is the scalar itself */
     unsigned f0 = x->f0, f1 = x->f1;
-    strip_parens(m, &f0, &f1);
+    kevo_rtok_strip_parens(m, &f0, &f1);
     if (!(f1 == f0 + 1 && m->tok[f0].var == x->s)) {
         put_copy(&b, x, false, ind, il);
         kevo_buf_printf(&b, "%.*s        ", (int)il, ind);

@@ -161,6 +161,17 @@ bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsign
 /* Index of the bracket matching the one at t ( ( [ { forward, ) ] } back), or
  * (unsigned)-1. */
 unsigned kevo_rtok_match(const kevo_recipe_model *m, unsigned t);
+/* Whether token t is a comment; the first token from t on (before t1) that
+ * is not one. */
+bool kevo_rtok_comment(const kevo_recipe_model *m, unsigned t);
+unsigned kevo_rtok_skip_comments(const kevo_recipe_model *m, unsigned t, unsigned t1);
+/* The `;` ending the statement starting at t (at its depth), or t1 (also
+ * when a bracket closes first). */
+unsigned kevo_rtok_stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1);
+/* The first token of [t0,t1) outside any bracket pair that is `text`, or t1. */
+unsigned kevo_rtok_find_top(const kevo_recipe_model *m, unsigned t0, unsigned t1, const char *text);
+/* Narrow [*a0,*a1) past comments at both ends and parentheses around it all. */
+void kevo_rtok_strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *a1);
 /* 1-based line of a byte offset. */
 unsigned kevo_recipe_line(const kevo_recipe_model *m, unsigned offset);
 /* Leading whitespace of the line holding `offset`: *len bytes at the

@@ -90,35 +90,6 @@ typedef struct pnest {
     unsigned divisor[MAX_CHAIN]; /* strip: the divisor's token */
 } pnest;
 
-static bool is_comment(const kevo_recipe_model *m, unsigned t)
-{
-    return t < m->n_tok && m->tok[t].kind == KEVO_CTOK_COMMENT;
-}
-
-static unsigned skip_comments(const kevo_recipe_model *m, unsigned t, unsigned t1)
-{
-    while (t < t1 && is_comment(m, t))
-        t++;
-    return t;
-}
-
-/* The `;` ending the statement starting at t (depth 0), or t1. */
-static unsigned stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1)
-{
-    int depth = 0;
-    for (; t < t1; t++) {
-        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
-            depth++;
-        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
-            depth--;
-        else if (depth == 0 && kevo_rtok_is(m, t, ";"))
-            return t;
-        if (depth < 0)
-            return t1;
-    }
-    return t1;
-}
-
 static int chain_pos(const pnest *p, int var)
 {
     for (int k = 0; k < p->n; k++)
@@ -215,10 +186,10 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
             b0++;
             b1--;
         }
-        unsigned t = skip_comments(m, b0, b1);
+        unsigned t = kevo_rtok_skip_comments(m, b0, b1);
         while (t < b1) {
             if (child >= 0 && t == m->loop[child].t_for) {
-                if (skip_comments(m, m->loop[child].t_end, b1) != b1)
+                if (kevo_rtok_skip_comments(m, m->loop[child].t_end, b1) != b1)
                     return kevo_error_set(KEVO_EINVAL,
                                           "a statement follows the loop at line %u in its "
                                           "parent's body: permute needs the inner loop last",
@@ -242,10 +213,10 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
                 if (!kevo_rtok_is(m, lp, "(") || rp == (unsigned)-1 || rp >= b1)
                     return kevo_error_set(KEVO_EINVAL, "line %u: an `if` kevo cannot read",
                                           kevo_recipe_line(m, m->tok[t].start));
-                unsigned c = skip_comments(m, rp + 1, b1), end;
+                unsigned c = kevo_rtok_skip_comments(m, rp + 1, b1), end;
                 bool braced = kevo_rtok_is(m, c, "{");
                 if (braced)
-                    c = skip_comments(m, c + 1, b1);
+                    c = kevo_rtok_skip_comments(m, c + 1, b1);
                 if (!kevo_rtok_is(m, c, "continue") || !kevo_rtok_is(m, c + 1, ";"))
                     return kevo_error_set(KEVO_EINVAL,
                                           "line %u: the only `if` permute moves is `if (cond) "
@@ -253,7 +224,7 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
                                           kevo_recipe_line(m, m->tok[t].start));
                 end = c + 2;
                 if (braced) {
-                    end = skip_comments(m, end, b1);
+                    end = kevo_rtok_skip_comments(m, end, b1);
                     if (!kevo_rtok_is(m, end, "}"))
                         return kevo_error_set(KEVO_EINVAL,
                                               "line %u: the guard's block holds more than "
@@ -261,7 +232,7 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
                                               kevo_recipe_line(m, m->tok[t].start));
                     end++;
                 }
-                if (kevo_rtok_is(m, skip_comments(m, end, b1), "else"))
+                if (kevo_rtok_is(m, kevo_rtok_skip_comments(m, end, b1), "else"))
                     return kevo_error_set(KEVO_EINVAL, "line %u: a guard with an else",
                                           kevo_recipe_line(m, m->tok[t].start));
                 s->kind = ST_GUARD;
@@ -270,7 +241,7 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
                 s->e1 = rp;
                 s->t1 = end;
             } else {
-                unsigned semi = stmt_semi(m, t, b1);
+                unsigned semi = kevo_rtok_stmt_semi(m, t, b1);
                 if (semi >= b1)
                     return kevo_error_set(KEVO_EINVAL, "line %u: a statement kevo cannot read",
                                           kevo_recipe_line(m, m->tok[t].start));
@@ -282,7 +253,7 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
                         decl = m->tok[k].var;
                         d = k;
                     }
-                bool last = child < 0 && skip_comments(m, semi + 1, b1) == b1;
+                bool last = child < 0 && kevo_rtok_skip_comments(m, semi + 1, b1) == b1;
                 if (n_decl == 0 && last) {
                     p->acc0 = t;
                     p->acc1 = semi + 1;
@@ -302,7 +273,7 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
             }
             s->deps = deps_of(p, s->e0, s->e1);
             p->n_st++;
-            t = skip_comments(m, s->t1, b1);
+            t = kevo_rtok_skip_comments(m, s->t1, b1);
         }
         if (child < 0)
             break;
@@ -336,36 +307,6 @@ static bool pure_call(const kevo_recipe_model *m, unsigned t)
     return false;
 }
 
-/* Tokens [a0,a1) without enclosing parentheses and comments. */
-static void strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *a1)
-{
-    for (;;) {
-        *a0 = skip_comments(m, *a0, *a1);
-        while (*a1 > *a0 && is_comment(m, *a1 - 1))
-            (*a1)--;
-        if (*a1 > *a0 + 1 && kevo_rtok_is(m, *a0, "(") && kevo_rtok_match(m, *a0) == *a1 - 1) {
-            (*a0)++;
-            (*a1)--;
-        } else
-            return;
-    }
-}
-
-/* The first token of [t0,t1) at depth 0 that is `text`, or t1. */
-static unsigned find_top(const kevo_recipe_model *m, unsigned t0, unsigned t1, const char *text)
-{
-    int depth = 0;
-    for (unsigned t = t0; t < t1; t++) {
-        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
-            depth++;
-        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
-            depth--;
-        else if (depth == 0 && kevo_rtok_is(m, t, text))
-            return t;
-    }
-    return t1;
-}
-
 /* Whether the write w, `p[i] = RHS;` ending at the accumulation's `;`,
  * keeps a maximum or a minimum of p[i] and one expression e: `e > p[i] ? e
  * : p[i]`, `p[i] < e ? e : p[i]` (any of < <= > >=, the branch taken when
@@ -380,21 +321,21 @@ static bool minmax_update(pnest *p, const kevo_rwrite *w)
         return false;
     unsigned r0 = w->t_op + 1, r1 = p->acc1 - 1; /* without the `;` */
     unsigned l0 = w->t_lhs0, l1 = w->t_lhs1;
-    strip_parens(m, &r0, &r1);
+    kevo_rtok_strip_parens(m, &r0, &r1);
     if (r1 <= r0)
         return false;
-    unsigned q = find_top(m, r0, r1, "?");
+    unsigned q = kevo_rtok_find_top(m, r0, r1, "?");
     if (q == r1) { /* fmaxf(a, b) */
         if (!(kevo_rtok_is(m, r0, "fmaxf") || kevo_rtok_is(m, r0, "fminf") ||
               kevo_rtok_is(m, r0, "fmax") || kevo_rtok_is(m, r0, "fmin")) ||
             !kevo_rtok_is(m, r0 + 1, "(") || kevo_rtok_match(m, r0 + 1) != r1 - 1)
             return false;
-        unsigned c = find_top(m, r0 + 2, r1 - 1, ",");
+        unsigned c = kevo_rtok_find_top(m, r0 + 2, r1 - 1, ",");
         if (c == r1 - 1)
             return false;
         unsigned a0 = r0 + 2, a1 = c, b0 = c + 1, b1 = r1 - 1;
-        strip_parens(m, &a0, &a1);
-        strip_parens(m, &b0, &b1);
+        kevo_rtok_strip_parens(m, &a0, &a1);
+        kevo_rtok_strip_parens(m, &b0, &b1);
         if (kevo_rtok_same(m, a0, a1, l0, l1)) {
             p->self0[0] = a0;
             p->self1[0] = a1;
@@ -407,13 +348,13 @@ static bool minmax_update(pnest *p, const kevo_rwrite *w)
         p->minmax = true;
         return true;
     }
-    unsigned c = find_top(m, q + 1, r1, ":");
-    if (c == r1 || find_top(m, c + 1, r1, "?") != r1)
+    unsigned c = kevo_rtok_find_top(m, q + 1, r1, ":");
+    if (c == r1 || kevo_rtok_find_top(m, c + 1, r1, "?") != r1)
         return false;
     unsigned x0 = r0, x1 = q, t0 = q + 1, t1 = c, f0 = c + 1, f1 = r1;
-    strip_parens(m, &x0, &x1);
-    strip_parens(m, &t0, &t1);
-    strip_parens(m, &f0, &f1);
+    kevo_rtok_strip_parens(m, &x0, &x1);
+    kevo_rtok_strip_parens(m, &t0, &t1);
+    kevo_rtok_strip_parens(m, &f0, &f1);
     unsigned op = x1;
     int n_ops = 0;
     int depth = 0;
@@ -434,8 +375,8 @@ static bool minmax_update(pnest *p, const kevo_rwrite *w)
         kevo_rtok_is(m, op, "==") || kevo_rtok_is(m, op, "!="))
         return false;
     unsigned a0 = x0, a1 = op, b0 = op + 1, b1 = x1;
-    strip_parens(m, &a0, &a1);
-    strip_parens(m, &b0, &b1);
+    kevo_rtok_strip_parens(m, &a0, &a1);
+    kevo_rtok_strip_parens(m, &b0, &b1);
     /* the comparison names the element on one side and e on the other; the
      * true branch is e, the false one the element */
     bool left_self = kevo_rtok_same(m, a0, a1, l0, l1);
@@ -473,7 +414,7 @@ static int check_effects(pnest *p)
             w[i].kind == KEVO_WRITE_ELEMENT &&
             (kevo_rtok_is(m, w[i].t_op, "+=") || kevo_rtok_is(m, w[i].t_op, "-=") ||
              minmax_update(p, &w[i])) &&
-            w[i].t_lhs0 == skip_comments(m, p->acc0, p->acc1)) {
+            w[i].t_lhs0 == kevo_rtok_skip_comments(m, p->acc0, p->acc1)) {
             acc = (int)i;
             continue;
         }
@@ -886,7 +827,7 @@ typedef struct bound {
 static void text_of(kevo_buf *b, const kevo_recipe_model *m, unsigned t0, unsigned t1)
 {
     for (unsigned t = t0; t < t1; t++)
-        if (!is_comment(m, t))
+        if (!kevo_rtok_comment(m, t))
             kevo_buf_printf(b, "%s%.*s", t > t0 ? " " : "", (int)(m->tok[t].end - m->tok[t].start),
                             m->src + m->tok[t].start);
 }
@@ -940,9 +881,9 @@ static bool affine_in(const pnest *p, unsigned e0, unsigned e1, int lane_var, ke
 {
     const kevo_recipe_model *m = p->m;
     unsigned lane_bit = 1u << p->lane;
-    while (e1 > e0 && is_comment(m, e1 - 1))
+    while (e1 > e0 && kevo_rtok_comment(m, e1 - 1))
         e1--;
-    e0 = skip_comments(m, e0, e1);
+    e0 = kevo_rtok_skip_comments(m, e0, e1);
     if (e1 == e0 + 1 && depth < 4) {
         int d = stmt_of_decl(p, m->tok[e0].var);
         if (d >= 0 && (p->st[d].deps & lane_bit))
@@ -1037,8 +978,8 @@ static bool guard_bounds(const pnest *p, const pstmt *st, bound *out, int *n_out
             else if (dp == 0 && kevo_rtok_is(m, b, "||"))
                 break;
         }
-        unsigned d0 = skip_comments(m, a, b), d1 = b;
-        while (d1 > d0 && is_comment(m, d1 - 1))
+        unsigned d0 = kevo_rtok_skip_comments(m, a, b), d1 = b;
+        while (d1 > d0 && kevo_rtok_comment(m, d1 - 1))
             d1--;
         while (d1 > d0 && kevo_rtok_is(m, d0, "(") && kevo_rtok_match(m, d0) == d1 - 1) {
             d0++;
@@ -1578,7 +1519,7 @@ static int permute_nest(kevo_recipe_out *out, pnest *p, bool dry)
             kevo_buf_printf(&b, "%.*s;\n", (int)(m->tok[e1 - 1].end - m->tok[e0].start),
                             m->src + m->tok[e0].start);
         } else if (i == n - 1)
-            emit_stmt(&b, m, skip_comments(m, p->acc0, p->acc1), p->acc1, ind, il, level + 1);
+            emit_stmt(&b, m, kevo_rtok_skip_comments(m, p->acc0, p->acc1), p->acc1, ind, il, level + 1);
     }
     for (int i = n - 1; i >= 0; i--) {
         int level = i + 1;
@@ -1669,7 +1610,7 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
     int error = 0;
     unsigned before = m->loop[root].t_for;
-    if (before > 0 && is_comment(m, before - 1)) {
+    if (before > 0 && kevo_rtok_comment(m, before - 1)) {
         size_t n;
         const char *c = kevo_rtok_text(m, before - 1, &n);
         if (n == strlen(PERMUTE_AS_WRITTEN) && memcmp(c, PERMUTE_AS_WRITTEN, n) == 0)

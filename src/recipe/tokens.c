@@ -101,3 +101,59 @@ const char *kevo_recipe_indent(const kevo_recipe_model *m, unsigned offset, size
     *len = e - b;
     return m->src + b;
 }
+
+bool kevo_rtok_comment(const kevo_recipe_model *m, unsigned t)
+{
+    return t < m->n_tok && m->tok[t].kind == KEVO_CTOK_COMMENT;
+}
+
+unsigned kevo_rtok_skip_comments(const kevo_recipe_model *m, unsigned t, unsigned t1)
+{
+    while (t < t1 && kevo_rtok_comment(m, t))
+        t++;
+    return t;
+}
+
+unsigned kevo_rtok_stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1)
+{
+    int depth = 0;
+    for (; t < t1; t++) {
+        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
+            depth++;
+        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
+            depth--;
+        else if (depth == 0 && kevo_rtok_is(m, t, ";"))
+            return t;
+        if (depth < 0)
+            return t1;
+    }
+    return t1;
+}
+
+unsigned kevo_rtok_find_top(const kevo_recipe_model *m, unsigned t0, unsigned t1, const char *text)
+{
+    int depth = 0;
+    for (unsigned t = t0; t < t1; t++) {
+        if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "[") || kevo_rtok_is(m, t, "{"))
+            depth++;
+        else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]") || kevo_rtok_is(m, t, "}"))
+            depth--;
+        else if (depth == 0 && kevo_rtok_is(m, t, text))
+            return t;
+    }
+    return t1;
+}
+
+void kevo_rtok_strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *a1)
+{
+    for (;;) {
+        *a0 = kevo_rtok_skip_comments(m, *a0, *a1);
+        while (*a1 > *a0 && kevo_rtok_comment(m, *a1 - 1))
+            (*a1)--;
+        if (*a1 > *a0 + 1 && kevo_rtok_is(m, *a0, "(") && kevo_rtok_match(m, *a0) == *a1 - 1) {
+            (*a0)++;
+            (*a1)--;
+        } else
+            return;
+    }
+}
