@@ -207,6 +207,16 @@ static bool last_in_loop_body(const kevo_recipe_model *m, unsigned t_if, unsigne
            kevo_rtok_skip_comments(m, t_end, L->t_end) == L->t_end - 1;
 }
 
+/* Whether the statement starting at token t is the whole (unbraced) body
+ * of some loop: one that becomes several must then be braced. */
+static bool bare_loop_body(const kevo_recipe_model *m, unsigned t)
+{
+    for (size_t l = 0; l < m->n_loop; l++)
+        if (!m->loop[l].body_compound && m->loop[l].t_body == t)
+            return true;
+    return false;
+}
+
 /* Whether token t opens the body of some loop. */
 static bool loop_body_brace(const kevo_recipe_model *m, unsigned t)
 {
@@ -368,6 +378,12 @@ static int update_edit(xform *x, const kevo_rwrite *w)
         put_tokens(&b, m, x->lhs0, x->lhs1);
         kevo_buf_puts(&b, ";");
     }
+    if (bare_loop_body(m, from)) { /* several statements where there was one */
+        kevo_buf wrapped = {0};
+        kevo_buf_printf(&wrapped, "{ %s }", kevo_buf_cstr(&b));
+        kevo_buf_free(&b);
+        b = wrapped;
+    }
     if (kevo_buf_oom(&b)) {
         kevo_buf_free(&b);
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -516,6 +532,9 @@ static int split_statements(xform *x)
                 continue;
             kevo_buf b = {0};
             unsigned p = t + 2;
+            bool bare = bare_loop_body(m, t);
+            if (bare)
+                kevo_buf_puts(&b, "{ ");
             while (p < close) {
                 unsigned q = kevo_rtok_find_top(m, p, close, "||");
                 kevo_buf_puts(&b, "if (");
@@ -523,6 +542,8 @@ static int split_statements(xform *x)
                 kevo_buf_puts(&b, q < close ? ") continue; " : ") continue;");
                 p = q < close ? q + 1 : close;
             }
+            if (bare)
+                kevo_buf_puts(&b, " }");
             error = add_edit(x, m->tok[t].start, m->tok[end - 1].end, &b);
             t = end - 1;
         }
@@ -653,7 +674,7 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
                               kevo_recipe_line(m, m->tok[s0].start), m->var[L->var].name);
     /* nothing else in the loop reads the stored buffer or the scalar;
      * calls only to pure maths (the declarations run three times) */
-    for (unsigned u = L->t_body; u < L->t_end; u++) {
+    for (unsigned u = L->t_lparen; u < L->t_end; u++) {
         if (u >= x->lhs0 && u < x->lhs1)
             continue;
         int v = m->tok[u].var;
@@ -685,6 +706,16 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
             return kevo_error_set(KEVO_EINVAL, "line %u reads '%s' before its loop",
                                   kevo_recipe_line(m, m->tok[u].start), m->var[v].name);
     }
+    /* writes in the header other than its step (it is copied three times) */
+    if ((error = kevo_recipe_writes(&w, &nw, m, L->t_lparen, L->t_rparen + 1)) < 0)
+        return error;
+    bool other = false;
+    for (size_t i = 0; i < nw; i++)
+        other |= w[i].var != L->var;
+    free(w);
+    if (other)
+        return kevo_error_set(KEVO_EINVAL, "the header of the loop at line %u writes",
+                              L->line);
     /* writes in the declarations (`int a = b++;`) */
     for (int k = 0; k < x->n_pre; k++) {
         if ((error = kevo_recipe_writes(&w, &nw, m, x->pre0[k], x->pre1[k])) < 0)

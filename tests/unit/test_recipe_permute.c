@@ -589,6 +589,28 @@ static void test_permute__pool_window_kept_in_memory(void **state)
     assert_same_result(POOL1D, out, POOL1D_DRIVER, "pool");
     free(out);
 
+    /* the guarded sum as the whole unbraced body of its loop: braced
+     * once it is a guard and an update */
+    static const char BARE[] =
+        "#include <stdint.h>\n"
+        "void pool(const float *x, float *y, int64_t NC, int64_t L, int64_t K, int64_t S,\n"
+        "          int64_t P)\n"
+        "{\n"
+        "    int64_t LO = (L + 2 * P - K) / S + 1;\n"
+        "    for (int64_t nc = 0; nc < NC; nc++)\n"
+        "        for (int64_t o = 0; o < LO; o++) {\n"
+        "            float s = 0.0f;\n"
+        "            for (int64_t k = 0; k < K; k++)\n"
+        "                if (o * S - P + k >= 0 && o * S - P + k < L)\n"
+        "                    s += x[nc * L + o * S - P + k];\n"
+        "            y[nc * LO + o] = s;\n"
+        "        }\n"
+        "}\n";
+    out = apply_ok("permute", PICK, 4, BARE, "pool");
+    assert_contains(out, "for (int64_t o = o_lo; o < o_hi; o++)");
+    assert_same_result(BARE, out, POOL1D_DRIVER, "pool");
+    free(out);
+
     /* a minimum through fminf, the guard as `continue` */
     char *min = kevo_strdup(POOL2D);
     char *p = strstr(min, "float m = -INFINITY;");
