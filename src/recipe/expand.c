@@ -551,6 +551,38 @@ static int split_statements(xform *x)
     return error;
 }
 
+/* Whether some `if` in the inner loop r tests the loop l's variable,
+ * directly or through declarations in r: without one, no guard can become
+ * bounds of l's copy, and the split is not worth its parse (permute would
+ * decline it anyway). */
+static bool guard_on(const kevo_recipe_model *m, int l, int r)
+{
+    const kevo_rloop *R = &m->loop[r];
+    int dep[64];
+    int n_dep = 0;
+    dep[n_dep++] = m->loop[l].var;
+    /* the declarations in r that read l's variable, in order (C scope) */
+    for (unsigned t = R->t_body; t < R->t_end; t++) {
+        if (!m->tok[t].is_decl || !kevo_rtok_is(m, t + 1, "=") || n_dep == 64)
+            continue;
+        unsigned e = kevo_recipe_expr_end(m, t + 2, R->t_end);
+        for (int k = 0; k < n_dep; k++)
+            if (kevo_recipe_uses_var(m, t + 2, e, dep[k])) {
+                dep[n_dep++] = m->tok[t].var;
+                break;
+            }
+    }
+    for (unsigned t = R->t_body; t < R->t_end; t++) {
+        if (!kevo_rtok_is(m, t, "if") || !kevo_rtok_is(m, t + 1, "("))
+            continue;
+        unsigned close = kevo_rtok_match(m, t + 1);
+        for (int k = 0; close != (unsigned)-1 && k < n_dep; k++)
+            if (kevo_recipe_uses_var(m, t + 2, close, dep[k]))
+                return true;
+    }
+    return false;
+}
+
 /* Read loop l's body as the scalar form into x; KEVO_EINVAL with why not. */
 static int read_form(xform *x, const kevo_recipe_model *m, int l)
 {
@@ -608,6 +640,12 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
     x->st0 = s0;
     x->st1 = semi + 1;
     x->stage = 1;
+    if (!guard_on(m, l, R - m->loop))
+        return kevo_error_set(KEVO_EINVAL,
+                              "no guard in the loop at line %u tests '%s': no guard on it would "
+                              "become its bounds, and kept in memory the scalar would only cost "
+                              "passes",
+                              L->line, m->var[L->var].name);
     int error;
     kevo_rwrite *w = NULL;
     size_t nw = 0;
