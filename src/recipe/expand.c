@@ -597,6 +597,17 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
                               "the loop at line %u is not a simple loop with a braced body "
                               "holding one loop",
                               L->line);
+    if (kevo_recipe_collapsed_into(m, l) >= 0)
+        return kevo_error_set(KEVO_EINVAL,
+                              "the loop at line %u is collapsed into the loop at line %u: split, "
+                              "the nest would no longer collapse",
+                              L->line, m->loop[kevo_recipe_collapsed_into(m, l)].line);
+    for (size_t d = 0; d < m->n_dir; d++)
+        if (m->dir[d].start > m->tok[L->t_body].start && m->dir[d].start < m->tok[L->t_end - 1].end)
+            return kevo_error_set(KEVO_EINVAL,
+                                  "line %u: a directive in the loop at line %u (its clauses may "
+                                  "name the scalar, which the split removes)",
+                                  kevo_recipe_line(m, m->dir[d].start), L->line);
     int r = -1;
     for (size_t k = (size_t)l + 1; k < m->n_loop && r < 0; k++)
         if (m->loop[k].parent == l)

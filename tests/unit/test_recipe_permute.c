@@ -657,6 +657,10 @@ static void test_permute__pool_declines(void **state)
         {"s += xr[i];", "s += xr[i] * s;", "reads it"},
         /* a double: kept in a float element it would round otherwise */
         {"float s = 0.0f;", "double s = 0.0;", "not a float"},
+        /* a directive in the window may name the scalar */
+        {"            for (int64_t k = 0; k < K; k++) {",
+         "#pragma omp simd reduction(+:s)\n            for (int64_t k = 0; k < K; k++) {",
+         "a directive in the loop"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char *src = kevo_strdup(POOL1D);
@@ -669,6 +673,28 @@ static void test_permute__pool_declines(void **state)
         kevo_buf_free(&b);
         free(src);
     }
+    /* the loop collapsed with the one around it: split, the nest would no
+     * longer collapse */
+    static const char COLLAPSED[] =
+        "#include <stdint.h>\n"
+        "void pool(const float *x, float *y, int64_t NC, int64_t L, int64_t K, int64_t S,\n"
+        "          int64_t P)\n"
+        "{\n"
+        "    int64_t LO = (L + 2 * P - K) / S + 1;\n"
+        "#pragma omp parallel for collapse(2)\n"
+        "    for (int64_t nc = 0; nc < NC; nc++)\n"
+        "        for (int64_t o = 0; o < LO; o++) {\n"
+        "            float s = 0.0f;\n"
+        "            for (int64_t k = 0; k < K; k++) {\n"
+        "                int64_t i = o * S - P + k;\n"
+        "                if (i < 0 || i >= L)\n"
+        "                    continue;\n"
+        "                s += x[nc * L + i];\n"
+        "            }\n"
+        "            y[nc * LO + o] = s;\n"
+        "        }\n"
+        "}\n";
+    assert_declines("permute", PICK, 4, COLLAPSED, "pool", "is collapsed into the loop at line 7");
     /* no guard on the row: the split would only add passes */
     static const char NO_GUARD[] =
         "#include <stdint.h>\n"
