@@ -880,15 +880,32 @@ bool kevo_recipe_int_constant(const kevo_recipe_model *m, unsigned t, long *valu
         m->tok[d + 2].kind != KEVO_CTOK_LITERAL ||
         !(kevo_rtok_is(m, d + 3, ";") || kevo_rtok_is(m, d + 3, ",")))
         return false;
+    return !kevo_recipe_var_written(m, v) && kevo_recipe_int_constant(m, d + 2, value);
+}
+
+bool kevo_recipe_var_written(const kevo_recipe_model *m, int v)
+{
     kevo_rwrite *w = NULL;
     size_t nw = 0;
     if (kevo_recipe_writes(&w, &nw, m, m->t_fbody, (unsigned)m->n_tok) < 0) {
         kevo_error_clear();
-        return false;
+        return true; /* unreadable: assume it is */
     }
     bool written = scalar_written(w, nw, v);
     free(w);
-    return !written && kevo_recipe_int_constant(m, d + 2, value);
+    return written;
+}
+
+int kevo_recipe_sole_decl(const kevo_recipe_model *m, unsigned t0, unsigned t1, unsigned *tok)
+{
+    int n = 0, var = -1;
+    for (unsigned k = t0; k < t1; k++)
+        if (m->tok[k].is_decl) {
+            n++;
+            var = m->tok[k].var;
+            *tok = k;
+        }
+    return n == 0 ? -1 : n == 1 && var >= 0 ? var : -2;
 }
 
 /* The constant extent of loop l: `for (T u = 0; u < E; ...)`, E a

@@ -618,15 +618,9 @@ static int read_form(xform *x, const kevo_recipe_model *m, int l)
     unsigned t = kevo_rtok_skip_comments(m, b0, b1);
     while (t < b1 && t != R->t_for) {
         unsigned semi = kevo_rtok_stmt_semi(m, t, b1);
-        int n_decl = 0, decl = -1;
         unsigned d = 0;
-        for (unsigned k = t; k < semi; k++)
-            if (m->tok[k].is_decl) {
-                n_decl++;
-                decl = m->tok[k].var;
-                d = k;
-            }
-        if (semi >= b1 || n_decl != 1 || decl < 0 || !kevo_rtok_is(m, d + 1, "=") ||
+        int decl = kevo_recipe_sole_decl(m, t, semi, &d);
+        if (semi >= b1 || decl < 0 || !kevo_rtok_is(m, d + 1, "=") ||
             x->n_pre == MAX_PRE)
             return kevo_error_set(KEVO_EINVAL,
                                   "line %u: before its inner loop the loop at line %u holds "

@@ -206,6 +206,15 @@ int kevo_recipe_writes(kevo_rwrite **out, size_t *out_n, const kevo_recipe_model
  * `v = LITERAL` (an integer) that the kernel never writes. */
 bool kevo_recipe_int_constant(const kevo_recipe_model *m, unsigned t, long *value);
 
+/* Whether the kernel writes the scalar variable v anywhere (true also when
+ * its writes cannot be read). */
+bool kevo_recipe_var_written(const kevo_recipe_model *m, int v);
+
+/* The variable declared in tokens [t0,t1) (one statement) when it declares
+ * exactly one name (*tok its declaring token); -1 when it declares none, -2
+ * otherwise (several, or one kevo cannot name). */
+int kevo_recipe_sole_decl(const kevo_recipe_model *m, unsigned t0, unsigned t1, unsigned *tok);
+
 /* Whether some token in [t0,t1) names variable `var`. */
 bool kevo_recipe_uses_var(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var);
 

@@ -245,21 +245,15 @@ static int read_nest(pnest *p, const kevo_recipe_model *m, int root)
                 if (semi >= b1)
                     return kevo_error_set(KEVO_EINVAL, "line %u: a statement kevo cannot read",
                                           kevo_recipe_line(m, m->tok[t].start));
-                int decl = -1, n_decl = 0;
                 unsigned d = 0;
-                for (unsigned k = t; k < semi; k++)
-                    if (m->tok[k].is_decl) {
-                        n_decl++;
-                        decl = m->tok[k].var;
-                        d = k;
-                    }
+                int decl = kevo_recipe_sole_decl(m, t, semi, &d);
                 bool last = child < 0 && kevo_rtok_skip_comments(m, semi + 1, b1) == b1;
-                if (n_decl == 0 && last) {
+                if (decl == -1 && last) {
                     p->acc0 = t;
                     p->acc1 = semi + 1;
                     break;
                 }
-                if (n_decl != 1 || decl < 0 || !kevo_rtok_is(m, d + 1, "="))
+                if (decl < 0 || !kevo_rtok_is(m, d + 1, "="))
                     return kevo_error_set(KEVO_EINVAL,
                                           "line %u: permute moves declarations with one "
                                           "initialised name, guards and one accumulation, not "
@@ -857,19 +851,8 @@ static bool integer_tokens(const kevo_recipe_model *m, unsigned t0, unsigned t1)
 static bool unwritten_int_param(const kevo_recipe_model *m, unsigned t)
 {
     int v = m->tok[t].var;
-    if (v < 0 || !m->var[v].is_param || m->var[v].vtype != KEVO_VTYPE_INT)
-        return false;
-    kevo_rwrite *w = NULL;
-    size_t nw = 0;
-    if (kevo_recipe_writes(&w, &nw, m, m->t_fbody, (unsigned)m->n_tok) < 0) {
-        kevo_error_clear();
-        return false;
-    }
-    bool written = false;
-    for (size_t i = 0; i < nw; i++)
-        written |= w[i].var == v;
-    free(w);
-    return !written;
+    return v >= 0 && m->var[v].is_param && m->var[v].vtype == KEVO_VTYPE_INT &&
+           !kevo_recipe_var_written(m, v);
 }
 
 /* E in [e0,e1) as lane * S + R: R's text into *rest, S's into s. S is a
