@@ -451,7 +451,14 @@ int kevo_recipe_omp_simd_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
             kevo_error_set(KEVO_EINVAL, "no innermost loop qualifies: %s", kevo_buf_cstr(&reasons));
         goto done;
     }
-    out->cflags = "-fopenmp-simd";
+    /* -fno-trapping-math: under gcc's default -ftrapping-math a division or
+     * another floating-point operation under a condition may not be run
+     * speculatively, so gcc keeps the branch and the loop stays scalar
+     * ("control flow in loop") whatever the pragma says: huber_loss's
+     * `s += r < beta ? 0.5f * r * r / beta : r - 0.5f * beta;`. The flag
+     * changes no value (the default floating-point environment traps
+     * nothing); it lets gcc compute both sides and select. */
+    out->cflags = "-fopenmp-simd -fno-trapping-math";
 done:
     kevo_buf_free(&reasons);
     kevo_buf_free(&clauses);

@@ -543,7 +543,7 @@ static void test_recipe__omp_simd_rowsum_reduction(void **state)
 {
     (void)state;
     char *out = apply_ok("omp_simd", NULL, 0, ROWSUM, "rowsum");
-    assert_true(strncmp(out, "// kevo: cflags -fopenmp-simd\n", 30) == 0);
+    assert_true(strncmp(out, "// kevo: cflags -fopenmp-simd -fno-trapping-math\n", 49) == 0);
     assert_contains(out, "        #pragma omp simd reduction(+:acc)\n"
                          "        for (int64_t j = 0; j < C; j++)\n");
     assert_same_result(ROWSUM, out, DRIVER_ROWS, "rowsum");
@@ -624,6 +624,63 @@ static void test_recipe__omp_simd_declines(void **state)
     free(sw);
 }
 
+/* A conditional holding a division (huber_loss's form): under gcc's default
+ * -ftrapping-math the division may not run speculatively, the branch stays
+ * and the pragma vectorises nothing; omp_simd adds -fno-trapping-math, which
+ * changes no value, and gcc 12 then vectorises the row loop. */
+static void test_recipe__omp_simd_vectorises_a_branch_with_division(void **state)
+{
+    (void)state;
+    static const char huber[] = "#include <stdint.h>\n"
+                                "#include <math.h>\n"
+                                "void rowhuber(const float *x, float *y, int64_t R, int64_t C) {\n"
+                                "    for (int64_t i = 0; i < R; i++) {\n"
+                                "        float s = 0.0f;\n"
+                                "        for (int64_t j = 0; j < C; j++) {\n"
+                                "            float r = fabsf(x[i*C+j]);\n"
+                                "            s += r < 0.5f ? 0.5f * r * r / 0.7f : r - 0.25f;\n"
+                                "        }\n"
+                                "        y[i] = s;\n"
+                                "    }\n"
+                                "}\n";
+    char *out = apply_ok("omp_simd", NULL, 0, huber, "rowhuber");
+    assert_true(strncmp(out, "// kevo: cflags -fopenmp-simd -fno-trapping-math\n", 49) == 0);
+    assert_contains(out, "        #pragma omp simd reduction(+:s)\n"
+                         "        for (int64_t j = 0; j < C; j++) {\n");
+    assert_same_result(huber, out, DRIVER_ROWS, "rowhuber");
+
+    char *dir = NULL, *flags = NULL, *report = NULL;
+    char kpath[512], info[600], opt[640];
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-recipe-"), 0);
+    snprintf(kpath, sizeof(kpath), "%s/k.c", dir);
+    snprintf(info, sizeof(info), "%s/vec.txt", dir);
+    snprintf(opt, sizeof(opt), "-fopt-info-vec-optimized=%s", info);
+    assert_int_equal(kevo_file_write(kpath, out, strlen(out)), 0);
+    assert_int_equal(kevo_recipe_cflags_get(&flags, out), 0);
+    char *argv[16];
+    int n = 0;
+    argv[n++] = "gcc";
+    argv[n++] = "-std=gnu11";
+    argv[n++] = "-O3";
+    argv[n++] = "-march=native";
+    for (char *tok = strtok(flags, " "); tok && n < 12; tok = strtok(NULL, " "))
+        argv[n++] = tok;
+    argv[n++] = opt;
+    argv[n++] = "-c";
+    argv[n++] = kpath;
+    argv[n++] = "-o";
+    argv[n++] = "/dev/null";
+    argv[n] = NULL;
+    assert_int_equal(run(argv, NULL), 0);
+    assert_int_equal(kevo_file_read(&report, NULL, info), 0);
+    assert_contains(report, "k.c:7:17: optimized: loop vectorized"); /* the omp simd loop */
+    free(report);
+    free(flags);
+    kevo_rmtree(dir);
+    free(dir);
+    free(out);
+}
+
 static void test_recipe__omp_parallel_then_simd_merge(void **state)
 {
     (void)state;
@@ -631,7 +688,7 @@ static void test_recipe__omp_parallel_then_simd_merge(void **state)
     char *both = apply_ok("omp_simd", NULL, 0, par, "relu");
     assert_contains(both, "#pragma omp parallel for simd\n    for (int64_t i = 0;");
     assert_lacks(both, "#pragma omp simd");
-    assert_true(strncmp(both, "// kevo: cflags -fopenmp -fopenmp-simd\n", 39) == 0);
+    assert_true(strncmp(both, "// kevo: cflags -fopenmp -fopenmp-simd -fno-trapping-math\n", 58) == 0);
     assert_same_result(RELU, both, DRIVER_RELU, "relu");
 
     static const char total[] = "#include <stdint.h>\n"
@@ -953,9 +1010,9 @@ static void test_recipe__chain_rowsum_parallel_simd_flags(void **state)
     char *out = NULL;
     assert_int_equal(kevo_recipe_apply_chain(&out, steps, 4, ROWSUM, "rowsum"), 0);
     assert_true(strncmp(out,
-                        "// kevo: cflags -fopenmp -fopenmp-simd -O3 -march=native -ffast-math "
-                        "-funroll-loops\n",
-                        83) == 0);
+                        "// kevo: cflags -fopenmp -fopenmp-simd -fno-trapping-math -O3 "
+                        "-march=native -ffast-math -funroll-loops\n",
+                        102) == 0);
     assert_contains(out, "#pragma omp parallel for\n");
     assert_contains(out, "#pragma omp simd reduction(+:acc)\n");
     assert_same_result(ROWSUM, out, DRIVER_ROWS, "rowsum");
@@ -1357,6 +1414,7 @@ int main(void)
         cmocka_unit_test(test_recipe__omp_parallel_declines),
         cmocka_unit_test(test_recipe__omp_parallel_sees_through_row_pointers),
         cmocka_unit_test(test_recipe__omp_simd_rowsum_reduction),
+        cmocka_unit_test(test_recipe__omp_simd_vectorises_a_branch_with_division),
         cmocka_unit_test(test_recipe__omp_simd_min_max_product),
         cmocka_unit_test(test_recipe__omp_simd_elementwise),
         cmocka_unit_test(test_recipe__omp_simd_declines),
