@@ -920,18 +920,76 @@ static bool loop_extent(const kevo_recipe_model *m, int l, long *extent)
            kevo_recipe_int_constant(m, L->t_ub0, extent);
 }
 
+/* Whether tokens [a,b) name the token at f (the same variable, or the
+ * same literal), directly or through the initialisers of the variables
+ * they name. */
+static bool mentions(const kevo_recipe_model *m, unsigned a, unsigned b, unsigned f, int depth)
+{
+    size_t nf;
+    const char *tf = kevo_rtok_text(m, f, &nf);
+    for (unsigned t = a; t < b && t < m->n_tok; t++) {
+        size_t n;
+        const char *tt = kevo_rtok_text(m, t, &n);
+        if (m->tok[t].var == m->tok[f].var && n == nf && memcmp(tt, tf, n) == 0)
+            return true;
+        int v = m->tok[t].var;
+        if (v < 0 || depth >= 4 || v == m->tok[f].var)
+            continue;
+        unsigned d = kevo_recipe_decl_token(m, v);
+        if (d != (unsigned)-1 && d != t && kevo_rtok_is(m, d + 1, "=") &&
+            mentions(m, d + 2, kevo_recipe_expr_end(m, d + 2, (unsigned)m->n_tok), f, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Whether loop l runs `u < B`, B naming a variable and not written from
+ * the token at f: `kh < KS` (or `kh < KS / 4 * 4`, the unrolled copy, and
+ * its remainder) beside `ih * S`, two sizes given at run time with nothing
+ * that ties them. A loop bound written from f (`c < C` beside `n * C`, `j < j_end` with `j_end =
+ * N / 16 * 16` beside `i * N`, `j < OCG` with `OCG = OC / G` beside `n *
+ * OC`) is the row-major linearisation, and other forms (a literal bound, a
+ * loop running down) are left to it as well. */
+static bool loop_unrelated(const kevo_recipe_model *m, int l, unsigned f)
+{
+    if (l < 0)
+        return false;
+    const kevo_rloop *L = &m->loop[l];
+    if (L->cond_op != KEVO_COND_LT || L->t_ub1 <= L->t_ub0)
+        return false;
+    bool named = false;
+    for (unsigned t = L->t_ub0; t < L->t_ub1; t++)
+        if (m->tok[t].kind == KEVO_CTOK_IDENT && m->tok[t].var >= 0) {
+            long c;
+            if (kevo_recipe_int_constant(m, t, &c))
+                continue; /* `const int64_t KH = 3`: a literal bound */
+            named = true;
+            if (mentions(m, f, f + 1, t, 0)) /* `OH = (H - 1) * S + K` beside kh < K */
+                return false;
+        }
+    return named && !mentions(m, L->t_ub0, L->t_ub1, f, 0);
+}
+
 /* Whether terms v * S and u * T (u a loop inside the region) keep
- * iterations of v apart: judged only when both factors are constants (1
- * when absent), the scatter's `ih + kh`, `id * SD - PD + kd * DLD`; then
- * apart when one term's whole range stays below the other's step. A
- * symbolic factor (`n * C + c`, `(n * C + g * CG) * HW`) is a row-major
- * linearisation, not judged here. */
+ * iterations of v apart. Both factors constants (1 when absent), the
+ * scatter's `ih + kh`, `id * SD - PD + kd * DLD`: apart when one term's
+ * whole range stays below the other's step. A symbolic factor is taken for
+ * a row-major linearisation (`n * C + c`, `(n * C + g * CG) * HW`) except
+ * where the other loop's bound is a name nothing ties to the factor
+ * (loop_unrelated): `ih * S + kh` with kh below KS, S a stride given at
+ * run time, can meet for two ih (a scatter: threads over ih would race). */
 static bool apart(const kevo_recipe_model *m, const sum_term *v, const sum_term *u)
 {
     long sv = 1, su = 1, ev = 0, eu = 0;
-    if ((v->s1 > v->s0 && !kevo_recipe_int_constant(m, v->s0, &sv)) ||
-        (u->s1 > u->s0 && !kevo_recipe_int_constant(m, u->s0, &su)))
+    bool cv = v->s1 == v->s0 || kevo_recipe_int_constant(m, v->s0, &sv);
+    bool cu = u->s1 == u->s0 || kevo_recipe_int_constant(m, u->s0, &su);
+    if (!cv || !cu) {
+        if (!cv && u->s1 == u->s0 && v->s1 == v->s0 + 1)
+            return !loop_unrelated(m, loop_of_var(m, u->var), v->s0);
+        if (!cu && v->s1 == v->s0 && u->s1 == u->s0 + 1)
+            return !loop_unrelated(m, loop_of_var(m, v->var), u->s0);
         return true;
+    }
     if (sv <= 0 || su <= 0)
         return false;
     if (loop_extent(m, loop_of_var(m, u->var), &eu) && su * eu <= sv)

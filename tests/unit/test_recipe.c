@@ -424,6 +424,41 @@ static void test_recipe__omp_parallel_refuses_a_scatter(void **state)
                                   "            y[ih + kh] += x[ih];\n"
                                   "}\n";
     assert_declines("omp_parallel", NULL, 0, scatter, "f", "a scatter");
+    /* the stride and the kernel size given at run time (Level 2's
+     * convtranspose2d_gelu_groupnorm: `permute` reduce 8 threaded ih there,
+     * and a kernel the run called correct failed a later check): ih * S +
+     * kh meets for two ih whenever K > S; a bound written from the factor
+     * (`c < C` beside `n * C`) stays a linearisation */
+    static const char runtime[] =
+        "#include <stdint.h>\n"
+        "void f(const float *x, float *y, int64_t N, int64_t H, int64_t S, int64_t K) {\n"
+        "    const int64_t OH = (H - 1) * S + K;\n"
+        "    for (int64_t n = 0; n < N; n++)\n"
+        "        for (int64_t ih = 0; ih < H; ih++)\n"
+        "            for (int64_t kh = 0; kh < K; kh++)\n"
+        "                y[n * OH + ih * S + kh] += x[n * H + ih];\n"
+        "}\n";
+    long both[2] = {2, 0};
+    char *rt = apply_ok("omp_parallel", both, 2, runtime, "f");
+    assert_contains(rt, "    #pragma omp parallel for\n    for (int64_t n = 0;");
+    free(rt);
+    static const char runtime_ih[] =
+        "#include <stdint.h>\n"
+        "void f(const float *x, float *y, int64_t H, int64_t S, int64_t K) {\n"
+        "    for (int64_t ih = 0; ih < H; ih++)\n"
+        "        for (int64_t kh = 0; kh < K; kh++)\n"
+        "            y[ih * S + kh] += x[ih];\n"
+        "}\n";
+    assert_declines("omp_parallel", NULL, 0, runtime_ih, "f", "a scatter");
+    static const char linear[] = "#include <stdint.h>\n"
+                                 "void f(const float *x, float *y, int64_t R, int64_t C) {\n"
+                                 "    for (int64_t r = 0; r < R; r++)\n"
+                                 "        for (int64_t c = 0; c < C; c++)\n"
+                                 "            y[r * C + c] = 2.0f * x[r * C + c];\n"
+                                 "}\n";
+    char *lin = apply_ok("omp_parallel", NULL, 0, linear, "f");
+    assert_contains(lin, "#pragma omp parallel for collapse(2)\n    for (int64_t r = 0;");
+    free(lin);
 #define STRIDED_SCATTER(KH)                                                                        \
     "#include <stdint.h>\n"                                                                        \
     "void f(const float *x, float *y, int64_t N, int64_t H) {\n"                                   \
