@@ -925,12 +925,8 @@ static bool loop_extent(const kevo_recipe_model *m, int l, long *extent)
  * they name. */
 static bool mentions(const kevo_recipe_model *m, unsigned a, unsigned b, unsigned f, int depth)
 {
-    size_t nf;
-    const char *tf = kevo_rtok_text(m, f, &nf);
     for (unsigned t = a; t < b && t < m->n_tok; t++) {
-        size_t n;
-        const char *tt = kevo_rtok_text(m, t, &n);
-        if (m->tok[t].var == m->tok[f].var && n == nf && memcmp(tt, tf, n) == 0)
+        if (m->tok[t].var == m->tok[f].var && kevo_rtok_same(m, t, t + 1, f, f + 1))
             return true;
         int v = m->tok[t].var;
         if (v < 0 || depth >= 4 || v == m->tok[f].var)

@@ -712,9 +712,7 @@ static bool divided_use(const pnest *p, unsigned t, unsigned t0, unsigned *d)
 static bool same_divisor(const pnest *p, unsigned d1, unsigned d2)
 {
     const kevo_recipe_model *m = p->m;
-    size_t n1, n2;
-    const char *s1 = kevo_rtok_text(m, d1, &n1), *s2 = kevo_rtok_text(m, d2, &n2);
-    return m->tok[d1].var == m->tok[d2].var && n1 == n2 && memcmp(s1, s2, n1) == 0;
+    return m->tok[d1].var == m->tok[d2].var && kevo_rtok_same(m, d1, d1 + 1, d2, d2 + 1);
 }
 
 /* Whether tokens [a,b) use strip loop k only as `c / D` (one D for the

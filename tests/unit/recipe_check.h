@@ -194,6 +194,17 @@ static KEVO_TEST_UNUSED int run(char *const argv[], const char *stdout_path)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Append the flags of a cflags line (each on kevo's allow-list) to argv[n..cap);
+ * the new count. Tokenises `flags` in place. */
+static KEVO_TEST_UNUSED int append_cflags(char **argv, int n, int cap, char *flags)
+{
+    for (char *tok = strtok(flags, " "); tok && n < cap; tok = strtok(NULL, " ")) {
+        assert_true(kevo_cflags_allowed(tok));
+        argv[n++] = tok;
+    }
+    return n;
+}
+
 /* Build `src` (with its cflags line) + driver in dir under `name`, run it,
  * and return its output (caller frees). */
 static KEVO_TEST_UNUSED char *build_and_run(const char *dir, const char *name, const char *src, const char *driver,
@@ -218,10 +229,7 @@ static KEVO_TEST_UNUSED char *build_and_run(const char *dir, const char *name, c
     argv[n++] = "-O2";
     argv[n++] = "-fopenmp";
     argv[n++] = "-Werror=implicit-function-declaration";
-    for (char *tok = strtok(flags, " "); tok && n < 30; tok = strtok(NULL, " ")) {
-        assert_true(kevo_cflags_allowed(tok));
-        argv[n++] = tok;
-    }
+    n = append_cflags(argv, n, 30, flags);
     argv[n++] = "-c";
     argv[n++] = kpath;
     argv[n++] = "-o";

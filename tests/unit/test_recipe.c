@@ -692,14 +692,13 @@ static void test_recipe__omp_simd_vectorises_a_branch_with_division(void **state
     snprintf(opt, sizeof(opt), "-fopt-info-vec-optimized=%s", info);
     assert_int_equal(kevo_file_write(kpath, out, strlen(out)), 0);
     assert_int_equal(kevo_recipe_cflags_get(&flags, out), 0);
-    char *argv[16];
+    char *argv[20];
     int n = 0;
     argv[n++] = "gcc";
     argv[n++] = "-std=gnu11";
     argv[n++] = "-O3";
     argv[n++] = "-march=native";
-    for (char *tok = strtok(flags, " "); tok && n < 12; tok = strtok(NULL, " "))
-        argv[n++] = tok;
+    n = append_cflags(argv, n, 14, flags); /* then 5 more and NULL */
     argv[n++] = opt;
     argv[n++] = "-c";
     argv[n++] = kpath;
