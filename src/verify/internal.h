@@ -119,10 +119,11 @@ kevo_gate *kevo_verify__gate_open(kevo_eval_result *r, const char *name);
 
 /* ---- runner.c ---- */
 /* Start a runner in dir with the evaluator's limits (be NULL: the
- * reference's C runner). *out and *dead as kevo_channel__start. */
+ * reference's C runner), its OpenMP teams of `threads` threads (0: one per
+ * CPU). *out and *dead as kevo_channel__start. */
 int kevo_verify__runner_start(kevo_channel_runner **out, kevo_child **dead,
                               const kevo_evaluator *ev, const kevo_backend *be,
-                              const char *runner, const char *dir);
+                              const char *runner, const char *dir, int threads);
 /* How a runner failed, as a verdict + message. error: what the channel
  * returned; its message is still in kevo_error_last(). */
 kevo_verdict kevo_verify__runner_failure(kevo_buf *msg, kevo_child *c, int error);

@@ -289,7 +289,7 @@ static int reference_start(kevo_evaluator *ev, kevo_child **dead, const char *ru
     int error = kevo_channel__inputs_new(&ev->inputs, ev->task, ev->data, ev->nids);
     if (error < 0)
         return error;
-    if ((error = kevo_verify__runner_start(&ev->ref, dead, ev, NULL, runner, ref_dir)) < 0) {
+    if ((error = kevo_verify__runner_start(&ev->ref, dead, ev, NULL, runner, ref_dir, 0)) < 0) {
         /* what the runner said before it died (a torch reference's reason) */
         char why[512], tail[1024] = "";
         snprintf(why, sizeof(why), "%s", kevo_error_last());

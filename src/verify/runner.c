@@ -13,12 +13,13 @@
 
 int kevo_verify__runner_start(kevo_channel_runner **out, kevo_child **dead,
                               const kevo_evaluator *ev, const kevo_backend *be,
-                              const char *runner, const char *dir)
+                              const char *runner, const char *dir, int threads_n)
 {
     char threads[32];
     char **extra = NULL;
     const char *env[16] = {threads, NULL};
-    snprintf(threads, sizeof(threads), "OMP_NUM_THREADS=%d", kevo_cpu_count());
+    snprintf(threads, sizeof(threads), "OMP_NUM_THREADS=%d",
+             threads_n > 0 ? threads_n : kevo_cpu_count());
     int error = 0;
     if (be && be->runner_env && (error = be->runner_env(be, dir, &extra)) < 0)
         return error;
