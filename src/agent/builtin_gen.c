@@ -24,7 +24,10 @@
  * same category (kept or mutated), else the defaults; when exploring, from
  * the defaults, mutated. Drawing again the tunable recipe the start point
  * ends with retunes it: other parameters on the text it rewrote (retune(),
- * below).
+ * below). A nest shaper drawn on a kernel already threaded or vectorised
+ * goes before those steps, the chain replayed from the reference
+ * (kevo_builtin__place), and is retuned there when drawn again
+ * (retune_placed).
  * It never copies anything but the task's own reference.
  */
 #include "internal.h"
@@ -267,9 +270,9 @@ static double arm_value(kevo_memory *mem, const arm_items *a, double prior,
 }
 
 /* The parameters of `recipe` in the fastest correct attempt that applied it
- * as its last step through the category item `cat_item` (so: on a task of
- * the same category). Returns 1 and fills best[0..np) when there is one, 0
- * when there is none, or an error. */
+ * (its last step, or where kevo_builtin__place put it) through the category
+ * item `cat_item` (so: on a task of the same category). Returns 1 and
+ * fills best[0..np) when there is one, 0 when there is none, or an error. */
 static int best_params(long *best, kevo_memory *mem, int64_t cat_item, const char *recipe,
                        size_t np)
 {
@@ -290,8 +293,11 @@ static int best_params(long *best, kevo_memory *mem, int64_t cat_item, const cha
         if (!list->attempts[i].recipes_json ||
             kevo_recipe_chain_from_json(&steps, &n, list->attempts[i].recipes_json) < 0)
             continue;
-        if (n > 0 && !strcmp(steps[n - 1].recipe, recipe) && steps[n - 1].n_params >= np) {
-            memcpy(best, steps[n - 1].params, np * sizeof(long));
+        size_t k = n; /* its step: the last (appended) or anywhere (placed) */
+        while (k > 0 && strcmp(steps[k - 1].recipe, recipe) != 0)
+            k--;
+        if (k > 0 && steps[k - 1].n_params >= np) {
+            memcpy(best, steps[k - 1].params, np * sizeof(long));
             found = 1;
         }
         kevo_recipe_chain_free(steps);
@@ -300,13 +306,53 @@ static int best_params(long *best, kevo_memory *mem, int64_t cat_item, const cha
     return found;
 }
 
-/* Titles of the arms already tried from attempt `start_id` (the last step of
- * each child's chain), newline-separated in *out (malloc'd). */
+static bool same_step(const kevo_recipe_step *a, const kevo_recipe_step *b)
+{
+    if (strcmp(a->recipe, b->recipe) != 0 || a->n_params != b->n_params)
+        return false;
+    for (size_t i = 0; i < a->n_params; i++)
+        if (a->params[i] != b->params[i])
+            return false;
+    return true;
+}
+
+/* The step a child's chain (n steps) added to its start point's (m), or
+ * changed in it: the one without which it is the start's (the last when
+ * appended, another when placed: kevo_builtin__place); for a chain as long
+ * as the start's, the one step that differs (a retune: of the last step,
+ * or of a placed one, retune_placed); else the last. */
+static size_t added_step(const kevo_recipe_step *steps, size_t n, const kevo_recipe_step *start,
+                         size_t m)
+{
+    for (size_t k = n; n == m + 1 && k-- > 0;) {
+        bool same = true;
+        for (size_t i = 0, j = 0; i < n && same; i++)
+            if (i != k)
+                same = same_step(&steps[i], &start[j++]);
+        if (same)
+            return k;
+    }
+    size_t differ = n, count = 0;
+    for (size_t i = 0; n == m && i < n; i++)
+        if (!same_step(&steps[i], &start[i]))
+            differ = i, count++;
+    return count == 1 ? differ : n - 1;
+}
+
+/* Titles of the arms already tried from attempt `start_id` (the step each
+ * child's chain added to its own: added_step), newline-separated in *out
+ * (malloc'd). */
 static int tried_arms(char **out, kevo_memory *mem, int64_t start_id)
 {
     kevo_buf b = {0};
     kevo_attempt_list *kids = NULL;
+    kevo_attempt *a = NULL;
+    kevo_recipe_step *start = NULL;
+    size_t m = 0;
     *out = NULL;
+    if (start_id > 0 && kevo_memory_attempt_get(&a, mem, start_id) == 0 && a->recipes_json &&
+        *a->recipes_json && kevo_recipe_chain_from_json(&start, &m, a->recipes_json) < 0)
+        m = 0;
     if (start_id > 0 && kevo_memory_attempt_children(&kids, mem, start_id) == 0) {
         for (size_t i = 0; i < kids->n; i++) {
             kevo_recipe_step *steps = NULL;
@@ -314,17 +360,20 @@ static int tried_arms(char **out, kevo_memory *mem, int64_t start_id)
             if (!kids->attempts[i].recipes_json ||
                 kevo_recipe_chain_from_json(&steps, &n, kids->attempts[i].recipes_json) < 0)
                 continue;
-            const kevo_recipe_desc *d = n ? kevo_recipe_find(steps[n - 1].recipe) : NULL;
+            size_t k = n ? added_step(steps, n, start, m) : 0;
+            const kevo_recipe_desc *d = n ? kevo_recipe_find(steps[k].recipe) : NULL;
             if (d) {
                 char title[160];
                 int vp = variant_param(d->name);
-                arm_title(title, sizeof(title), d, vp >= 0 ? steps[n - 1].params[vp] : -1);
+                arm_title(title, sizeof(title), d, vp >= 0 ? steps[k].params[vp] : -1);
                 kevo_buf_printf(&b, "%s\n", title);
             }
             kevo_recipe_chain_free(steps);
         }
         kevo_attempt_list_free(kids);
     }
+    kevo_recipe_chain_free(start);
+    kevo_attempt_free(a);
     kevo_error_clear();
     *out = kevo_buf_detach(&b);
     return 0;
@@ -888,6 +937,139 @@ static int record_retuned_chain(kevo_proposal *out, proposal_ctx *p, const long 
     return kevo_recipe_chain_to_json(&out->recipes_json, p->chain, p->nchain);
 }
 
+/* Where a step goes in the chain. The nest shapers (rank 0: fuse,
+ * interchange, permute, tile, unroll_jam, register_block, scan) rewrite
+ * the loops of the scalar kernel; threads (1), the vector forms of the
+ * inner loops (2) and streaming stores (3) are put on the nest as it ends
+ * up. Appended after those, a shaper meets their output instead:
+ * register_block drawn on Level 1's conv2d after omp_parallel and
+ * vectorize blocked the vectorised loop, 1.8x slower than the same three
+ * steps with register_block first (docs/performance.md, "Where a step
+ * goes"). Others (flags, restrict, pack, kblock): -1, no place of their
+ * own. */
+static int step_rank(const char *recipe)
+{
+    static const struct {
+        const char *name;
+        int rank;
+    } ranks[] = {
+        {"fuse", 0},      {"interchange", 0}, {"permute", 0}, {"tile", 0},
+        {"unroll_jam", 0}, {"register_block", 0}, {"scan", 0}, /* the nest */
+        {"omp_parallel", 1},                                   /* threads */
+        {"vectorize", 2}, {"omp_simd", 2},    {"unroll", 2},   /* inner loops */
+        {"stream", 3},                                         /* stores */
+    };
+    for (size_t i = 0; recipe && i < sizeof(ranks) / sizeof(ranks[0]); i++)
+        if (!strcmp(ranks[i].name, recipe))
+            return ranks[i].rank;
+    return -1;
+}
+
+int kevo_builtin__place(char **out_source, char **out_chain, const char **before,
+                        const char *base, const char *kernel, const char *start_source,
+                        const kevo_recipe_step *chain, size_t n, const char *recipe,
+                        const long *params, size_t np)
+{
+    int error = 0;
+    *out_source = *out_chain = NULL;
+    *before = NULL;
+    if (step_rank(recipe) != 0 || !base || n == 0)
+        return 0;
+    size_t k = 0;
+    while (k < n && step_rank(chain[k].recipe) <= 0)
+        k++;
+    if (k == n)
+        return 0; /* nothing it should go before */
+    char *replayed = NULL, *placed = NULL;
+    kevo_recipe_step *steps = calloc(n + 1, sizeof(*steps));
+    if (!steps)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    memcpy(steps, chain, k * sizeof(*steps));
+    steps[k].recipe = recipe;
+    memcpy(steps[k].params, params, KEVO_RECIPE_MAX_PARAMS * sizeof(long));
+    steps[k].n_params = np;
+    memcpy(steps + k + 1, chain + k, (n - k) * sizeof(*steps));
+    /* only where the chain, replayed, is the start point (then the placed
+     * chain is the start point's steps with this one among them), and
+     * only where every step still applies in the new order */
+    if (kevo_recipe_apply_chain(&replayed, chain, n, base, kernel) < 0 ||
+        strcmp(replayed, start_source) != 0 ||
+        kevo_recipe_apply_chain(&placed, steps, n + 1, base, kernel) < 0) {
+        kevo_error_clear();
+        goto out;
+    }
+    if ((error = kevo_recipe_chain_to_json(out_chain, steps, n + 1)) < 0)
+        goto out;
+    *out_source = placed;
+    placed = NULL;
+    *before = chain[k].recipe;
+out:
+    free(replayed);
+    free(placed);
+    free(steps);
+    return error;
+}
+
+/* The retune move for a nest shaper that kevo_builtin__place put before
+ * later steps: drawn again on a kernel whose chain has it (not last), it
+ * is not applied a second time on top of itself (register_block on a
+ * register-blocked GEMM, three times over in a row) but retuned where it
+ * stands: its parameters with one changed (among those that apply to the
+ * text it rewrote, the chain before it replayed on the start), then the
+ * steps after it replayed. 1 when it made a candidate (out->source and
+ * out->recipes_json), 0 when the move does not apply (then the recipe is
+ * drawn as usual), or an error. */
+static int retune_placed(kevo_proposal *out, long *params, size_t *np, proposal_ctx *p,
+                         const char *start_source)
+{
+    const char *name = p->all[p->pick].name;
+    const char *ref = p->at->c_start, *kernel = p->at->task->name;
+    size_t k = p->nchain > 0 ? p->nchain - 1 : 0;
+    if (step_rank(name) != 0 || !ref || p->nchain < 2 || variant_param(name) >= 0)
+        return 0;
+    while (k > 0 && strcmp(p->chain[k - 1].recipe, name) != 0)
+        k--;
+    if (k-- == 0)
+        return 0; /* not in the chain before its last step */
+    int error = 0, made = 0;
+    char *replayed = NULL, *base = NULL, *src = NULL;
+    kevo_recipe_input *in = NULL;
+    kevo_recipe_step *steps = malloc(p->nchain * sizeof(*steps));
+    if (!steps)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    memcpy(steps, p->chain, p->nchain * sizeof(*steps));
+    if ((error = kevo_recipe_params_default(params, np, name)) < 0)
+        goto out;
+    for (size_t i = 0; i < p->chain[k].n_params && i < *np; i++)
+        params[i] = p->chain[k].params[i];
+    bool changed = false;
+    if (kevo_recipe_apply_chain(&replayed, p->chain, p->nchain, ref, kernel) < 0 ||
+        strcmp(replayed, start_source) != 0 ||
+        kevo_recipe_apply_chain(&base, p->chain, k, ref, kernel) < 0)
+        goto out;
+    if ((error = kevo_recipe_input_new(&in, base, kernel)) < 0 ||
+        (error = kevo_recipe_input_params_mutate(&changed, params, p->rng, name, in)) < 0 ||
+        !changed)
+        goto out;
+    memcpy(steps[k].params, params, KEVO_RECIPE_MAX_PARAMS * sizeof(long));
+    steps[k].n_params = *np;
+    if (kevo_recipe_apply_chain(&src, steps, p->nchain, ref, kernel) < 0 ||
+        (error = kevo_recipe_chain_to_json(&out->recipes_json, steps, p->nchain)) < 0)
+        goto out;
+    out->source = src;
+    src = NULL;
+    made = 1;
+out:
+    if (error == 0)
+        kevo_error_clear(); /* a step that no longer applies: no move */
+    kevo_recipe_input_free(in);
+    free(replayed);
+    free(base);
+    free(src);
+    free(steps);
+    return error < 0 ? error : made;
+}
+
 /* The start point is parsed once (p.start) for the applicability of every
  * recipe, the variants' checks, the parameter mutation and the rewrite;
  * the rewritten source is parsed once more, as the recipes' guard. */
@@ -925,9 +1107,13 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     int retuned = 0;
     if (p.pick == p.last && (retuned = retune(out, params, &np, &p)) < 0)
         goto done;
+    if (retuned && (error = record_retuned_chain(out, &p, params, np)) < 0)
+        goto done;
+    if (!retuned && p.pick != p.last &&
+        (retuned = retune_placed(out, params, &np, &p, start_source)) < 0)
+        goto done;
     if (retuned) {
-        if ((error = record_retuned_chain(out, &p, params, np)) < 0 ||
-            (error = record_use(out, &p, params)) < 0)
+        if ((error = record_use(out, &p, params)) < 0)
             goto done;
         /* its speedup over the start point is what the new parameters
          * gained, not what the recipe gains: the arm's Q-values keep what
@@ -954,10 +1140,32 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
             goto done;
         }
     }
-    if ((error = rewrite(out, params, &np, &p)) < 0 ||
-        (error = record_chain(out, start_recipes_json, p.all[p.pick].name, params, np)) < 0 ||
-        (error = record_use(out, &p, params)) < 0)
+    if ((error = rewrite(out, params, &np, &p)) < 0)
         goto done;
+    /* a nest shaper goes before the steps that work on the nest it
+     * shapes (step_rank); appended where it has no place or the placed
+     * chain does not apply */
+    const char *before = NULL;
+    char *placed = NULL, *placed_chain = NULL;
+    if (out->source && !out->failure &&
+        (error = kevo_builtin__place(&placed, &placed_chain, &before, at->c_start,
+                                     at->task->name, start_source, p.chain, p.nchain,
+                                     p.all[p.pick].name, params, np)) < 0)
+        goto done;
+    if (placed) {
+        free(out->source);
+        out->source = placed;
+        out->recipes_json = placed_chain;
+    } else if ((error = record_chain(out, start_recipes_json, p.all[p.pick].name, params,
+                                     np)) < 0) {
+        goto done;
+    }
+    if ((error = record_use(out, &p, params)) < 0)
+        goto done;
+    if (before) {
+        size_t n = strlen(out->summary);
+        snprintf(out->summary + n, sizeof(out->summary) - n, " (before %s)", before);
+    }
 done:
     book_close(&p.book);
     kevo_recipe_input_free(p.start);

@@ -8,6 +8,7 @@
 #include "kevo/context.h"
 #include "kevo/llm.h"
 #include "kevo/memory.h"
+#include "kevo/recipe.h"
 #include "kevo/sys/backend.h"
 #include "kevo/verify.h"
 #include "kevo/task.h"
@@ -64,6 +65,20 @@ int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const ke
 int kevo_builtin__arm_score(double *value, bool *known, kevo_memory *mem,
                             const kevo_agent_task *at, const char *source, const char *recipe,
                             const kevo_run_config *cfg);
+
+/* The built-in generator's placement of a nest-shaping step (builtin_gen.c,
+ * step_rank): `recipe` with params[0..np) goes into chain[0..n) (the start
+ * point's, which replayed on `base` must give start_source) before the
+ * first step that works on the nest it shapes. *out_source and *out_chain
+ * (JSON) are the placed kernel and chain, the caller's; both NULL, and
+ * *before NULL, when it has no place there (not a shaper, nothing to go
+ * before, the chain does not replay to the start point, or a step no
+ * longer applies); else *before names the step it went before (borrowed
+ * from chain). Negative only for kevo's own errors. */
+int kevo_builtin__place(char **out_source, char **out_chain, const char **before,
+                        const char *base, const char *kernel, const char *start_source,
+                        const kevo_recipe_step *chain, size_t n, const char *recipe,
+                        const long *params, size_t np);
 
 /* Which kernel the plies refine, before the start rule's pick. */
 typedef enum kevo_ply { KEVO_PLY_NONE, KEVO_PLY_DRAFT, KEVO_PLY_BEST } kevo_ply;

@@ -523,6 +523,113 @@ static void test_builtin__retune_the_last_step(void **state)
     free(u4);
 }
 
+/* A nest shaper goes before the steps that work on the nest (step_rank):
+ * register_block drawn on a GEMM already threaded and unrolled is
+ * applied to the reference first, then the start point's steps; its chain
+ * says so, and so does the summary. Where the placed chain no longer
+ * replays to the start point, or nothing ranks after it, it is appended.
+ * Placed, it counts as tried from its start point; drawn again on the
+ * placed kernel, it is retuned where it stands. */
+static void test_builtin__shaper_goes_before_threads_and_vectors(void **state)
+{
+    fixture *f = *state;
+    kevo_task task = {.name = "pg", .category = "matmul", .level = 1};
+    const char *src = GEMM("pg");
+    train(f, &task, src, "register_block", 30); /* register_block pays, the rest costs */
+    kevo_agent_task at = {.task = &task, .reference = (char *)src, .c_start = src};
+    int64_t draft = record_draft(f, "pg", src);
+    kevo_recipe_step two[2] = {{.recipe = "omp_parallel"}, {.recipe = "unroll"}};
+    char *start = NULL, *chain = NULL;
+    assert_int_equal(kevo_recipe_apply_chain(&start, two, 2, src, "pg"), 0);
+    assert_int_equal(kevo_recipe_chain_to_json(&chain, two, 2), 0);
+    int64_t s = record_child(f, "pg", draft, start, chain, 50.0);
+
+    kevo_proposal p = {0};
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s, start, chain, &f->cfg, &f->rng), 0);
+    assert_string_equal(p.summary, "register_block (before omp_parallel)");
+    kevo_recipe_step *got = NULL;
+    size_t n = 0;
+    assert_int_equal(kevo_recipe_chain_from_json(&got, &n, p.recipes_json), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(got[0].recipe, "register_block");
+    assert_string_equal(got[1].recipe, "omp_parallel");
+    assert_string_equal(got[2].recipe, "unroll");
+    char *want = NULL;
+    assert_int_equal(kevo_recipe_apply_chain(&want, got, n, src, "pg"), 0);
+    assert_string_equal(p.source, want); /* the chain says how it was made */
+    char *appended = NULL;
+    assert_int_equal(kevo_recipe_apply(&appended, "register_block", got[0].params,
+                                       got[0].n_params, start, "pg"), 0);
+    assert_string_not_equal(p.source, appended);
+    free(appended);
+    free(want);
+    kevo_recipe_chain_free(got);
+    /* tried from that start point, although not its chain's last step:
+     * the next proposal from it draws another arm */
+    int64_t s3 = record_child(f, "pg", s, p.source, p.recipes_json, 40.0);
+    char *placed = p.source, *placed_chain = p.recipes_json;
+    p.source = p.recipes_json = NULL;
+    kevo_proposal_clear(&p);
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s, start, chain, &f->cfg, &f->rng), 0);
+    assert_null(strstr(p.summary, "register_block"));
+    kevo_proposal_clear(&p);
+    /* drawn again on the placed kernel: retuned where it stands, not
+     * stacked on itself, and without credit (as the last step's retune) */
+    assert_int_equal(
+        kevo_builtin_propose(&p, f->mem, &at, s3, placed, placed_chain, &f->cfg, &f->rng), 0);
+    assert_string_equal(p.summary, "register_block (retuned)");
+    assert_int_equal(kevo_recipe_chain_from_json(&got, &n, p.recipes_json), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(got[0].recipe, "register_block");
+    assert_string_equal(got[1].recipe, "omp_parallel");
+    assert_string_equal(got[2].recipe, "unroll");
+    assert_int_equal(kevo_recipe_apply_chain(&want, got, n, src, "pg"), 0);
+    assert_string_equal(p.source, want);
+    assert_string_not_equal(p.source, placed);
+    for (size_t k = 0; k < p.nused; k++)
+        assert_true(p.used[k].no_credit);
+    free(want);
+    kevo_recipe_chain_free(got);
+    /* once retuned from that kernel, it counts as tried there (the step
+     * that changed, not the chain's last): another arm next */
+    record_child(f, "pg", s3, p.source, p.recipes_json, 45.0);
+    kevo_proposal_clear(&p);
+    assert_int_equal(
+        kevo_builtin_propose(&p, f->mem, &at, s3, placed, placed_chain, &f->cfg, &f->rng), 0);
+    assert_null(strstr(p.summary, "register_block"));
+    kevo_proposal_clear(&p);
+    free(placed);
+    free(placed_chain);
+
+    /* a start point its chain does not describe (another text): appended */
+    char *other = NULL;
+    assert_int_equal(kevo_recipe_apply(&other, "omp_parallel", NULL, 0, src, "pg"), 0);
+    int64_t s2 = record_child(f, "pg", draft, other, chain, 50.0);
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s2, other, chain, &f->cfg, &f->rng), 0);
+    assert_string_equal(p.summary, "register_block");
+    assert_int_equal(kevo_recipe_chain_from_json(&got, &n, p.recipes_json), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(got[2].recipe, "register_block");
+    kevo_recipe_chain_free(got);
+    kevo_proposal_clear(&p);
+    free(other);
+
+    /* not a shaper, or nothing after it: kevo_builtin__place leaves it */
+    char *out_src = NULL, *out_chain = NULL;
+    const char *before = "x";
+    long none[KEVO_RECIPE_MAX_PARAMS] = {0};
+    assert_int_equal(kevo_builtin__place(&out_src, &out_chain, &before, src, "pg", start, two, 2,
+                                         "flags", none, 0), 0);
+    assert_null(out_src);
+    assert_null(before);
+    assert_int_equal(kevo_builtin__place(&out_src, &out_chain, &before, src, "pg", src, two, 0,
+                                         "register_block", none, 0), 0);
+    assert_null(out_src);
+    assert_null(out_chain);
+    free(start);
+    free(chain);
+}
+
 /* The root ply: a draft nothing was tried on is open, every arm at q_init
  * (1.73x expected); on a task of a category where one arm paid 5x and every
  * other cost, the draft stays open until the arm that paid is tried on it,
@@ -733,6 +840,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin__other_bottleneck_raises_but_does_not_bury,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__retune_the_last_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__shaper_goes_before_threads_and_vectors,
+                                        setup, teardown),
         cmocka_unit_test(test_builtin__ply_pick),
         cmocka_unit_test(test_builtin__ply_ahead_of_a_draft_that_is_the_reference),
         cmocka_unit_test_setup_teardown(test_builtin__root_ply, setup, teardown),
