@@ -145,9 +145,9 @@ static int race_probe(kevo_verify__cand *c, kevo_gate *g)
             kevo_buf msg = {0};
             kevo_verdict v = kevo_verify__runner_failure(&msg, dead, error);
             kevo_buf_printf(&g->messages, "race probe (%d threads): died before the first "
-                            "call: %s\n", threads, msg.ptr);
+                            "call: %s\n", threads, kevo_buf_cstr(&msg));
             kevo_buf_printf(&c->fb, "The program died before the kernel was called, in a "
-                            "second runner with %d threads: %s", threads, msg.ptr);
+                            "second runner with %d threads: %s", threads, kevo_buf_cstr(&msg));
             kevo_buf_free(&msg);
             kevo_verify__decide(c, v);
             error = 0;
