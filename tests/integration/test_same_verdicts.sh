@@ -16,7 +16,10 @@
 # line (-O3 -march=native, -ffp-contract=fast, -mtune=native): the mutated
 # set of two draws changed, 4 of 18 attempts, all still correct; and again
 # when `scan` joined the registry: applicable to cumsum_rows, it moved the
-# random draw there, 2 of 18 attempts, both still correct). The refinement
+# random draw there, 2 of 18 attempts, both still correct; and again when
+# a nest shaper drawn after a vector or thread step went before it
+# (kevo_builtin__place): reduce_sum_dim's second refine draws tile on the
+# unrolled kernel, now chained tile then unroll, 1 of 18, still correct). The refinement
 # strategy with random retrieval is used because its choices do not
 # depend on measured latencies: every one is a function of the seed and of
 # the verdicts, so a difference is a change of behaviour, not timing noise.
