@@ -339,20 +339,15 @@ static size_t added_step(const kevo_recipe_step *steps, size_t n, const kevo_rec
     return count == 1 ? differ : n - 1;
 }
 
-/* Titles of the arms already tried from attempt `start_id` (the step each
- * child's chain added to its own: added_step), newline-separated in *out
- * (malloc'd). */
-static int tried_arms(char **out, kevo_memory *mem, int64_t start_id)
+/* Titles of the arms already tried from attempt `start_id`, whose chain is
+ * start[0..m) (the step each child's chain added to it: added_step),
+ * newline-separated in *out (malloc'd). */
+static int tried_arms(char **out, kevo_memory *mem, int64_t start_id,
+                      const kevo_recipe_step *start, size_t m)
 {
     kevo_buf b = {0};
     kevo_attempt_list *kids = NULL;
-    kevo_attempt *a = NULL;
-    kevo_recipe_step *start = NULL;
-    size_t m = 0;
     *out = NULL;
-    if (start_id > 0 && kevo_memory_attempt_get(&a, mem, start_id) == 0 && a->recipes_json &&
-        *a->recipes_json && kevo_recipe_chain_from_json(&start, &m, a->recipes_json) < 0)
-        m = 0;
     if (start_id > 0 && kevo_memory_attempt_children(&kids, mem, start_id) == 0) {
         for (size_t i = 0; i < kids->n; i++) {
             kevo_recipe_step *steps = NULL;
@@ -372,8 +367,6 @@ static int tried_arms(char **out, kevo_memory *mem, int64_t start_id)
         }
         kevo_attempt_list_free(kids);
     }
-    kevo_recipe_chain_free(start);
-    kevo_attempt_free(a);
     kevo_error_clear();
     *out = kevo_buf_detach(&b);
     return 0;
@@ -624,7 +617,7 @@ static int pick_arm(proposal_ctx *p, int64_t start_id)
                 p->pick = i;
         goto done;
     }
-    tried_arms(&tried, p->mem, start_id);
+    tried_arms(&tried, p->mem, start_id, p->chain, p->nchain);
     double best = -INFINITY;
     int ties = 0;
     for (int pass = 0; pass < 2 && p->pick == p->nr; pass++)
@@ -668,7 +661,8 @@ static int open_arm_gain(double *gain, bool *novel, proposal_ctx *p, size_t i, c
 }
 
 int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const kevo_agent_task *at,
-                           int64_t id, const char *source, const kevo_run_config *cfg)
+                           int64_t id, const char *source, const char *recipes_json,
+                           const kevo_run_config *cfg)
 {
     int error = 0;
     char *tried = NULL;
@@ -683,9 +677,14 @@ int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const ke
         error = kevo_error_set(KEVO_ENOMEM, "out of memory");
         goto done;
     }
+    if (recipes_json && *recipes_json &&
+        kevo_recipe_chain_from_json(&p.chain, &p.nchain, recipes_json) < 0) {
+        kevo_error_clear(); /* an unreadable chain: its children's last steps count */
+        p.nchain = 0;
+    }
     if ((error = kevo_recipe_input_new(&p.start, source, at->task->name)) < 0 ||
         (error = book_open(&p.book, mem, at, p.start, source)) < 0 ||
-        (error = tried_arms(&tried, mem, id)) < 0)
+        (error = tried_arms(&tried, mem, id, p.chain, p.nchain)) < 0)
         goto done;
     find_applicable(&p);
     for (size_t i = 0; i < p.nr && error == 0; i++)
@@ -695,6 +694,7 @@ done:
     free(tried);
     book_close(&p.book);
     kevo_recipe_input_free(p.start);
+    kevo_recipe_chain_free(p.chain);
     free(p.applicable);
     return error;
 }
@@ -965,6 +965,20 @@ static int step_rank(const char *recipe)
     return -1;
 }
 
+/* Whether chain[0..n), replayed on `base`, gives start_source: then a
+ * chain with a step put among them, or one of them changed, is the start
+ * point's steps so changed. */
+static bool replays_to(const char *start_source, const kevo_recipe_step *chain, size_t n,
+                       const char *base, const char *kernel)
+{
+    char *replayed = NULL;
+    bool same = kevo_recipe_apply_chain(&replayed, chain, n, base, kernel) == 0 &&
+                strcmp(replayed, start_source) == 0;
+    free(replayed);
+    kevo_error_clear();
+    return same;
+}
+
 int kevo_builtin__place(char **out_source, char **out_chain, const char **before,
                         const char *base, const char *kernel, const char *start_source,
                         const kevo_recipe_step *chain, size_t n, const char *recipe,
@@ -980,7 +994,7 @@ int kevo_builtin__place(char **out_source, char **out_chain, const char **before
         k++;
     if (k == n)
         return 0; /* nothing it should go before */
-    char *replayed = NULL, *placed = NULL;
+    char *placed = NULL;
     kevo_recipe_step *steps = calloc(n + 1, sizeof(*steps));
     if (!steps)
         return kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -992,8 +1006,7 @@ int kevo_builtin__place(char **out_source, char **out_chain, const char **before
     /* only where the chain, replayed, is the start point (then the placed
      * chain is the start point's steps with this one among them), and
      * only where every step still applies in the new order */
-    if (kevo_recipe_apply_chain(&replayed, chain, n, base, kernel) < 0 ||
-        strcmp(replayed, start_source) != 0 ||
+    if (!replays_to(start_source, chain, n, base, kernel) ||
         kevo_recipe_apply_chain(&placed, steps, n + 1, base, kernel) < 0) {
         kevo_error_clear();
         goto out;
@@ -1004,7 +1017,6 @@ int kevo_builtin__place(char **out_source, char **out_chain, const char **before
     placed = NULL;
     *before = chain[k].recipe;
 out:
-    free(replayed);
     free(placed);
     free(steps);
     return error;
@@ -1032,7 +1044,7 @@ static int retune_placed(kevo_proposal *out, long *params, size_t *np, proposal_
     if (k-- == 0)
         return 0; /* not in the chain before its last step */
     int error = 0, made = 0;
-    char *replayed = NULL, *base = NULL, *src = NULL;
+    char *base = NULL, *src = NULL;
     kevo_recipe_input *in = NULL;
     kevo_recipe_step *steps = malloc(p->nchain * sizeof(*steps));
     if (!steps)
@@ -1043,8 +1055,7 @@ static int retune_placed(kevo_proposal *out, long *params, size_t *np, proposal_
     for (size_t i = 0; i < p->chain[k].n_params && i < *np; i++)
         params[i] = p->chain[k].params[i];
     bool changed = false;
-    if (kevo_recipe_apply_chain(&replayed, p->chain, p->nchain, ref, kernel) < 0 ||
-        strcmp(replayed, start_source) != 0 ||
+    if (!replays_to(start_source, p->chain, p->nchain, ref, kernel) ||
         kevo_recipe_apply_chain(&base, p->chain, k, ref, kernel) < 0)
         goto out;
     if ((error = kevo_recipe_input_new(&in, base, kernel)) < 0 ||
@@ -1063,7 +1074,6 @@ out:
     if (error == 0)
         kevo_error_clear(); /* a step that no longer applies: no move */
     kevo_recipe_input_free(in);
-    free(replayed);
     free(base);
     free(src);
     free(steps);

@@ -46,7 +46,8 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          kevo_rng *rng);
 
 /* The plies (task_loop.c): the speedup the best arm still open on attempt
- * `id` (its text `source`) is expected to give, 0 when none is open, and
+ * `id` (its text `source`, its chain `recipes_json`, NULL for none) is
+ * expected to give, 0 when none is open, and
  * whether one of its open arms is novel: no task of this category, this
  * trait signature or this bottleneck has tried it. Open: not yet tried
  * from it and expected to gain on this task (the mean reward behind its
@@ -56,7 +57,8 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
  * 1.73x). Always 0 with the memory off or random retrieval (nothing to
  * rank arms by). */
 int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const kevo_agent_task *at,
-                           int64_t id, const char *source, const kevo_run_config *cfg);
+                           int64_t id, const char *source, const char *recipes_json,
+                           const kevo_run_config *cfg);
 
 /* The score the built-in generator gives arm `recipe` (as a whole) on the
  * kernel `source` of task `at` (arm_value: its category, signature and

@@ -73,7 +73,7 @@ static int ply_view(kevo_ply_view *v, kevo_attempt **out, kevo_attempt_state *st
     int error = kevo_memory_attempt_get(&a, st->mem, id);
     if (error == 0 && a->source &&
         (error = kevo_builtin_open_gain(&v->gain, &v->novel, st->mem, st->at, a->id, a->source,
-                                        st->cfg)) == 0) {
+                                        a->recipes_json, st->cfg)) == 0) {
         *out = a;
         return 0;
     }

@@ -644,7 +644,7 @@ static void test_builtin__root_ply(void **state)
     int64_t fresh = record_draft(f, "ra", src_a);
     double gain = 0;
     bool novel = false;
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_a, fresh, src_a, &f->cfg),
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_a, fresh, src_a, NULL, &f->cfg),
                      0);
     assert_float_equal(gain, exp(atanh(f->cfg.q_init)), 1e-9); /* cold memory: q_init */
     assert_true(novel);
@@ -654,23 +654,23 @@ static void test_builtin__root_ply(void **state)
     const char *src_b = SCALE("rb");
     kevo_agent_task at_b = {.task = &b, .reference = (char *)src_b, .c_start = src_b};
     int64_t draft = record_draft(f, "rb", src_b);
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, NULL, &f->cfg),
                      0);
     /* omp_parallel paid 5x on this category and is untried here: it leads */
     assert_true(gain > 4.0 && gain < 6.0);
     assert_false(novel); /* every arm was tried on "ra" */
     record_default_child(f, "rb", draft, src_b, "restrict", 125.0);
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, NULL, &f->cfg),
                      0);
     assert_true(gain > 4.0); /* an arm that cost does not close it */
     record_default_child(f, "rb", draft, src_b, "omp_parallel", 20.0);
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, NULL, &f->cfg),
                      0);
     assert_float_equal(gain, 0.0, 0.0); /* what is left untried on it is known to cost */
 
     kevo_run_config off = f->cfg;
     off.memory = false;
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_a, fresh, src_a, &off), 0);
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_a, fresh, src_a, NULL, &off), 0);
     assert_float_equal(gain, 0.0, 0.0);
 }
 
@@ -696,7 +696,7 @@ static void test_builtin__untried_flag_set_is_not_novel(void **state)
     int64_t draft = record_draft(f, "t2", src2);
     double gain = 0;
     bool novel = true;
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at, draft, src2, &f->cfg), 0);
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at, draft, src2, NULL, &f->cfg), 0);
     assert_true(gain > 1.0); /* set 2, and set 7 valued like flags as a whole */
     assert_false(novel);
 }
@@ -714,11 +714,11 @@ static void test_builtin__modest_gain_keeps_a_start_open(void **state)
     int64_t draft = record_draft(f, "mb", src_b);
     double gain = 0;
     bool novel = false;
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, NULL, &f->cfg),
                      0);
     assert_float_equal(gain, 1.4, 0.05);
     record_default_child(f, "mb", draft, src_b, "omp_parallel", 71.0);
-    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, &f->cfg),
+    assert_int_equal(kevo_builtin_open_gain(&gain, &novel, f->mem, &at_b, draft, src_b, NULL, &f->cfg),
                      0);
     assert_float_equal(gain, 0.0, 0.0);
 }
