@@ -954,7 +954,7 @@ static int step_rank(const char *recipe)
         int rank;
     } ranks[] = {
         {"fuse", 0},      {"interchange", 0}, {"permute", 0}, {"tile", 0},
-        {"unroll_jam", 0}, {"register_block", 0}, {"scan", 0}, /* the nest */
+        {"unroll_jam", 0}, {"register_block", 0}, {"scan", 0}, {"acc_row", 0}, /* the nest */
         {"omp_parallel", 1},                                   /* threads */
         {"vectorize", 2}, {"omp_simd", 2},    {"unroll", 2},   /* inner loops */
         {"stream", 3},                                         /* stores */

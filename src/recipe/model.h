@@ -387,6 +387,8 @@ bool kevo_recipe__reads_memory(const kevo_recipe_model *m, unsigned a, unsigned 
  * else false with the reason in why. */
 bool kevo_recipe__unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b, int v,
                               char *why, size_t wl, unsigned line);
+int kevo_recipe_acc_row_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                              const char *source, const long *params);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 

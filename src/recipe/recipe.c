@@ -106,8 +106,10 @@ static const kevo_recipe_param_desc kblock_params[] = {
 static const kevo_recipe_param_desc permute_params[] = {
     {"loop",
      "the loop to run innermost, numbered from 0 in source order; -1: the loop of the last "
-     "term of the accumulated index that runs more than a few iterations",
-     -1, -1, 1000, CHOICES(-1)},
+     "term of the accumulated index that runs more than a few iterations, the deepest of "
+     "several (`ow` in `oh * OW + ow`); -2: the outermost of several (`iw` in a scatter's "
+     "`iw + kw` whose kernel width is given at run time)",
+     -1, -2, 1000, CHOICES(-1, -2)},
     {"scatter",
      "1: with it, the other positions of a scatter (the loops sharing an index term with a "
      "kernel tap, as ih in oh = ih + kh) go below the taps too, in the index's order; 0: the "
@@ -127,8 +129,10 @@ static const kevo_recipe_param_desc permute_params[] = {
      "0: the loop along the accumulated element innermost; 1: the loops that only add into "
      "the element (a convolution's input channels) run innermost, under the loop along it, "
      "summing into a scalar added once, the guards on the element's positions as their "
-     "bounds; 4, 8, 16: that, then register_block (rows 4, that vector width) in the same step",
-     0, 0, 16, CHOICES(0, 8, 16)},
+     "bounds; 2: that, then acc_row (the sums of a row of the element's positions kept in a "
+     "row, the input channels outside it: for strided outputs); 4, 8, 16: that, then "
+     "register_block (rows 4, that vector width) in the same step",
+     0, 0, 16, CHOICES(0, 2, 8, 16)},
 };
 static const kevo_recipe_param_desc stream_params[] = {
     {"loop", "the innermost loop to stream, numbered from 0 in source order; -1: every one that "
@@ -141,6 +145,12 @@ static const kevo_recipe_param_desc stream_params[] = {
 static const kevo_recipe_param_desc scan_params[] = {
     {"loop", "the innermost loop to scan, numbered from 0 in source order; -1: every one that "
              "qualifies", -1, -1, 1000, CHOICES(-1)},
+};
+static const kevo_recipe_param_desc acc_row_params[] = {
+    {"loop", "the loop along the row, numbered from 0 in source order; -1: every one that "
+             "qualifies (the innermost first)", -1, -1, 1000, CHOICES(-1)},
+    {"chunk", "iterations per row of accumulators (floats on the stack)", 256, 16, 1024,
+     CHOICES(64, 256, 1024)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
@@ -268,6 +278,18 @@ static const kevo_recipe_desc descs[] = {
      "of a float declared outside it (`acc += e;` or `*=`) and the store `y[e + i] = acc;` "
      "(before or after), e assigning and calling nothing and reading neither acc nor y",
      scan_params, N_OF(scan_params), "c"},
+    {"acc_row",
+     "a loop whose iterations each sum into a scalar over an inner loop (`float acc = 0; for "
+     "(c ...) acc += e; y[..] += acc;`) keeps the sums of a chunk of its iterations in a row "
+     "instead, with the inner loop outside it: the innermost loop runs along the row (an input "
+     "row read contiguously, GCC vectorises it) and the strided or scattered write happens once "
+     "per element; every element adds its terms in the same order (the same result, bit for "
+     "bit)",
+     "a loop `for (T i = a; i < b; i++)` whose body declares a float `acc` (declarations and "
+     "`if (..) continue;` guards before it that write and call nothing), then a loop whose "
+     "header does not change with i and whose body writes only its own variables and `acc += "
+     "e`, then statements that write nothing the sums read",
+     acc_row_params, N_OF(acc_row_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -302,6 +324,7 @@ static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
     kevo_recipe_kblock_apply,         kevo_recipe_permute_apply,
     kevo_recipe_stream_apply,         kevo_recipe_scan_apply,
+    kevo_recipe_acc_row_apply,
     kevo_recipe_ocl_ndrange_apply,
     kevo_recipe_ocl_work_group_apply, kevo_recipe_ocl_coarsen_apply,
     kevo_recipe_ocl_local_tile_apply,

@@ -29,7 +29,9 @@
  * summing into a scalar that is added once (pick_reduce(): a loop the
  * address divides, `g = c / CG`, is cut in blocks of one quotient); the
  * guards on every position become bounds; with a width, register_block
- * follows in the same step (follow_up()).
+ * follows in the same step (follow_up()); with reduce 2, acc_row does (the
+ * sums of a chunk of positions kept in a row, the summed loops outside it:
+ * the form for outputs written a stride apart).
  *
  * With `threads`, the result goes through omp_parallel as part of the same
  * step (follow_up()); otherwise it adds no pragma or flag (omp_parallel,
@@ -507,11 +509,14 @@ static int check_effects(pnest *p)
 /* The chain position of the loop to run innermost: scanning the accumulated
  * subscript's top-level terms from the last, the first term naming (through
  * the declarations) a loop that is not short; among several, the deepest.
- * -1 when none. */
-static int pick_lane(const pnest *p)
+ * `outermost`: the outermost loop that the unscaled terms at the end of the
+ * subscript name (iw in a scatter's `... * OW + iw + kw`, the kernel width
+ * given at run time), else as without it. -1 when none. */
+static int pick_lane(const pnest *p, bool outermost)
 {
     const kevo_recipe_model *m = p->m;
     unsigned end = p->idx1;
+    unsigned unit = 0; /* `outermost`: the loops the unscaled last terms name */
     while (end > p->idx0) {
         int depth = 0;
         unsigned start = end;
@@ -526,13 +531,31 @@ static int pick_lane(const pnest *p)
             start = t;
         }
         unsigned d = deps_of(p, start, end);
-        for (int k = p->n - 1; k >= 0; k--)
-            if ((d >> k & 1u) && !short_loop(m, p->chain[k]))
-                return k;
+        bool scaled = false; /* a `*` or `/` at the term's top level */
+        for (unsigned t = start, dp = 0; t < end; t++) {
+            if (kevo_rtok_is(m, t, "(") || kevo_rtok_is(m, t, "["))
+                dp++;
+            else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]"))
+                dp--;
+            else if (dp == 0 && (kevo_rtok_is(m, t, "*") || kevo_rtok_is(m, t, "/")))
+                scaled = true;
+        }
+        if (outermost && !scaled) {
+            unit |= d;
+        } else {
+            if (outermost && unit)
+                break;
+            for (int k = p->n - 1; k >= 0; k--)
+                if ((d >> k & 1u) && !short_loop(m, p->chain[k]))
+                    return k;
+        }
         if (start == p->idx0)
             break;
         end = start - 1;
     }
+    for (int k = 0; k < p->n; k++)
+        if ((unit >> k & 1u) && !short_loop(m, p->chain[k]))
+            return k;
     return -1;
 }
 
@@ -1605,7 +1628,7 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
     if (error == 0)
         error = check_effects(p);
     if (error == 0) {
-        p->lane = lane >= 0 ? -1 : pick_lane(p);
+        p->lane = lane >= 0 ? -1 : pick_lane(p, lane == -2);
         for (int k = 0; lane >= 0 && k < p->n; k++)
             if (p->chain[k] == lane)
                 p->lane = k;
@@ -1669,7 +1692,21 @@ static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const cha
         kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
     if (error < 0)
         return error;
-    if (reduce >= 2) {
+    if (reduce == 2) {
+        const long ar[2] = {-1, 256};
+        char *rows = NULL;
+        error = kevo_recipe_apply(&rows, "acc_row", ar, 2, text, name);
+        free(text);
+        if (error == KEVO_EINVAL) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", kevo_error_last());
+            return kevo_error_set(KEVO_EINVAL,
+                                  "reduce 2: acc_row declines the reduced nest (%s)", why);
+        }
+        if (error < 0)
+            return error;
+        text = rows;
+    } else if (reduce >= 4) {
         const long rb[4] = {4, reduce, 0, 1};
         char *blocked = NULL;
         error = kevo_recipe_apply(&blocked, "register_block", rb, 4, text, name);
@@ -1733,7 +1770,7 @@ static int permute_split_at(kevo_recipe_out *out, const kevo_recipe_model *m, co
     if (error == 0 && r2 < 0)
         error = kevo_error_set(KEVO_ERROR, "recipe bug: the split kernel lost its loop");
     if (error == 0)
-        error = permute_at(&o2, m2, r2, -1, params[1] != 0, params[2] != 0, params[4] != 0, false,
+        error = permute_at(&o2, m2, r2, params[0] == -2 ? -2 : -1, params[1] != 0, params[2] != 0, params[4] != 0, false,
                            true);
     if (error == 0 && (params[3] || params[4] >= 2))
         error = follow_up(&o2, m2, text, params[4], params[3] != 0);
@@ -1774,8 +1811,12 @@ int kevo_recipe_permute_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
     if (m->n_loop == 0)
         return kevo_error_set(KEVO_EINVAL, "the kernel has no for loop");
     long lane = params[0];
-    if (params[4] != 0 && params[4] != 1 && params[4] != 4 && params[4] != 8 && params[4] != 16)
-        return kevo_error_set(KEVO_EINVAL, "reduce is %ld: it takes 0, 1, 4, 8 or 16", params[4]);
+    if (lane < -2)
+        return kevo_error_set(KEVO_EINVAL, "loop is %ld: it takes a loop index, -1 or -2", lane);
+    if (params[4] != 0 && params[4] != 1 && params[4] != 2 && params[4] != 4 && params[4] != 8 &&
+        params[4] != 16)
+        return kevo_error_set(KEVO_EINVAL, "reduce is %ld: it takes 0, 1, 2, 4, 8 or 16",
+                              params[4]);
     if (lane >= (long)m->n_loop)
         return kevo_error_set(KEVO_EINVAL,
                               "loop index %ld is out of range: the kernel has %zu for loops", lane,

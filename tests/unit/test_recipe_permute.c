@@ -157,6 +157,17 @@ static void test_permute__strided_scatter_guards_become_bounds(void **state)
     free(src);
 }
 
+/* CT2D with the positions written into the index and the kernel width a
+ * value the compiler cannot read as a small constant (caller frees). */
+static char *inline_src_for_lane(void)
+{
+    char *a = with(CT2D, "y[(oc * OH + oh) * OW + ow]", "y[(oc * OH + ih + kh) * OW + iw + kw]");
+    char *b = with(a, "    const int64_t OH = H + 2, OW = W + 4;\n",
+                   "    const int64_t OH = H + 2, OW = W + 4, KW = 5 + 0 * H;\n");
+    free(a);
+    return b;
+}
+
 static void test_permute__scatter_runs_along_output_rows(void **state)
 {
     (void)state;
@@ -183,6 +194,20 @@ static void test_permute__scatter_runs_along_output_rows(void **state)
         free(out);
     }
     free(inline_src);
+    /* the kernel width known only at run time: -1 takes the tap `kw`, the
+     * last term, for the lane; -2 the outermost of the unscaled last terms,
+     * the row `iw` */
+    char *run_time = with(inline_src_for_lane(), "kw < 5;", "kw < KW;");
+    const long outermost[4] = {-2, 1, 1, 0};
+    for (int v = 0; v < 2; v++) {
+        out = apply_ok("permute", v ? outermost : PICK, 4, run_time, "ct");
+        iw = at(out, "for (int64_t iw = 0; iw < W; iw++)");
+        kw = at(out, "for (int64_t kw = 0; kw < KW; kw++)");
+        assert_true(v ? kw < iw : iw < kw);
+        assert_same_result(CT2D, out, CT2D_DRIVER, "ct");
+        free(out);
+    }
+    free(run_time);
     /* an explicit lane: the loop numbered 4 (oc, counting the zeroing loop) */
     const long oc_lane[4] = {4, 0, 0, 0};
     out = apply_ok("permute", oc_lane, 4, CT2D, "ct");
@@ -455,7 +480,7 @@ static void test_permute__reduce_declines(void **state)
     free(src);
     /* a value reduce does not take */
     const long odd[5] = {-1, 1, 1, 0, 3};
-    assert_declines("permute", odd, 5, CT1D, "ct", "it takes 0, 1, 4, 8 or 16");
+    assert_declines("permute", odd, 5, CT1D, "ct", "it takes 0, 1, 2, 4, 8 or 16");
 }
 
 
