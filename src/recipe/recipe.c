@@ -107,9 +107,10 @@ static const kevo_recipe_param_desc permute_params[] = {
     {"loop",
      "the loop to run innermost, numbered from 0 in source order; -1: the loop of the last "
      "term of the accumulated index that runs more than a few iterations, the deepest of "
-     "several (`ow` in `oh * OW + ow`); -2: the outermost of several (`iw` in a scatter's "
-     "`iw + kw` whose kernel width is given at run time)",
-     -1, -2, 1000, CHOICES(-1, -2)},
+     "several; -2: the outermost loop of that kind among those the unscaled last terms name "
+     "(`iw` in a scatter's `... * OW + iw + kw` whose kernel width is given at run time, where "
+     "-1 takes the tap `kw`), else as -1",
+     -2, -2, 1000, CHOICES(-2, -1)},
     {"scatter",
      "1: with it, the other positions of a scatter (the loops sharing an index term with a "
      "kernel tap, as ih in oh = ih + kh) go below the taps too, in the index's order; 0: the "
