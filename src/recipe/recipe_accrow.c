@@ -30,8 +30,10 @@
  * e` (or -=), and reads acc nowhere else; then POST, any statements, which
  * write no array that PRE or R reads (through any pointer into the same
  * parameter) and no scalar declared outside the loop that PRE or R names.
- * PRE runs in each of the three loops (it writes nothing; GCC drops what a
- * loop does not use).
+ * Each of the three loops gets PRE's guards and the declarations it reads
+ * (PRE writes nothing; the first two loops leave out what they do not read,
+ * so that an integer a row's loop would not use, `ow = iw * S + k`, does not
+ * keep vectorize off it).
  *
  * Must not: change anything outside the loop statement.
  */
@@ -334,12 +336,35 @@ static int put_text(kevo_buf *b, const kevo_recipe_model *m, unsigned a, unsigne
                            m->src + m->tok[a].start);
 }
 
-/* PRE, acc's declaration left out. */
-static int put_pre(kevo_buf *b, const kevo_recipe_model *m, const accrow *s, const char *ind)
+/* Which statements of PRE a loop needs, as bits: every guard (it decides
+ * which iterations run), and each declaration that the loop's own text
+ * [a,b) or a needed statement reads, through the declarations (the last
+ * first: a declaration reads only earlier ones). a == b: all of them. */
+static unsigned long long pre_needed(const kevo_recipe_model *m, const accrow *s, unsigned a,
+                                     unsigned b)
+{
+    unsigned long long need = 0;
+    for (int k = s->n_pre - 1; k >= 0; k--) {
+        if (s->pre0[k] == s->acc0)
+            continue;
+        unsigned dtok = 0;
+        int v = kevo_recipe_sole_decl(m, s->pre0[k], s->pre1[k], &dtok);
+        bool needed = a == b || v < 0 || kevo_recipe_uses_var(m, a, b, v);
+        for (int u = k + 1; !needed && u < s->n_pre; u++)
+            needed = (need >> u & 1u) && kevo_recipe_uses_var(m, s->pre0[u], s->pre1[u], v);
+        if (needed)
+            need |= 1ull << k;
+    }
+    return need;
+}
+
+/* PRE's statements in `need` (acc's declaration never). */
+static int put_pre(kevo_buf *b, const kevo_recipe_model *m, const accrow *s, const char *ind,
+                   unsigned long long need)
 {
     int error = 0;
     for (int k = 0; k < s->n_pre && error == 0; k++) {
-        if (s->pre0[k] == s->acc0)
+        if (s->pre0[k] == s->acc0 || !(need >> k & 1u))
             continue;
         error = kevo_buf_puts(b, ind);
         if (error == 0)
@@ -402,7 +427,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
     /* the starting values */
     P("%sfor (%.*s %s = %s; %s < %s; %s++) {\n", in2, tl, T, iv, blk, iv, iend, iv);
     if (error == 0)
-        error = put_pre(&b, m, s, in3);
+        error = put_pre(&b, m, s, in3, pre_needed(m, s, s->init0, s->init1));
     P("%s%s = ", in3, at);
     if (error == 0)
         error = put_text(&b, m, s->init0, s->init1);
@@ -413,7 +438,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
         error = put_text(&b, m, R->t_for, R->t_body);
     P(" {\n%sfor (%.*s %s = %s; %s < %s; %s++) {\n", in3, tl, T, iv, blk, iv, iend, iv);
     if (error == 0)
-        error = put_pre(&b, m, s, in4);
+        error = put_pre(&b, m, s, in4, pre_needed(m, s, R->t_body, R->t_end));
     P("%s", in4);
     if (!R->body_compound)
         P("{ ");
@@ -431,7 +456,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
     /* the rest, each iteration with its sum */
     P("%sfor (%.*s %s = %s; %s < %s; %s++) {\n", in2, tl, T, iv, blk, iv, iend, iv);
     if (error == 0)
-        error = put_pre(&b, m, s, in3);
+        error = put_pre(&b, m, s, in3, pre_needed(m, s, 0, 0));
     P("%s%.*s %s = %s;\n", in3, atl, atype, acc, at);
     if (s->post0 < s->post1) {
         P("%s", in3);

@@ -85,6 +85,16 @@ static void test_acc_row__strided_output(void **state)
     const char *c_loop = strstr(out, "for (int64_t c = 0; c < C; c++)");
     assert_non_null(c_loop);
     assert_non_null(strstr(c_loop, "for (int64_t i = i_blk; i < i_end; i++)"));
+    /* the store's position `o`, an integer of i, only in the last loop:
+     * the starting values and the sums do not read it (and vectorize
+     * declines a loop that computes an integer of its variable) */
+    const char *last = NULL; /* the last loop over the row */
+    for (const char *p = out; (p = strstr(p, "for (int64_t i = i_blk; i < i_end; i++)")); p++)
+        last = p;
+    const char *o_decl = strstr(out, "const int64_t o = i * S + 1;");
+    assert_non_null(last);
+    assert_true(o_decl != NULL && o_decl > last);
+    assert_null(strstr(o_decl + 1, "const int64_t o = i * S + 1;"));
     /* nothing left to take */
     assert_declines("acc_row", EVERY, 2, out, "k", "sums into a scalar");
     free(out);
@@ -101,6 +111,16 @@ static void test_acc_row__strided_output(void **state)
                          "            const int64_t o = i * S + 1;\n");
     out = acc_row_ok(guarded, EVERY);
     free(out);
+    /* a guard on the position: each loop takes it, and `o`, which it reads */
+    char *on_o = with(STRIDED, "            float acc = 0.25f;\n",
+                      "            if (o % 4 == 2) continue;\n            float acc = 0.25f;\n");
+    out = acc_row_ok(on_o, EVERY);
+    size_t n_o = 0;
+    for (const char *p = out; (p = strstr(p, "const int64_t o = i * S + 1;")); p++)
+        n_o++;
+    assert_int_equal(n_o, 3);
+    free(out);
+    free(on_o);
     char *one = with(STRIDED,
                      "            for (int64_t c = 0; c < C; c++) {\n"
                      "                const float xv = x[c * L + i];\n"
