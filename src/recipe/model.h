@@ -172,6 +172,9 @@ unsigned kevo_rtok_stmt_semi(const kevo_recipe_model *m, unsigned t, unsigned t1
 unsigned kevo_rtok_find_top(const kevo_recipe_model *m, unsigned t0, unsigned t1, const char *text);
 /* Narrow [*a0,*a1) past comments at both ends and parentheses around it all. */
 void kevo_rtok_strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *a1);
+/* Append the source bytes of tokens [a,e) as written (comments and spacing
+ * between them included) to b; 0 or an error. */
+int kevo_rtok_put(kevo_buf *b, const kevo_recipe_model *m, unsigned a, unsigned e);
 /* 1-based line of a byte offset. */
 unsigned kevo_recipe_line(const kevo_recipe_model *m, unsigned offset);
 /* Leading whitespace of the line holding `offset`: *len bytes at the

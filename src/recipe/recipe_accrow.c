@@ -246,8 +246,10 @@ static bool accrow_check(const kevo_recipe_model *m, int l, accrow *s, char *why
     /* R's body: writes only its own variables and acc += e; acc read only there */
     kevo_rwrite *w = NULL;
     size_t nw = 0;
-    if (kevo_recipe_writes(&w, &nw, m, R->t_lparen, R->t_end) < 0)
+    if (kevo_recipe_writes(&w, &nw, m, R->t_lparen, R->t_end) < 0) {
+        snprintf(why, wl, "the writes of the loop at line %u could not be read", R->line);
         return false;
+    }
     size_t n_upd = 0;
     bool bad = false;
     unsigned bad_line = R->line;
@@ -287,8 +289,10 @@ static bool accrow_check(const kevo_recipe_model *m, int l, accrow *s, char *why
             return false;
         }
     /* POST writes nothing that PRE or R reads */
-    if (kevo_recipe_writes(&w, &nw, m, s->post0, s->post1) < 0)
+    if (kevo_recipe_writes(&w, &nw, m, s->post0, s->post1) < 0) {
+        snprintf(why, wl, "the writes after the loop at line %u could not be read", R->line);
         return false;
+    }
     unsigned r0 = L->t_body + 1, r1 = R->t_end;
     for (size_t k = 0; k < nw && !bad; k++) {
         int v = w[k].var;
@@ -327,15 +331,6 @@ static bool accrow_check(const kevo_recipe_model *m, int l, accrow *s, char *why
     return true;
 }
 
-/* Source bytes of tokens [a,b), as written (comments included). */
-static int put_text(kevo_buf *b, const kevo_recipe_model *m, unsigned a, unsigned e)
-{
-    if (a >= e)
-        return 0;
-    return kevo_buf_printf(b, "%.*s", (int)(m->tok[e - 1].end - m->tok[a].start),
-                           m->src + m->tok[a].start);
-}
-
 /* Which statements of PRE a loop needs, as bits: every guard (it decides
  * which iterations run), and each declaration that the loop's own text
  * [a,b) or a needed statement reads, through the declarations (the last
@@ -368,7 +363,7 @@ static int put_pre(kevo_buf *b, const kevo_recipe_model *m, const accrow *s, con
             continue;
         error = kevo_buf_puts(b, ind);
         if (error == 0)
-            error = put_text(b, m, s->pre0[k], s->pre1[k]);
+            error = kevo_rtok_put(b, m, s->pre0[k], s->pre1[k]);
         if (error == 0)
             error = kevo_buf_puts(b, "\n");
     }
@@ -430,12 +425,12 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
         error = put_pre(&b, m, s, in3, pre_needed(m, s, s->init0, s->init1));
     P("%s%s = ", in3, at);
     if (error == 0)
-        error = put_text(&b, m, s->init0, s->init1);
+        error = kevo_rtok_put(&b, m, s->init0, s->init1);
     P(";\n%s}\n", in2);
     /* the sums: R outside, the row inside */
     P("%s", in2);
     if (error == 0)
-        error = put_text(&b, m, R->t_for, R->t_body);
+        error = kevo_rtok_put(&b, m, R->t_for, R->t_body);
     P(" {\n%sfor (%.*s %s = %s; %s < %s; %s++) {\n", in3, tl, T, iv, blk, iv, iend, iv);
     if (error == 0)
         error = put_pre(&b, m, s, in4, pre_needed(m, s, R->t_body, R->t_end));
@@ -461,7 +456,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
     if (s->post0 < s->post1) {
         P("%s", in3);
         if (error == 0)
-            error = put_text(&b, m, s->post0, s->post1);
+            error = kevo_rtok_put(&b, m, s->post0, s->post1);
         P("\n");
     }
     P("%s}\n", in2);

@@ -376,15 +376,6 @@ static bool scan_check(const kevo_recipe_model *m, int l, scan_loop *s, char *wh
     return true;
 }
 
-/* Tokens [a,b) as written. */
-static int put_text(kevo_buf *b, const kevo_recipe_model *m, unsigned a, unsigned e)
-{
-    if (a >= e)
-        return 0;
-    return kevo_buf_printf(b, "%.*s", (int)(m->tok[e - 1].end - m->tok[a].start),
-                           m->src + m->tok[a].start);
-}
-
 static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const scan_loop *s)
 {
     const kevo_rloop *L = &m->loop[s->l];
@@ -449,7 +440,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const scan_
     P("%.*s            const %.*s %s = %s;\n", n, I, tl, T, iv->name, at);
     P("%.*s            %s[%s] = ", n, I, vv, lane);
     if (error == 0)
-        error = put_text(&b, m, s->e0, s->e1);
+        error = kevo_rtok_put(&b, m, s->e0, s->e1);
     P(";\n");
     P("%.*s        }\n", n, I);
     P("%.*s        %s = scan_%s%s(%s) %s %s;\n", n, I, vv, s->product ? "mul" : "add", dn, vv,
@@ -466,7 +457,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const scan_
     P("%.*s                const %.*s %s = %s;\n%.*s                ", n, I, tl, T, iv->name, at, n,
       I);
     if (error == 0)
-        error = put_text(&b, m, s->s0, s->t_acc);
+        error = kevo_rtok_put(&b, m, s->s0, s->t_acc);
     P(" %s[%s];\n", vo, lane);
     P("%.*s            }\n%.*s        }\n", n, I, n, I);
     P("%.*s        %s = %s[%s];\n", n, I, acc, vv,

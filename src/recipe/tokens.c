@@ -8,6 +8,7 @@
  * Must not: call libclang, build or change a model, or edit text.
  */
 #include "model.h"
+#include "kevo/util.h"
 
 #include <string.h>
 
@@ -156,4 +157,12 @@ void kevo_rtok_strip_parens(const kevo_recipe_model *m, unsigned *a0, unsigned *
         } else
             return;
     }
+}
+
+int kevo_rtok_put(kevo_buf *b, const kevo_recipe_model *m, unsigned a, unsigned e)
+{
+    if (a >= e)
+        return 0;
+    return kevo_buf_printf(b, "%.*s", (int)(m->tok[e - 1].end - m->tok[a].start),
+                           m->src + m->tok[a].start);
 }
