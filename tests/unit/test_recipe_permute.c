@@ -197,7 +197,9 @@ static void test_permute__scatter_runs_along_output_rows(void **state)
     /* the kernel width known only at run time: -1 takes the tap `kw`, the
      * last term, for the lane; -2 the outermost of the unscaled last terms,
      * the row `iw` */
-    char *run_time = with(inline_src_for_lane(), "kw < 5;", "kw < KW;");
+    char *lane_src = inline_src_for_lane();
+    char *run_time = with(lane_src, "kw < 5;", "kw < KW;");
+    free(lane_src);
     const long outermost[4] = {-2, 1, 1, 0};
     for (int v = 0; v < 2; v++) {
         out = apply_ok("permute", v ? outermost : PICK, 4, run_time, "ct");
