@@ -49,7 +49,7 @@ typedef struct accrow {
     int l;                               /* the loop along the row */
     int r;                               /* the inner loop summing into acc */
     int acc;                             /* the scalar */
-    unsigned acc0, acc1;                 /* its declaration statement */
+    unsigned acc0;                       /* its declaration statement's first token */
     unsigned init0, init1;               /* its initialiser */
     unsigned pre0[ACCROW_MAX_STMTS];     /* the statements before R, acc's included */
     unsigned pre1[ACCROW_MAX_STMTS];
@@ -213,7 +213,6 @@ static bool accrow_check(const kevo_recipe_model *m, int l, accrow *s, char *why
             if (m->tok[u].var == v && (kevo_rtok_is(m, u + 1, "+=") || kevo_rtok_is(m, u + 1, "-="))) {
                 s->acc = v;
                 s->acc0 = a;
-                s->acc1 = s->pre1[cand[c]];
                 s->init0 = dtok + 2;
                 s->init1 = s->pre1[cand[c]] - 1;
             }
