@@ -152,6 +152,10 @@ static const kevo_recipe_param_desc acc_row_params[] = {
              "qualifies (the innermost first)", -1, -1, 1000, CHOICES(-1)},
     {"chunk", "iterations per row of accumulators (floats on the stack)", 256, 16, 1024,
      CHOICES(64, 256, 1024)},
+    {"nest", "1: the row goes inside the inner loop's perfect nest, below every loop of it "
+             "whose header does not change along the row (a convolution's taps outside it, the "
+             "row innermost); 0: inside the inner loop only",
+     1, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,

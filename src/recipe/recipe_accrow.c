@@ -13,6 +13,12 @@
  *         for (T i = i_blk; i < i_end; i++) { PRE  float acc = acc_row[i - i_blk];  POST }
  *     } }
  *
+ * With nest 1 (the default), the row's loop goes further in: below each
+ * loop of R's perfect nest whose header does not change along the row and
+ * that cannot leave early (a convolution's `for (c) for (kh) for (kw)`: the
+ * taps outside the row, the row innermost, `x[.. + ow + kw]` read along it);
+ * nest 0 keeps it directly inside R.
+ *
  * The innermost loop then runs along the row: where e reads memory
  * contiguous in i (an input row of a transposed convolution whose output
  * is written a stride apart, the columns of a matrix), GCC vectorises it,
@@ -48,6 +54,8 @@
 typedef struct accrow {
     int l;                               /* the loop along the row */
     int r;                               /* the inner loop summing into acc */
+    int d;                               /* the loop the row goes inside: r, or the
+                                            deepest of r's perfect nest (nest 1) */
     int acc;                             /* the scalar */
     unsigned acc0;                       /* its declaration statement's first token */
     unsigned init0, init1;               /* its initialiser */
@@ -121,7 +129,26 @@ static bool names_root(const kevo_recipe_model *m, unsigned a, unsigned b, int r
     return false;
 }
 
-static bool accrow_check(const kevo_recipe_model *m, int l, accrow *s, char *why, size_t wl)
+/* Whether the header of loop k names i or what L's body declares before R:
+ * then it changes with the row's loop and cannot go outside it. */
+static bool header_varies(const kevo_recipe_model *m, const kevo_rloop *L, const kevo_rloop *R,
+                          int k, char *why, size_t wl)
+{
+    const kevo_rloop *D = &m->loop[k];
+    for (unsigned u = D->t_lparen; u <= D->t_rparen; u++) {
+        int v = m->tok[u].var;
+        if (v >= 0 && (v == L->var || kevo_recipe_declared_in(m, v, L->t_body, R->t_for))) {
+            snprintf(why, wl, "the header of the loop at line %u names '%s', which changes with "
+                              "the loop at line %u",
+                     D->line, m->var[v].name, L->line);
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool accrow_check(const kevo_recipe_model *m, int l, bool nest, accrow *s, char *why,
+                         size_t wl)
 {
     const kevo_rloop *L = &m->loop[l];
     memset(s, 0, sizeof *s);
@@ -233,14 +260,18 @@ static bool accrow_check(const kevo_recipe_model *m, int l, accrow *s, char *why
         return false;
     }
     /* R's header: nothing the body declares, nor i */
-    for (unsigned u = R->t_lparen; u <= R->t_rparen; u++) {
-        int v = m->tok[u].var;
-        if (v >= 0 && (v == L->var || kevo_recipe_declared_in(m, v, L->t_body, R->t_for))) {
-            snprintf(why, wl, "the header of the loop at line %u names '%s', which changes with "
-                              "the loop at line %u",
-                     R->line, m->var[v].name, L->line);
-            return false;
-        }
+    if (header_varies(m, L, R, r, why, wl))
+        return false;
+    /* nest 1: the row goes inside R's perfect nest, as deep as the headers
+     * allow (a break of a loop moved outside the row would end the row) */
+    s->d = r;
+    while (nest && m->loop[s->d].sole_child >= 0) {
+        int c = m->loop[s->d].sole_child;
+        const kevo_rloop *C = &m->loop[c];
+        char ignored[200];
+        if (C->early_exit || C->n_pragmas > 0 || header_varies(m, L, R, c, ignored, sizeof ignored))
+            break;
+        s->d = c;
     }
     /* R's body: writes only its own variables and acc += e; acc read only there */
     kevo_rwrite *w = NULL;
@@ -373,6 +404,7 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
 {
     const kevo_rloop *L = &m->loop[s->l];
     const kevo_rloop *R = &m->loop[s->r];
+    const kevo_rloop *D = &m->loop[s->d];
     const char *iv = m->var[L->var].name;
     const char *acc = m->var[s->acc].name;
     char name[3][64];
@@ -426,27 +458,42 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
     if (error == 0)
         error = kevo_rtok_put(&b, m, s->init0, s->init1);
     P(";\n%s}\n", in2);
-    /* the sums: R outside, the row inside */
-    P("%s", in2);
+    /* the sums: R (and the loops of its nest down to D) outside, the row inside */
+    int depth = 0;
+    for (int k = s->d; k != s->r; k = m->loop[k].parent)
+        depth++;
+    int chain[64];
+    if (depth >= 64)
+        return kevo_error_set(KEVO_EINVAL, "acc_row: a nest of %d loops is too deep", depth + 1);
+    for (int k = s->d, j = depth; j >= 0; k = m->loop[k].parent, j--)
+        chain[j] = k;
+    for (int j = 0; j <= depth; j++) {
+        const kevo_rloop *C = &m->loop[chain[j]];
+        P("%s%*s", in2, 4 * j, "");
+        if (error == 0)
+            error = kevo_rtok_put(&b, m, C->t_for, C->t_body);
+        P(" {\n");
+    }
+    P("%s%*sfor (%.*s %s = %s; %s < %s; %s++) {\n", in3, 4 * depth, "", tl, T, iv, blk, iv, iend,
+      iv);
     if (error == 0)
-        error = kevo_rtok_put(&b, m, R->t_for, R->t_body);
-    P(" {\n%sfor (%.*s %s = %s; %s < %s; %s++) {\n", in3, tl, T, iv, blk, iv, iend, iv);
-    if (error == 0)
-        error = put_pre(&b, m, s, in4, pre_needed(m, s, R->t_body, R->t_end));
+        error = put_pre(&b, m, s, in4, pre_needed(m, s, D->t_body, D->t_end));
     P("%s", in4);
-    if (!R->body_compound)
+    if (!D->body_compound)
         P("{ ");
-    /* R's body with each `acc` (the left side of its updates) the row's element */
-    unsigned cur = m->tok[R->t_body].start;
-    for (unsigned u = R->t_body; u < R->t_end && error == 0; u++)
+    /* D's body with each `acc` (the left side of its updates) the row's element */
+    unsigned cur = m->tok[D->t_body].start;
+    for (unsigned u = D->t_body; u < D->t_end && error == 0; u++)
         if (m->tok[u].var == s->acc) {
             P("%.*s%s", (int)(m->tok[u].start - cur), m->src + cur, at);
             cur = m->tok[u].end;
         }
-    P("%.*s", (int)(m->tok[R->t_end - 1].end - cur), m->src + cur);
-    if (!R->body_compound)
+    P("%.*s", (int)(m->tok[D->t_end - 1].end - cur), m->src + cur);
+    if (!D->body_compound)
         P(" }");
-    P("\n%s}\n%s}\n", in3, in2);
+    P("\n%s%*s}\n", in3, 4 * depth, "");
+    for (int j = depth; j >= 0; j--)
+        P("%s%*s}\n", in2, 4 * j, "");
     /* the rest, each iteration with its sum */
     P("%sfor (%.*s %s = %s; %s < %s; %s++) {\n", in2, tl, T, iv, blk, iv, iend, iv);
     if (error == 0)
@@ -472,7 +519,7 @@ int kevo_recipe_acc_row_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
                               const long *params)
 {
     (void)source;
-    long only = params[0], chunk = params[1];
+    long only = params[0], chunk = params[1], nest = params[2];
     if (chunk != 16 && chunk != 64 && chunk != 256 && chunk != 1024)
         return kevo_error_set(KEVO_EINVAL, "chunk is %ld: it takes 16, 64, 256 or 1024", chunk);
     if (kevo_recipe_loop_index_check(m, only) < 0)
@@ -491,7 +538,7 @@ int kevo_recipe_acc_row_apply(kevo_recipe_out *out, const kevo_recipe_model *m, 
         if (overlaps || m->loop[k].n_children == 0)
             continue;
         accrow s;
-        if (!accrow_check(m, (int)k, &s, why, sizeof why)) {
+        if (!accrow_check(m, (int)k, nest == 1, &s, why, sizeof why)) {
             if ((reasons.len && (error = kevo_buf_puts(&reasons, "; ")) < 0) ||
                 (error = kevo_buf_puts(&reasons, why)) < 0)
                 goto done;

@@ -188,6 +188,104 @@ static void test_acc_row__declines(void **state)
     assert_declines("acc_row", odd, 2, STRIDED, "k", "chunk is 100");
 }
 
+/* A gather convolution: each output position sums over the channels and two
+ * loops of taps, a perfect nest whose headers do not change along the row. */
+static const char GATHER[] = "#include <stdint.h>\n"
+                             "void k(const float *x, const float *w, float *y, int64_t C, "
+                             "int64_t L, int64_t S)\n"
+                             "{\n"
+                             "    for (int64_t j = 0; j < 4; j++)\n"
+                             "        for (int64_t i = 0; i < L; i++) {\n"
+                             "            float acc = 0.5f;\n"
+                             "            for (int64_t c = 0; c < C; c++)\n"
+                             "                for (int64_t t = 0; t < S; t++)\n"
+                             "                    for (int64_t u = 0; u < 2; u++)\n"
+                             "                        acc += x[c * L + (i + t + u) % L] * "
+                             "w[(c * 4 + j) * 3 + t];\n"
+                             "            y[j * (L * S + 2) + i] = acc;\n"
+                             "        }\n"
+                             "}\n";
+
+/* The first `for` of `what` in out comes before the row's first loop over
+ * the sums (the one after the starting values). */
+static bool outside_row(const char *out, const char *what)
+{
+    const char *start = strstr(out, "for (int64_t i = i_blk; i < i_end; i++)");
+    const char *sums = start ? strstr(start + 1, "for (int64_t i = i_blk; i < i_end; i++)") : NULL;
+    const char *w = strstr(out, what);
+    assert_non_null(sums);
+    assert_non_null(w);
+    return w < sums;
+}
+
+static void test_acc_row__nest(void **state)
+{
+    (void)state;
+    /* nest 1 (the default): the row innermost, under c, t and u */
+    char *out = acc_row_ok(GATHER, EVERY);
+    assert_true(outside_row(out, "for (int64_t c = 0"));
+    assert_true(outside_row(out, "for (int64_t t = 0"));
+    assert_true(outside_row(out, "for (int64_t u = 0"));
+    assert_contains(out, "acc_row[i - i_blk] += x[c * L + (i + t + u) % L]");
+    free(out);
+    /* nest 0: inside c only, the taps under the row */
+    const long nest0[3] = {-1, 256, 0};
+    out = apply_ok("acc_row", nest0, 3, GATHER, "k");
+    assert_exact(GATHER, out);
+    assert_true(outside_row(out, "for (int64_t c = 0"));
+    assert_false(outside_row(out, "for (int64_t t = 0"));
+    free(out);
+    /* a tap loop whose bound changes along the row stays under it, and so
+     * does everything below it */
+    char *varying = with(GATHER, "t < S;", "t < i % 3;");
+    out = acc_row_ok(varying, EVERY);
+    assert_true(outside_row(out, "for (int64_t c = 0"));
+    assert_false(outside_row(out, "for (int64_t t = 0"));
+    assert_false(outside_row(out, "for (int64_t u = 0"));
+    free(out);
+    free(varying);
+    /* ... and one whose bound names what the body declares before the sum */
+    char *decl = with(GATHER, "            float acc = 0.5f;\n",
+                      "            const int64_t lim = i % 2 + 1;\n            float acc = 0.5f;\n");
+    char *by_decl = with(decl, "u < 2;", "u < lim;");
+    out = acc_row_ok(by_decl, EVERY);
+    assert_true(outside_row(out, "for (int64_t t = 0"));
+    assert_false(outside_row(out, "for (int64_t u = 0"));
+    free(out);
+    free(by_decl);
+    free(decl);
+    /* a loop that can leave early keeps its break inside the row: under it */
+    char *brk = with(GATHER, "                    for (int64_t u = 0; u < 2; u++)\n"
+                             "                        acc += x[c * L + (i + t + u) % L] * "
+                             "w[(c * 4 + j) * 3 + t];\n",
+                     "                    for (int64_t u = 0; u < 2; u++) {\n"
+                     "                        if (t + u > 2) break;\n"
+                     "                        acc += x[c * L + (i + t + u) % L] * "
+                     "w[(c * 4 + j) * 3 + t];\n"
+                     "                    }\n");
+    assert_true(strcmp(brk, GATHER) != 0);
+    out = acc_row_ok(brk, EVERY);
+    assert_true(outside_row(out, "for (int64_t t = 0"));
+    assert_false(outside_row(out, "for (int64_t u = 0"));
+    free(out);
+    free(brk);
+    /* a nest that is not perfect: the row goes under the last perfect level */
+    char *imperfect = with(GATHER, "                for (int64_t t = 0; t < S; t++)\n",
+                           "                for (int64_t t = 0; t < S; t++) {\n"
+                           "                    const float wt = w[(c * 4 + j) * 3 + t];\n");
+    char *imperfect2 = with(imperfect, "w[(c * 4 + j) * 3 + t];\n            y[",
+                            "wt;\n                }\n            y[");
+    out = acc_row_ok(imperfect2, EVERY);
+    assert_true(outside_row(out, "for (int64_t t = 0"));
+    assert_false(outside_row(out, "for (int64_t u = 0"));
+    free(out);
+    free(imperfect2);
+    free(imperfect);
+    /* a nest it does not take */
+    const long bad[3] = {-1, 256, 2};
+    assert_declines("acc_row", bad, 3, GATHER, "k", "nest = 2 is out of range");
+}
+
 /* A strided 1-D transposed convolution written by its scatter definition:
  * permute with reduce 2 sums the input channels per element, then keeps
  * those sums in a row along the input positions. */
@@ -225,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_acc_row__strided_output),
         cmocka_unit_test(test_acc_row__declines),
         cmocka_unit_test(test_acc_row__after_permute),
+        cmocka_unit_test(test_acc_row__nest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
