@@ -19,17 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const assign_ops[] = {
-    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
-
-static bool is_assign_op(const kevo_recipe_model *m, unsigned t)
-{
-    for (size_t i = 0; i < sizeof(assign_ops) / sizeof(assign_ops[0]); i++)
-        if (kevo_rtok_is(m, t, assign_ops[i]))
-            return true;
-    return false;
-}
-
 static bool is_keyword(const kevo_recipe_model *m, unsigned t)
 {
     return t < m->n_tok && m->tok[t].kind == KEVO_CTOK_KEYWORD;
@@ -240,7 +229,7 @@ int kevo_recipe_writes(kevo_rwrite **out, size_t *out_n, const kevo_recipe_model
     for (unsigned t = t0; t < t1; t++) {
         kevo_rwrite w = {0};
         w.t_op = t;
-        if (is_assign_op(m, t) && t > t0) {
+        if (kevo_rtok_assigns(m, t, false) && t > t0) {
             w.t_lhs1 = t;
             w.t_lhs0 = lhs_begin(m, t0, t - 1);
             if (kevo_rtok_is(m, w.t_lhs0, ".") || kevo_rtok_is(m, w.t_lhs0, "["))

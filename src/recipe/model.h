@@ -156,6 +156,9 @@ bool kevo_recipe_header_next(const char **cursor, kevo_header_line *out);
 /* Token helpers. */
 bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text);
 const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len);
+/* Whether token t is an assignment operator (`=`, `+=`, ... `>>=`); with
+ * incdec, also `++` or `--`: an operator that writes its operand. */
+bool kevo_rtok_assigns(const kevo_recipe_model *m, size_t t, bool incdec);
 /* Whether tokens [a0,a1) and [b0,b1) spell the same sequence. */
 bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1);
 /* Index of the bracket matching the one at t ( ( [ { forward, ) ] } back), or

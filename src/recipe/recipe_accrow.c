@@ -83,14 +83,11 @@ static bool maths_call(const kevo_recipe_model *m, unsigned t)
  * maths function (a declaration's own `=` at skip is allowed). */
 static bool writes_or_calls(const kevo_recipe_model *m, unsigned a, unsigned b, unsigned skip)
 {
-    static const char *const ops[] = {
-        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", NULL};
     for (unsigned t = a; t < b; t++) {
         if (t == skip)
             continue;
-        for (const char *const *o = ops; *o; o++)
-            if (kevo_rtok_is(m, t, *o))
-                return true;
+        if (kevo_rtok_assigns(m, t, true))
+            return true;
         if (m->tok[t].kind == KEVO_CTOK_IDENT && m->tok[t].var < 0 && t + 1 < b &&
             kevo_rtok_is(m, t + 1, "(") && !maths_call(m, t))
             return true;

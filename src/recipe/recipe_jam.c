@@ -335,16 +335,16 @@ static int check_bounds(const jam_ctx *x)
     const kevo_recipe_model *m = x->m;
     const kevo_rloop *L = x->L;
     unsigned r[2][2] = {{L->t_lb0, L->t_lb1}, {L->t_ub0, L->t_ub1}};
-    static const char *const effects[] = {
-        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"};
     for (int k = 0; k < 2; k++)
         for (unsigned t = r[k][0]; t < r[k][1]; t++) {
-            for (size_t e = 0; e < sizeof(effects) / sizeof(effects[0]); e++)
-                if (kevo_rtok_is(m, t, effects[e]))
-                    return kevo_error_set(KEVO_EINVAL,
-                                          "the bounds of the loop at line %u have a side effect "
-                                          "('%s'): they are evaluated twice",
-                                          L->line, effects[e]);
+            if (kevo_rtok_assigns(m, t, true)) {
+                size_t n;
+                const char *op = kevo_rtok_text(m, t, &n);
+                return kevo_error_set(KEVO_EINVAL,
+                                      "the bounds of the loop at line %u have a side effect "
+                                      "('%.*s'): they are evaluated twice",
+                                      L->line, (int)n, op);
+            }
             if (kevo_rtok_is(m, t, "(") && t > r[k][0] && m->tok[t - 1].kind == KEVO_CTOK_IDENT) {
                 size_t n;
                 const char *p = kevo_rtok_text(m, t - 1, &n);

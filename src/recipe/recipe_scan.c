@@ -150,12 +150,9 @@ typedef struct scan_loop {
  * pointer from parameter `root` (y's): then it is no addend. */
 static bool addend_ok(const kevo_recipe_model *m, unsigned a, unsigned b, int acc, int root)
 {
-    static const char *const ops[] = {
-        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", NULL};
     for (unsigned t = a; t < b; t++) {
-        for (const char *const *o = ops; *o; o++)
-            if (kevo_rtok_is(m, t, *o))
-                return false;
+        if (kevo_rtok_assigns(m, t, true))
+            return false;
         int v = m->tok[t].var;
         if (v == acc)
             return false;

@@ -29,6 +29,17 @@ bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text)
     return t < m->n_tok && strlen(text) == n && memcmp(p, text, n) == 0;
 }
 
+bool kevo_rtok_assigns(const kevo_recipe_model *m, size_t t, bool incdec)
+{
+    static const char *const ops[] = {"=",  "+=", "-=", "*=",  "/=",  "%=", "&=",
+                                      "|=", "^=", "<<=", ">>=", "++", "--"};
+    size_t n = sizeof ops / sizeof ops[0] - (incdec ? 0 : 2);
+    for (size_t i = 0; i < n; i++)
+        if (kevo_rtok_is(m, t, ops[i]))
+            return true;
+    return false;
+}
+
 bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1)
 {
     if (a1 - a0 != b1 - b0)
