@@ -332,6 +332,10 @@ static void test_recipe_jam__declines(void **state)
                     "cp", "the loop at line 3 carries '#pragma omp parallel for ordered'");
     assert_declines("unroll_jam", p, 2,
                     "void cp(const float *x, float *y, int n) {\n"
+                    "    for (int i = 0; i < (n -= 0); i++) y[i] = x[i];\n}\n",
+                    "cp", "the bounds of the loop at line 2 have a side effect ('-=')");
+    assert_declines("unroll_jam", p, 2,
+                    "void cp(const float *x, float *y, int n) {\n"
                     "    #pragma omp parallel\n"
                     "    #pragma omp for\n"
                     "    for (int i = 0; i < n; i++) y[i] = x[i];\n}\n",
