@@ -127,7 +127,8 @@ static bool names_root(const kevo_recipe_model *m, unsigned a, unsigned b, int r
 }
 
 /* Whether the header of loop k names i or what L's body declares before R:
- * then it changes with the row's loop and cannot go outside it. */
+ * then it changes with the row's loop and cannot go outside it (why, when
+ * not NULL, says so). */
 static bool header_varies(const kevo_recipe_model *m, const kevo_rloop *L, const kevo_rloop *R,
                           int k, char *why, size_t wl)
 {
@@ -135,7 +136,8 @@ static bool header_varies(const kevo_recipe_model *m, const kevo_rloop *L, const
     for (unsigned u = D->t_lparen; u <= D->t_rparen; u++) {
         int v = m->tok[u].var;
         if (v >= 0 && (v == L->var || kevo_recipe_declared_in(m, v, L->t_body, R->t_for))) {
-            snprintf(why, wl, "the header of the loop at line %u names '%s', which changes with "
+            if (why)
+                snprintf(why, wl, "the header of the loop at line %u names '%s', which changes with "
                               "the loop at line %u",
                      D->line, m->var[v].name, L->line);
             return true;
@@ -265,8 +267,7 @@ static bool accrow_check(const kevo_recipe_model *m, int l, bool nest, accrow *s
     while (nest && m->loop[s->d].sole_child >= 0) {
         int c = m->loop[s->d].sole_child;
         const kevo_rloop *C = &m->loop[c];
-        char ignored[200];
-        if (C->early_exit || C->n_pragmas > 0 || header_varies(m, L, R, c, ignored, sizeof ignored))
+        if (C->early_exit || C->n_pragmas > 0 || header_varies(m, L, R, c, NULL, 0))
             break;
         s->d = c;
     }
@@ -455,21 +456,16 @@ static int rewrite(kevo_cparse_edits *e, const kevo_recipe_model *m, const accro
     if (error == 0)
         error = kevo_rtok_put(&b, m, s->init0, s->init1);
     P(";\n%s}\n", in2);
-    /* the sums: R (and the loops of its nest down to D) outside, the row inside */
+    /* the sums: R and the loops of its perfect nest down to D (each the
+     * sole child of the one before) outside, the row inside */
     int depth = 0;
-    for (int k = s->d; k != s->r; k = m->loop[k].parent)
-        depth++;
-    int chain[64];
-    if (depth >= 64)
-        return kevo_error_set(KEVO_EINVAL, "acc_row: a nest of %d loops is too deep", depth + 1);
-    for (int k = s->d, j = depth; j >= 0; k = m->loop[k].parent, j--)
-        chain[j] = k;
-    for (int j = 0; j <= depth; j++) {
-        const kevo_rloop *C = &m->loop[chain[j]];
-        P("%s%*s", in2, 4 * j, "");
+    for (int k = s->r;; k = m->loop[k].sole_child, depth++) {
+        P("%s%*s", in2, 4 * depth, "");
         if (error == 0)
-            error = kevo_rtok_put(&b, m, C->t_for, C->t_body);
+            error = kevo_rtok_put(&b, m, m->loop[k].t_for, m->loop[k].t_body);
         P(" {\n");
+        if (k == s->d)
+            break;
     }
     P("%s%*sfor (%.*s %s = %s; %s < %s; %s++) {\n", in3, 4 * depth, "", tl, T, iv, blk, iv, iend,
       iv);

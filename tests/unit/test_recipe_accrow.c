@@ -218,6 +218,15 @@ static bool outside_row(const char *out, const char *what)
     return w < sums;
 }
 
+/* The rewrite of src keeps the tap loop t outside the row and u under it. */
+static void assert_row_between_t_and_u(const char *src)
+{
+    char *out = acc_row_ok(src, EVERY);
+    assert_true(outside_row(out, "for (int64_t t = 0"));
+    assert_false(outside_row(out, "for (int64_t u = 0"));
+    free(out);
+}
+
 static void test_acc_row__nest(void **state)
 {
     (void)state;
@@ -248,10 +257,7 @@ static void test_acc_row__nest(void **state)
     char *decl = with(GATHER, "            float acc = 0.5f;\n",
                       "            const int64_t lim = i % 2 + 1;\n            float acc = 0.5f;\n");
     char *by_decl = with(decl, "u < 2;", "u < lim;");
-    out = acc_row_ok(by_decl, EVERY);
-    assert_true(outside_row(out, "for (int64_t t = 0"));
-    assert_false(outside_row(out, "for (int64_t u = 0"));
-    free(out);
+    assert_row_between_t_and_u(by_decl);
     free(by_decl);
     free(decl);
     /* a loop that can leave early keeps its break inside the row: under it */
@@ -264,10 +270,7 @@ static void test_acc_row__nest(void **state)
                      "w[(c * 4 + j) * 3 + t];\n"
                      "                    }\n");
     assert_true(strcmp(brk, GATHER) != 0);
-    out = acc_row_ok(brk, EVERY);
-    assert_true(outside_row(out, "for (int64_t t = 0"));
-    assert_false(outside_row(out, "for (int64_t u = 0"));
-    free(out);
+    assert_row_between_t_and_u(brk);
     free(brk);
     /* a nest that is not perfect: the row goes under the last perfect level */
     char *imperfect = with(GATHER, "                for (int64_t t = 0; t < S; t++)\n",
@@ -275,10 +278,7 @@ static void test_acc_row__nest(void **state)
                            "                    const float wt = w[(c * 4 + j) * 3 + t];\n");
     char *imperfect2 = with(imperfect, "w[(c * 4 + j) * 3 + t];\n            y[",
                             "wt;\n                }\n            y[");
-    out = acc_row_ok(imperfect2, EVERY);
-    assert_true(outside_row(out, "for (int64_t t = 0"));
-    assert_false(outside_row(out, "for (int64_t u = 0"));
-    free(out);
+    assert_row_between_t_and_u(imperfect2);
     free(imperfect2);
     free(imperfect);
     /* a nest it does not take */
