@@ -938,7 +938,8 @@ static int record_retuned_chain(kevo_proposal *out, proposal_ctx *p, const long 
 }
 
 /* Where a step goes in the chain. The nest shapers (rank 0: fuse,
- * interchange, permute, tile, unroll_jam, register_block, scan) rewrite
+ * interchange, permute, tile, unroll_jam, register_block, scan, acc_row,
+ * split) rewrite
  * the loops of the scalar kernel; threads (1), the vector forms of the
  * inner loops (2) and streaming stores (3) are put on the nest as it ends
  * up. Appended after those, a shaper meets their output instead:
@@ -954,7 +955,8 @@ static int step_rank(const char *recipe)
         int rank;
     } ranks[] = {
         {"fuse", 0},      {"interchange", 0}, {"permute", 0}, {"tile", 0},
-        {"unroll_jam", 0}, {"register_block", 0}, {"scan", 0}, {"acc_row", 0}, /* the nest */
+        {"unroll_jam", 0}, {"register_block", 0}, {"scan", 0}, {"acc_row", 0},
+        {"split", 0}, /* the nest */
         {"omp_parallel", 1},                                   /* threads */
         {"vectorize", 2}, {"omp_simd", 2},    {"unroll", 2},   /* inner loops */
         {"stream", 3},                                         /* stores */

@@ -224,6 +224,10 @@ static int var_index(kevo_recipe_model *m, CXCursor **decls, size_t *cap, CXCurs
     v->is_restrict = clang_isRestrictQualifiedType(t) != 0;
     CXType canon = clang_getCanonicalType(t);
     v->is_f32 = canon.kind == CXType_Float;
+    v->int_rank = canon.kind == CXType_Int        ? 1
+                  : canon.kind == CXType_Long     ? 2
+                  : canon.kind == CXType_LongLong ? 3
+                                                  : 0;
     if (v->vtype == KEVO_VTYPE_POINTER) {
         CXType pointee = clang_getCanonicalType(clang_getPointeeType(canon));
         v->points_to_function =

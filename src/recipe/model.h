@@ -50,6 +50,7 @@ typedef struct kevo_rvar {
     bool is_f32;     /* its canonical type is float */
     bool elem_f32;   /* a pointer to, or array of, float (one level) */
     bool elem_const; /* ... whose elements are const-qualified */
+    int int_rank;    /* a signed integer type: 1 int, 2 long, 3 long long; 0 otherwise */
 } kevo_rvar;
 
 enum {
@@ -159,6 +160,14 @@ const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len);
 /* Whether token t is an assignment operator (`=`, `+=`, ... `>>=`); with
  * incdec, also `++` or `--`: an operator that writes its operand. */
 bool kevo_rtok_assigns(const kevo_recipe_model *m, size_t t, bool incdec);
+/* Whether the + or - at t, in an expression starting at t0, is binary (it
+ * follows an operand). */
+bool kevo_rtok_binary_sign(const kevo_recipe_model *m, unsigned t, unsigned t0);
+/* A sum [e0,e1) term by term: the term starting at a (e0, or the binary +
+ * or - before it) is [*t0, *t1) after its signs, negated when *minus; the
+ * next starts at *t1. False when only signs remain. */
+bool kevo_rtok_sum_term(const kevo_recipe_model *m, unsigned e0, unsigned e1, unsigned a,
+                        unsigned *t0, unsigned *t1, bool *minus);
 /* Whether tokens [a0,a1) and [b0,b1) spell the same sequence. */
 bool kevo_rtok_same(const kevo_recipe_model *m, unsigned a0, unsigned a1, unsigned b0, unsigned b1);
 /* Index of the bracket matching the one at t ( ( [ { forward, ) ] } back), or
@@ -395,6 +404,8 @@ bool kevo_recipe__unit_stride(const kevo_recipe_model *m, unsigned a, unsigned b
                               char *why, size_t wl, unsigned line);
 int kevo_recipe_acc_row_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
                               const char *source, const long *params);
+int kevo_recipe_split_apply(kevo_recipe_out *out, const kevo_recipe_model *m,
+                            const char *source, const long *params);
 int kevo_recipe_fuse_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                            const long *params);
 

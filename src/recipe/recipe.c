@@ -157,6 +157,10 @@ static const kevo_recipe_param_desc acc_row_params[] = {
              "row innermost); 0: inside the inner loop only",
      1, 0, 1, CHOICES(0, 1)},
 };
+static const kevo_recipe_param_desc split_params[] = {
+    {"loop", "the loop to split, numbered from 0 in source order; -1: every outermost one that "
+             "qualifies", -1, -1, 1000, CHOICES(-1)},
+};
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,
      CHOICES(1, 2)},
@@ -295,6 +299,18 @@ static const kevo_recipe_desc descs[] = {
      "header does not change with i and whose body writes only its own variables and `acc += "
      "e`, then statements that write nothing the sums read",
      acc_row_params, N_OF(acc_row_params), "c"},
+    {"split",
+     "split a loop in three at the bounds its guards imply: the iterations before and after "
+     "as written, and between them the interior, where the guards' tests on the loop's "
+     "variable cannot pass and are left out (a padded convolution's or pool's border tests "
+     "off its interior, where vectorize and register_block then apply); inner loops the same "
+     "way inside the interior, whose index declarations are written into their uses; the "
+     "same operations in the same order (the same result, bit for bit)",
+     "a loop `for (T v = a; v < b; v++)` (signed T, no pragma, no break, integer bounds that "
+     "keep their values) holding a guard `if (E < X || ...) continue;` whose test, through "
+     "the integer declarations it names, is S * v plus terms c * u of inner loops and terms "
+     "that keep their values through the loop",
+     split_params, N_OF(split_params), "c"},
     {"ocl_ndrange",
      "OpenCL: one work-item per iteration of each top-level loop nest (1-D, or 2-D over a "
      "perfect pair), one kernel and launch per nest",
@@ -329,7 +345,7 @@ static const kevo_recipe_apply_fn impls[] = {
     kevo_recipe_register_block_apply, kevo_recipe_pack_apply,
     kevo_recipe_kblock_apply,         kevo_recipe_permute_apply,
     kevo_recipe_stream_apply,         kevo_recipe_scan_apply,
-    kevo_recipe_acc_row_apply,
+    kevo_recipe_acc_row_apply,        kevo_recipe_split_apply,
     kevo_recipe_ocl_ndrange_apply,
     kevo_recipe_ocl_work_group_apply, kevo_recipe_ocl_coarsen_apply,
     kevo_recipe_ocl_local_tile_apply,

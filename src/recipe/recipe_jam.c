@@ -273,6 +273,12 @@ static int jam_block(jam_ctx *x, unsigned t0, unsigned t1, unsigned opener)
     const kevo_recipe_model *m = x->m;
     int error = 0;
     for (unsigned t = t0; t < t1;) {
+        /* a comment between statements (split's note opening its block) is
+         * not a statement: left out of the jammed body */
+        if (kevo_rtok_comment(m, t)) {
+            t++;
+            continue;
+        }
         unsigned e = stmt_end(m, t, t1);
         if (e == (unsigned)-1)
             return kevo_error_set(KEVO_EINVAL,

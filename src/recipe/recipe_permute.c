@@ -559,16 +559,6 @@ static int pick_lane(const pnest *p, bool outermost)
     return -1;
 }
 
-/* Whether the + or - at t is binary (it follows an operand). */
-static bool binary_at(const kevo_recipe_model *m, unsigned t, unsigned t0)
-{
-    if (t == t0)
-        return false;
-    unsigned k = t - 1;
-    return m->tok[k].kind == KEVO_CTOK_IDENT || m->tok[k].kind == KEVO_CTOK_LITERAL ||
-           kevo_rtok_is(m, k, ")") || kevo_rtok_is(m, k, "]");
-}
-
 /* The leaf terms of the index [t0,t1): its top-level terms, and those of a
  * parenthesised sum scaled by a factor (`(od * OH + oh) * OW`), each handed
  * to fn with its tokens, most significant first. */
@@ -586,7 +576,7 @@ static void index_leaves(const pnest *p, unsigned t0, unsigned t1,
             else if (kevo_rtok_is(m, b, ")") || kevo_rtok_is(m, b, "]"))
                 dp--;
             else if (dp == 0 && (kevo_rtok_is(m, b, "+") || kevo_rtok_is(m, b, "-")) &&
-                     binary_at(m, b, t0))
+                     kevo_rtok_binary_sign(m, b, t0))
                 break;
         }
         unsigned s0 = a, s1 = b;
@@ -721,7 +711,7 @@ static bool divided_use(const pnest *p, unsigned t, unsigned t0, unsigned *d)
         static const char *const ok[] = {"(", "[",  ",",  "=",  "?",  ":",  "<",
                                          ">", "<=", ">=", "==", "!=", "&&", "||"};
         unsigned q = t - 1;
-        bool fine = (kevo_rtok_is(m, q, "+") || kevo_rtok_is(m, q, "-")) && binary_at(m, q, t0);
+        bool fine = (kevo_rtok_is(m, q, "+") || kevo_rtok_is(m, q, "-")) && kevo_rtok_binary_sign(m, q, t0);
         for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
             fine |= kevo_rtok_is(m, q, ok[i]);
         if (!fine)
@@ -903,28 +893,9 @@ static bool affine_in(const pnest *p, unsigned e0, unsigned e1, int lane_var, ke
     unsigned a = e0;
     while (a < e1) {
         /* the term [t0, b): after the binary sign at a, or from e0 with its unary sign */
-        bool minus = false;
-        unsigned t0 = a;
-        if (a > e0) {
-            minus = kevo_rtok_is(m, a, "-");
-            t0 = a + 1;
-        }
-        while (t0 < e1 && (kevo_rtok_is(m, t0, "-") || kevo_rtok_is(m, t0, "+"))) {
-            minus ^= kevo_rtok_is(m, t0, "-");
-            t0++;
-        }
-        int dp = 0;
-        unsigned b = t0 + 1;
-        for (; b < e1; b++) {
-            if (kevo_rtok_is(m, b, "(") || kevo_rtok_is(m, b, "["))
-                dp++;
-            else if (kevo_rtok_is(m, b, ")") || kevo_rtok_is(m, b, "]"))
-                dp--;
-            else if (dp == 0 && (kevo_rtok_is(m, b, "+") || kevo_rtok_is(m, b, "-")) &&
-                     binary_at(m, b, e0))
-                break;
-        }
-        if (t0 >= e1)
+        bool minus;
+        unsigned t0, b;
+        if (!kevo_rtok_sum_term(m, e0, e1, a, &t0, &b, &minus))
             return false;
         unsigned d = deps_of(p, t0, b);
         bool names_lane = kevo_recipe_uses_var(m, t0, b, lane_var);
@@ -1062,7 +1033,7 @@ static bool guarded_work(const kevo_recipe_model *m, unsigned t0, unsigned t1)
             kevo_rtok_is(m, t, "->") ||
             (kevo_rtok_is(m, t, "(") && t > t0 && m->tok[t - 1].kind == KEVO_CTOK_IDENT))
             return true;
-        if (kevo_rtok_is(m, t, "*") && !binary_at(m, t, t0))
+        if (kevo_rtok_is(m, t, "*") && !kevo_rtok_binary_sign(m, t, t0))
             return true;
     }
     return false;

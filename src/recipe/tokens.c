@@ -177,3 +177,44 @@ int kevo_rtok_put(kevo_buf *b, const kevo_recipe_model *m, unsigned a, unsigned 
     return kevo_buf_printf(b, "%.*s", (int)(m->tok[e - 1].end - m->tok[a].start),
                            m->src + m->tok[a].start);
 }
+
+bool kevo_rtok_binary_sign(const kevo_recipe_model *m, unsigned t, unsigned t0)
+{
+    if (t <= t0)
+        return false;
+    unsigned k = t - 1;
+    return m->tok[k].kind == KEVO_CTOK_IDENT || m->tok[k].kind == KEVO_CTOK_LITERAL ||
+           kevo_rtok_is(m, k, ")") || kevo_rtok_is(m, k, "]");
+}
+
+bool kevo_rtok_sum_term(const kevo_recipe_model *m, unsigned e0, unsigned e1, unsigned a,
+                        unsigned *t0, unsigned *t1, bool *minus)
+{
+    bool neg = false;
+    unsigned t = a;
+    if (a > e0) { /* the binary sign before the term */
+        neg = kevo_rtok_is(m, a, "-");
+        t = a + 1;
+    }
+    while (t < e1 && (kevo_rtok_is(m, t, "-") || kevo_rtok_is(m, t, "+"))) {
+        neg ^= kevo_rtok_is(m, t, "-");
+        t++;
+    }
+    if (t >= e1)
+        return false;
+    int dp = 0;
+    unsigned b = t;
+    for (; b < e1; b++) {
+        if (kevo_rtok_is(m, b, "(") || kevo_rtok_is(m, b, "["))
+            dp++;
+        else if (kevo_rtok_is(m, b, ")") || kevo_rtok_is(m, b, "]"))
+            dp--;
+        else if (b > t && dp == 0 && (kevo_rtok_is(m, b, "+") || kevo_rtok_is(m, b, "-")) &&
+                 kevo_rtok_binary_sign(m, b, e0))
+            break;
+    }
+    *t0 = t;
+    *t1 = b;
+    *minus = neg;
+    return true;
+}

@@ -162,12 +162,12 @@ static void test_recipe__registry_lists_recipes(void **state)
         "flags",          "restrict",    "omp_parallel",  "omp_simd", "interchange",
         "tile",           "unroll",      "unroll_jam",    "fuse",     "vectorize",
         "register_block", "pack",        "kblock",        "permute",  "stream",
-        "scan",           "acc_row",     "ocl_ndrange",   "ocl_work_group", "ocl_coarsen",
-        "ocl_local_tile"};
-    assert_int_equal(n, 21);
+        "scan",           "acc_row",     "split",         "ocl_ndrange", "ocl_work_group",
+        "ocl_coarsen",    "ocl_local_tile"};
+    assert_int_equal(n, 22);
     for (size_t i = 0; i < n; i++) {
         assert_string_equal(d[i].name, want[i]);
-        assert_string_equal(d[i].backend, i < 17 ? "c" : "opencl");
+        assert_string_equal(d[i].backend, i < 18 ? "c" : "opencl");
         assert_non_null(d[i].description);
         assert_non_null(d[i].precondition);
         assert_true(d[i].n_params <= KEVO_RECIPE_MAX_PARAMS);
