@@ -273,3 +273,14 @@ const char *kevo_recipe_early_exit_why(char *buf, size_t len, const kevo_rloop *
     snprintf(buf, len, "the loop at line %u can leave early (break, return or goto)", L->line);
     return buf;
 }
+
+void kevo_recipe_kernel_name(char *name, size_t size, const kevo_recipe_model *m)
+{
+    name[0] = 0;
+    for (unsigned t = 0; t + 1 < m->t_fbody && t + 1 < m->n_tok && !name[0]; t++)
+        if (m->tok[t].kind == KEVO_CTOK_IDENT && kevo_rtok_is(m, t + 1, "(")) {
+            size_t n;
+            const char *s = kevo_rtok_text(m, t, &n);
+            snprintf(name, size, "%.*s", (int)n, s);
+        }
+}

@@ -469,6 +469,9 @@ int kevo_recipe_nest_loop(const kevo_recipe_model *m, int l, int k);
  * not in taken[0..n_taken). Writes into buf. */
 void kevo_recipe_fresh_name(char *buf, size_t size, const kevo_recipe_model *m, const char *base,
                             const char *suffix, char taken[][64], size_t n_taken);
+/* The kernel's name (the identifier before the first `(` of its
+ * definition), into name[0..size). */
+void kevo_recipe_kernel_name(char *name, size_t size, const kevo_recipe_model *m);
 /* Insert `pragma_text` (without newline) as its own line directly above loop
  * l, keeping indentation. */
 int kevo_recipe_insert_pragma(kevo_cparse_edits *e, const kevo_recipe_model *m, int l,

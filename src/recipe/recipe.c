@@ -160,6 +160,10 @@ static const kevo_recipe_param_desc acc_row_params[] = {
 static const kevo_recipe_param_desc split_params[] = {
     {"loop", "the loop to split, numbered from 0 in source order; -1: every outermost one that "
              "qualifies", -1, -1, 1000, CHOICES(-1)},
+    {"then",
+     "what follows in the same step, each where it applies: 0 nothing, 1 omp_parallel "
+     "(collapse 2, every nest), 2 register_block (its defaults) then omp_parallel",
+     2, 0, 2, CHOICES(0, 1, 2)},
 };
 static const kevo_recipe_param_desc ocl_ndrange_params[] = {
     {"dims", "work-item dimensions per nest: 1 (outer loop) or 2 (outer perfect pair)", 1, 1, 2,

@@ -1642,22 +1642,11 @@ static int permute_at(kevo_recipe_out *out, const kevo_recipe_model *m, int root
  * outer loops `outer` put there; a zero fill before it too): permuted
  * alone, the nest runs on one core; where omp_parallel declines, the
  * kernel stands. */
-static void kernel_name(char *name, size_t size, const kevo_recipe_model *m)
-{
-    name[0] = 0;
-    for (unsigned t = 0; t + 1 < m->t_fbody && t + 1 < m->n_tok && !name[0]; t++)
-        if (m->tok[t].kind == KEVO_CTOK_IDENT && kevo_rtok_is(m, t + 1, "(")) {
-            size_t n;
-            const char *s = kevo_rtok_text(m, t, &n);
-            snprintf(name, size, "%.*s", (int)n, s);
-        }
-}
-
 static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                      long reduce, bool threads)
 {
     char name[256];
-    kernel_name(name, sizeof name, m);
+    kevo_recipe_kernel_name(name, sizeof name, m);
     char *text = NULL;
     int error =
         kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
@@ -1725,7 +1714,7 @@ static int permute_split_at(kevo_recipe_out *out, const kevo_recipe_model *m, co
     int error = kevo_recipe__expand_scalar(&text, &off, loop, m);
     if (error < 0)
         return error;
-    kernel_name(name, sizeof name, m);
+    kevo_recipe_kernel_name(name, sizeof name, m);
     kevo_recipe_model *m2 = NULL;
     kevo_recipe_out o2 = {0};
     error = kevo_recipe_model_parse(&m2, text, name);

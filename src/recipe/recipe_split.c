@@ -41,7 +41,12 @@
  * and never written nor has its address taken, and the bounds read no
  * memory and divide nothing the loop would not have divided.
  *
- * Must not: change anything outside the loops it splits.
+ * With `then` 1, omp_parallel follows in the same step, with 2 (the
+ * default) register_block and then omp_parallel, each where it applies:
+ * the interior is what they take, and the search measures the step whole.
+ *
+ * Must not: change anything outside the loops it splits (and what the
+ * recipes that follow it change).
  */
 #include "model.h"
 
@@ -1117,11 +1122,48 @@ done:
     return error;
 }
 
+/* With `then`: what follows split in the same step, on the split kernel
+ * (register_block, then omp_parallel: each where it applies). */
+static int follow_up(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
+                     long then)
+{
+    char name[256];
+    kevo_recipe_kernel_name(name, sizeof name, m);
+    char *text = NULL;
+    int error =
+        kevo_recipe_edits_apply(&text, &out->edits, source, strlen(source), m->fn_start, m->fn_end);
+    if (error < 0)
+        return error;
+    static const long omp[2] = {2, 1};
+    const struct {
+        const char *recipe;
+        const long *params;
+        size_t n;
+    } steps[2] = {{"register_block", NULL, 0}, {"omp_parallel", omp, 2}};
+    for (int i = then == 2 ? 0 : 1; i < 2; i++) {
+        char *next = NULL;
+        error = kevo_recipe_apply(&next, steps[i].recipe, steps[i].params, steps[i].n, text, name);
+        if (error == KEVO_EINVAL) {
+            kevo_error_clear();
+            continue;
+        }
+        if (error < 0) {
+            free(text);
+            return error;
+        }
+        free(text);
+        text = next;
+    }
+    out->whole = text;
+    return 0;
+}
+
 int kevo_recipe_split_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const char *source,
                             const long *params)
 {
-    (void)source;
-    long only = params[0];
+    long only = params[0], then = params[1];
+    if (then < 0 || then > 2)
+        return kevo_error_set(KEVO_EINVAL, "then is %ld: it takes 0, 1 or 2", then);
     if (kevo_recipe_loop_index_check(m, only) < 0)
         return KEVO_EINVAL;
     int error = 0, applied = 0;
@@ -1195,6 +1237,8 @@ int kevo_recipe_split_apply(kevo_recipe_out *out, const kevo_recipe_model *m, co
     if (error == 0 && applied == 0)
         error = kevo_error_set(KEVO_EINVAL, "no loop to split: %s",
                                first_why.len ? kevo_buf_cstr(&first_why) : "no loop qualifies");
+    if (error == 0 && then > 0)
+        error = follow_up(out, m, source, then);
 done:
     kevo_buf_free(&first_why);
     free(none);

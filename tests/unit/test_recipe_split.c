@@ -12,7 +12,7 @@
  */
 #include "recipe_check.h"
 
-static const long EVERY[1] = {-1};
+static const long EVERY[2] = {-1, 0}; /* split alone */
 
 /* A padded 3x3 convolution, the Level 2 form: the declarations of the
  * input position, one guard testing both. */
@@ -113,7 +113,7 @@ static void assert_exact(const char *orig, const char *rewritten, const char *dr
 
 static char *split_ok(const char *src, const char *driver)
 {
-    char *out = apply_ok("split", EVERY, 1, src, "k");
+    char *out = apply_ok("split", EVERY, 2, src, "k");
     assert_exact(src, out, driver);
     return out;
 }
@@ -202,8 +202,8 @@ static void test_split__conv(void **state)
     free(out);
     free(kept);
     /* the loop chosen by index: ow alone (loop 1), oh's test stays on it */
-    const long one[1] = {1};
-    out = apply_ok("split", one, 1, CONV, "k");
+    const long one[2] = {1, 0};
+    out = apply_ok("split", one, 2, CONV, "k");
     assert_exact(CONV, out, DRIVER);
     assert_lacks(out, "oh_lo");
     assert_contains(out, "if (ih < 0 || ih >= H)");
@@ -242,67 +242,87 @@ static void test_split__run_guard(void **state)
 static void test_split__declines(void **state)
 {
     (void)state;
-    static const long OUTER[1] = {0};
+    static const long OUTER[2] = {0, 0};
     char *src;
     /* the taps' bound changes with the loop's variable: o stays, the taps
      * are split */
     src = with(POOL, "j < K;", "j < o;");
-    char *taps = apply_ok("split", EVERY, 1, src, "k");
+    char *taps = apply_ok("split", EVERY, 2, src, "k");
     assert_lacks(taps, "o_lo");
     assert_contains(taps, "for (int64_t j = j_lo; j < j_hi; j++)");
     assert_exact(src, taps, POOL_DRIVER);
     free(taps);
-    assert_declines("split", OUTER, 1, src, "k", "split can drop");
+    assert_declines("split", OUTER, 2, src, "k", "split can drop");
     free(src);
     /* the padding is written inside the loop */
     src = with(POOL, "        y[o] = m;\n", "        y[o] = m;\n        P++;\n");
-    assert_declines("split", OUTER, 1, src, "k", "split can drop");
+    assert_declines("split", OUTER, 2, src, "k", "split can drop");
     free(src);
     /* the position read from memory */
     src = with(POOL, "i < L &&", "i < (int64_t)x[0] &&");
     char *src2 = with(src, "i >= 0 &&", "");
-    assert_declines("split", OUTER, 1, src2, "k", "split can drop");
+    assert_declines("split", OUTER, 2, src2, "k", "split can drop");
     free(src2);
     free(src);
     /* a test that calls */
     src = with(POOL, "i < L &&", "i < labs(L) &&");
     char *src3 = with(src, "i >= 0 &&", "");
     char *src4 = with(src3, "#include <math.h>\n", "#include <math.h>\n#include <stdlib.h>\n");
-    assert_declines("split", OUTER, 1, src4, "k", "nothing to split at");
+    assert_declines("split", OUTER, 2, src4, "k", "nothing to split at");
     free(src4);
     free(src3);
     free(src);
     /* the position declared unsigned: a test on it wraps */
     src = with(POOL, "int64_t i = o * S - P + j;", "uint64_t i = o * S - P + j;");
-    assert_declines("split", OUTER, 1, src, "k", "split can drop");
+    assert_declines("split", OUTER, 2, src, "k", "split can drop");
     free(src);
     /* the position written after its declaration */
     src = with(POOL, "int64_t i = o * S - P + j;\n", "int64_t i = o * S - P + j;\n            i += 0;\n");
-    assert_declines("split", OUTER, 1, src, "k", "split can drop");
+    assert_declines("split", OUTER, 2, src, "k", "split can drop");
     free(src);
     /* a pragma on the loop, a loop that leaves early */
     src = with(POOL, "    for (int64_t o", "    #pragma omp simd\n    for (int64_t o");
-    assert_declines("split", OUTER, 1, src, "k", "pragma");
+    assert_declines("split", OUTER, 2, src, "k", "pragma");
     free(src);
     src = with(POOL, "        y[o] = m;\n", "        y[o] = m;\n        if (m > 9.0f) break;\n");
-    assert_declines("split", OUTER, 1, src, "k", "leave early");
+    assert_declines("split", OUTER, 2, src, "k", "leave early");
     free(src);
     /* its address taken: it could change through a pointer */
     src = with(POOL, "        y[o] = m;\n", "        y[o] = m;\n        int64_t *pp = &P; (void)pp;\n");
-    assert_declines("split", OUTER, 1, src, "k", "split can drop");
+    assert_declines("split", OUTER, 2, src, "k", "split can drop");
     free(src);
 }
 
 /* The interior is what register_block and vectorize take: the chain
- * computes what the convolution does. */
+ * computes what the convolution does; with `then` (default 2) the same
+ * step gives what the chain gives; a follow-up that declines is left out. */
 static void test_split__then_register_block(void **state)
 {
     (void)state;
-    const kevo_recipe_step steps[] = {{"split", {-1}, 1}, {"register_block", {0}, 0}};
-    char *out = chain_ok(steps, 2, CONV, "k");
+    const kevo_recipe_step steps[] = {
+        {"split", {-1, 0}, 2}, {"register_block", {0}, 0}, {"omp_parallel", {2, 1}, 2}};
+    char *out = chain_ok(steps, 3, CONV, "k");
     assert_contains(out, "vf ");
+    assert_contains(out, "#pragma omp parallel for");
     assert_same_result(CONV, out, DRIVER, "k");
+    char *one = apply_ok("split", NULL, 0, CONV, "k");
+    assert_string_equal(one, out);
+    free(one);
     free(out);
+    /* then 1: threads only */
+    const long threads[2] = {-1, 1};
+    out = apply_ok("split", threads, 2, CONV, "k");
+    assert_contains(out, "#pragma omp parallel for");
+    assert_lacks(out, "vf ");
+    free(out);
+    /* the pool: register_block declines it, the threads follow the split */
+    out = apply_ok("split", NULL, 0, POOL, "k");
+    assert_contains(out, "for (int64_t o = o_lo; o < o_hi; o++)");
+    assert_lacks(out, "vf ");
+    assert_same_result(POOL, out, POOL_DRIVER, "k");
+    free(out);
+    const long odd[2] = {-1, 3};
+    assert_declines("split", odd, 2, CONV, "k", "out of range");
 }
 
 int main(void)
