@@ -177,8 +177,10 @@ static bool invariant_var(const sctx *c, int l, int v)
     const kevo_recipe_model *m = c->m;
     if (c->scope >= 0)
         l = c->scope;
-    if (v < 0 || m->var[v].int_rank == 0 || m->var[v].decl_off == (unsigned)-1 ||
-        c->addr_taken[v] || inside(m, l, m->var[v].decl_off))
+    /* a parameter or a local of the kernel: a global could change in a
+     * function the loop calls */
+    if (v < 0 || m->var[v].int_rank == 0 || m->var[v].decl_off < m->fn_start ||
+        m->var[v].decl_off >= m->fn_end || c->addr_taken[v] || inside(m, l, m->var[v].decl_off))
         return false;
     const kevo_rloop *L = &m->loop[l];
     for (size_t i = 0; i < c->nw; i++)
@@ -887,6 +889,12 @@ static void plan_subst(const sctx *c, int l, const bool *dropped, bool *subst, u
 {
     const kevo_recipe_model *m = c->m;
     const kevo_rloop *L = &m->loop[l];
+    /* the type of a use would change under sizeof or typeof: none then */
+    static const char *const typed[] = {"sizeof", "typeof", "__typeof__", "__typeof",
+                                        "_Alignof", "__alignof__", NULL};
+    for (unsigned t = L->t_for; t < L->t_end; t++)
+        if (punct_in(m, t, typed))
+            return;
     for (int k = 0; k < c->n_d; k++)
         if (dropped[k])
             for (int i = 0; i < c->d[k].n_sub; i++) {

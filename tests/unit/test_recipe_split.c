@@ -230,6 +230,23 @@ static void test_split__run_guard(void **state)
     free(out);
     free(avg0);
     free(avg);
+    /* a global bound is not taken (a function the loop calls could change
+     * it): its test stays in every copy, the other is dropped */
+    char *glob = with(POOL, "i < L &&", "i < LIM &&");
+    char *glob2 = with(glob, "void k(", "int64_t LIM = 29;\nvoid k(");
+    out = split_ok(glob2, POOL_DRIVER);
+    assert_int_equal(count(out, "< LIM &&"), 3);
+    free(out);
+    free(glob2);
+    free(glob);
+    /* under sizeof a use's type would change: the interior keeps the
+     * declaration */
+    char *sz = with(POOL, "m = x[i];", "m = x[i] + 0.0f * (float)sizeof(i);");
+    out = split_ok(sz, POOL_DRIVER);
+    assert_int_equal(count(out, "int64_t i = o * S - P + j;"), 3);
+    assert_contains(out, "if (x[i] > m)");
+    free(out);
+    free(sz);
     /* the outputs running down the input: o with coefficient -1 */
     char *down = with(POOL, "int64_t i = o * S - P + j;", "int64_t i = P + S - o + j;");
     out = split_ok(down, POOL_DRIVER);
