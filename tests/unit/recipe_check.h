@@ -250,6 +250,27 @@ static KEVO_TEST_UNUSED char *build_and_run(const char *dir, const char *name, c
     return output;
 }
 
+/* The rewritten source prints exactly what the original prints (a
+ * rewrite that keeps every operation in its order: bit for bit), and the
+ * driver prints more than min_len bytes. */
+static KEVO_TEST_UNUSED void assert_same_output(const char *orig, const char *rewritten,
+                                                const char *driver, const char *kernel,
+                                                size_t min_len)
+{
+    char *dir = NULL;
+    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-exact-"), 0);
+    char *a = build_and_run(dir, "orig", orig, driver, kernel);
+    char *b = build_and_run(dir, "new", rewritten, driver, kernel);
+    if (strcmp(a, b) != 0)
+        print_error("outputs differ; rewritten:\n%s\n", rewritten);
+    assert_true(strlen(a) > min_len);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    kevo_rmtree(dir);
+    free(dir);
+}
+
 /* The rewritten source computes what the original computes (rtol 1e-4). */
 static KEVO_TEST_UNUSED void assert_same_result(const char *orig, const char *rewritten, const char *driver,
                                const char *kernel)

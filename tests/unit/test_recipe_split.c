@@ -97,18 +97,7 @@ static const char POOL_DRIVER[] =
 /* The rewrite prints exactly what the original prints. */
 static void assert_exact(const char *orig, const char *rewritten, const char *driver)
 {
-    char *dir = NULL;
-    assert_int_equal(kevo_mkdtemp(&dir, "kevo-test-split-"), 0);
-    char *a = build_and_run(dir, "orig", orig, driver, "k");
-    char *b = build_and_run(dir, "new", rewritten, driver, "k");
-    if (strcmp(a, b) != 0)
-        print_error("outputs differ; rewritten:\n%s\n", rewritten);
-    assert_true(strlen(a) > 100);
-    assert_string_equal(a, b);
-    free(a);
-    free(b);
-    kevo_rmtree(dir);
-    free(dir);
+    assert_same_output(orig, rewritten, driver, "k", 100);
 }
 
 static char *split_ok(const char *src, const char *driver)
