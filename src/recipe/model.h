@@ -156,6 +156,8 @@ bool kevo_recipe_header_next(const char **cursor, kevo_header_line *out);
 
 /* Token helpers. */
 bool kevo_rtok_is(const kevo_recipe_model *m, size_t t, const char *text);
+/* Whether token t is one of texts[] (NULL-ended). */
+bool kevo_rtok_is_any(const kevo_recipe_model *m, size_t t, const char *const *texts);
 const char *kevo_rtok_text(const kevo_recipe_model *m, size_t t, size_t *len);
 /* Whether token t is an assignment operator (`=`, `+=`, ... `>>=`); with
  * incdec, also `++` or `--`: an operator that writes its operand. */

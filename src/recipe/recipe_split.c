@@ -123,14 +123,6 @@ typedef struct sctx {
 
 /* ---- tokens ------------------------------------------------------------- */
 
-static bool punct_in(const kevo_recipe_model *m, unsigned t, const char *const *set)
-{
-    for (; *set; set++)
-        if (kevo_rtok_is(m, t, *set))
-            return true;
-    return false;
-}
-
 /* A decimal integer literal that fits an int, without suffix. */
 static bool small_literal(const kevo_recipe_model *m, unsigned t)
 {
@@ -212,7 +204,7 @@ static bool invariant_expr(const sctx *c, int l, unsigned a, unsigned b, bool di
                 return false;
             if (rank && m->var[v].int_rank > *rank)
                 *rank = m->var[v].int_rank;
-        } else if (!punct_in(m, t, ops) && !(divide && punct_in(m, t, div)))
+        } else if (!kevo_rtok_is_any(m, t, ops) && !(divide && kevo_rtok_is_any(m, t, div)))
             return false;
     }
     return true;
@@ -458,14 +450,14 @@ static bool disj_cut(sctx *c, int l, int k, cut *out)
             dp++;
         else if (kevo_rtok_is(m, t, ")") || kevo_rtok_is(m, t, "]"))
             dp--;
-        else if (dp == 0 && (punct_in(m, t, cmp) || kevo_rtok_is(m, t, "&&") ||
+        else if (dp == 0 && (kevo_rtok_is_any(m, t, cmp) || kevo_rtok_is(m, t, "&&") ||
                              kevo_rtok_is(m, t, "==") || kevo_rtok_is(m, t, "!=") ||
                              kevo_rtok_is(m, t, "?") || kevo_rtok_is(m, t, "!"))) {
             op = t;
             n_ops++;
         }
     }
-    if (n_ops != 1 || !punct_in(m, op, cmp))
+    if (n_ops != 1 || !kevo_rtok_is_any(m, op, cmp))
         return false;
     int rank = m->var[m->loop[l].var].int_rank;
     terms ts = {0};
@@ -564,7 +556,7 @@ static void find_guards(sctx *c)
         else if (kevo_rtok_is(m, rp + 1, "{")) {
             last = kevo_rtok_match(m, rp + 1);
             run = true;
-        } else if (!punct_in(m, rp + 1, stmt_kw) && !kevo_rtok_comment(m, rp + 1)) {
+        } else if (!kevo_rtok_is_any(m, rp + 1, stmt_kw) && !kevo_rtok_comment(m, rp + 1)) {
             last = kevo_rtok_stmt_semi(m, rp + 1, (unsigned)m->n_tok);
             run = true;
         } else
@@ -732,7 +724,8 @@ static bool bare_sum_ok(const kevo_recipe_model *m, unsigned t)
 {
     static const char *const before[] = {"+", "[", "(", NULL};
     static const char *const after[] = {"+", "-", "]", ")", ";", ",", NULL};
-    return t > 0 && t + 1 < m->n_tok && punct_in(m, t - 1, before) && punct_in(m, t + 1, after);
+    return t > 0 && t + 1 < m->n_tok && kevo_rtok_is_any(m, t - 1, before) &&
+           kevo_rtok_is_any(m, t + 1, after);
 }
 
 /* Tokens [t0,t1) with each variable of o->subst as its initialiser. */
@@ -893,7 +886,7 @@ static void plan_subst(const sctx *c, int l, const bool *dropped, bool *subst, u
     static const char *const typed[] = {"sizeof", "typeof", "__typeof__", "__typeof",
                                         "_Alignof", "__alignof__", NULL};
     for (unsigned t = L->t_for; t < L->t_end; t++)
-        if (punct_in(m, t, typed))
+        if (kevo_rtok_is_any(m, t, typed))
             return;
     for (int k = 0; k < c->n_d; k++)
         if (dropped[k])

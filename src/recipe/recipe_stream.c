@@ -87,14 +87,6 @@ typedef struct stream_loop {
     unsigned t_lhs1;       /* one past `]` */
 } stream_loop;
 
-static bool any_of(const kevo_recipe_model *m, unsigned t, const char *const *words)
-{
-    for (; *words; words++)
-        if (kevo_rtok_is(m, t, *words))
-            return true;
-    return false;
-}
-
 /* Whether directive d is exactly `#pragma omp parallel for`. */
 static bool plain_parallel_for(const kevo_recipe_model *m, int d)
 {
@@ -259,7 +251,7 @@ static bool stream_check(const kevo_recipe_model *m, int l, stream_loop *s, char
         }
     static const char *const exits[] = {"break", "continue", "return", "goto", NULL};
     for (unsigned t = L->t_body; t < L->t_end; t++)
-        if (any_of(m, t, exits)) {
+        if (kevo_rtok_is_any(m, t, exits)) {
             snprintf(why, wl,
                      "the loop at line %u has '%.*s': every iteration must reach its store",
                      L->line, (int)(m->tok[t].end - m->tok[t].start), m->src + m->tok[t].start);

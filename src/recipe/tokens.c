@@ -218,3 +218,11 @@ bool kevo_rtok_sum_term(const kevo_recipe_model *m, unsigned e0, unsigned e1, un
     *minus = neg;
     return true;
 }
+
+bool kevo_rtok_is_any(const kevo_recipe_model *m, size_t t, const char *const *texts)
+{
+    for (; *texts; texts++)
+        if (kevo_rtok_is(m, t, *texts))
+            return true;
+    return false;
+}
