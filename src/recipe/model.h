@@ -364,6 +364,9 @@ int kevo_recipe_register_block_apply(kevo_recipe_out *out, const kevo_recipe_mod
 /* The loop `vectorize` picks with loop=-1 (holding_loops: only among loops
  * that hold other loops, the register-blocking case), or -1. */
 int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops);
+/* The same among the loops lying in tokens [t0, t1). */
+int kevo_recipe__vectorize_pick_within(const kevo_recipe_model *m, bool holding_loops,
+                                       unsigned t0, unsigned t1);
 /* Whether loop l is the scalar remainder `vectorize` leaves after a vector
  * loop (it starts at the `*_vend` bound vectorize names). */
 bool kevo_recipe_vector_tail(const kevo_recipe_model *m, int l);

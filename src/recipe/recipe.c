@@ -58,6 +58,11 @@ static const kevo_recipe_param_desc unroll_jam_params[] = {
      -1, -1, 1000, CHOICES(-1)},
     {"factor", "copies of the body per iteration of the unrolled loop", 4, 2, 16,
      CHOICES(2, 4, 8, 16)},
+    {"tail",
+     "1: the iterations a whole block leaves run as one more jammed block over the last "
+     "`factor`, where the body only stores what it does not read (else, and with 0, the "
+     "loop as written)",
+     0, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc fuse_params[] = {
     {"pair", "the first loop of the pair to fuse, numbered from 0 in source order; -1: the "
@@ -90,6 +95,11 @@ static const kevo_recipe_param_desc register_block_params[] = {
      "vectors per row: the blocked vector loop unrolled and jammed by `cols` (rows x cols "
      "accumulators, the reduction loop kept rolled), skipped where that does not apply",
      2, 1, 4, CHOICES(1, 2)},
+    {"tail",
+     "1: the rows a whole block of `rows` leaves run as one more block over the last `rows` "
+     "(unroll_jam's `tail`), where the body only stores what it does not read; 0: one row "
+     "at a time",
+     1, 0, 1, CHOICES(0, 1)},
 };
 static const kevo_recipe_param_desc pack_params[] = {
     {"layout",

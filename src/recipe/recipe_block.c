@@ -176,28 +176,65 @@ out:
     return error;
 }
 
-/* The rows unroll_jam leaves (its remainder loop, `for (T i = split; i <
- * b; i++)`, the nest as written) vectorised as the blocked rows are: on the
- * dot-product form after `pack` layout 1 (matmul_trans_b), they read the
- * transposed operand down its columns, one element a row apart per k, and
- * the 5 rows M=333 leaves of 8 cost a third of the kernel. The loop
- * vectorize picks among those holding loops, when it lies in such a
- * remainder of the row loop `row_var`; *done unchanged otherwise. */
-static void vectorize_remainder(char **done, const char *row_var, long width, const char *name)
+/* The rows unroll_jam leaves vectorised as the blocked rows are: its tail
+ * block (`tail` 1: the last `rows` rows again, jammed, the row variable a
+ * local `T i = E - F;` inside an `if` block) and its remainder loop (`for
+ * (T i = split; i < b; i++)`, the nest as written: on the dot-product form
+ * after `pack` layout 1 (matmul_trans_b), they read the transposed operand
+ * down its columns, one element a row apart per k, and the 5 rows M=333
+ * leaves of 8 cost a third of the kernel). The region of each, in tokens:
+ * which 0 the tail block (from the row variable's declaration to the end of
+ * its block), 1 the remainder loop. False when there is none. */
+static bool rest_region(unsigned *t0, unsigned *t1, const kevo_recipe_model *rm,
+                        const char *row_var, int which)
+{
+    for (size_t v = 0; v < rm->n_var; v++) {
+        if (strcmp(rm->var[v].name, row_var) != 0)
+            continue;
+        int of = -1;
+        for (size_t k = 0; k < rm->n_loop && of < 0; k++)
+            if (rm->loop[k].var == (int)v)
+                of = (int)k;
+        if (which == 1 && of >= 0 && rm->loop[of].simple) {
+            *t0 = rm->loop[of].t_for;
+            *t1 = rm->loop[of].t_end;
+            return true;
+        }
+        if (which == 0 && of < 0) {
+            unsigned d = 0;
+            while (d < rm->n_tok && rm->tok[d].start < rm->var[v].decl_off)
+                d++;
+            unsigned open = d; /* the `{` of the block declaring it */
+            while (open > rm->t_fbody && !kevo_rtok_is(rm, open, "{"))
+                open--;
+            unsigned close = kevo_rtok_match(rm, open);
+            if (d >= rm->n_tok || open <= rm->t_fbody || close == (unsigned)-1)
+                continue;
+            *t0 = d;
+            *t1 = close;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Vectorise the loop vectorize would pick in the rows' tail block (which
+ * 0) or remainder loop (1), with `width`; *done unchanged where there is
+ * none or it declines. */
+static void vectorize_remainder(char **done, const char *row_var, int which, long width,
+                                const char *name)
 {
     const kevo_recipe_model *rm = NULL;
     char *vec = NULL;
+    unsigned t0, t1;
     int v;
-    if (cached_parse(&rm, *done, name) < 0 || (v = kevo_recipe__vectorize_pick(rm, true)) < 0) {
+    if (cached_parse(&rm, *done, name) < 0 || !rest_region(&t0, &t1, rm, row_var, which) ||
+        (v = kevo_recipe__vectorize_pick_within(rm, true, t0, t1)) < 0) {
         kevo_error_clear();
         return;
     }
-    bool in_rest = false;
-    for (int a = rm->loop[v].parent; a >= 0 && !in_rest; a = rm->loop[a].parent)
-        in_rest = rm->loop[a].var >= 0 && rm->loop[a].simple &&
-                  !strcmp(rm->var[rm->loop[a].var].name, row_var);
     long vp[2] = {v, width};
-    if (in_rest && kevo_recipe__rewrite_parsed(&vec, "vectorize", vp, 2, rm, *done, name) == 0) {
+    if (kevo_recipe__rewrite_parsed(&vec, "vectorize", vp, 2, rm, *done, name) == 0) {
         free(*done);
         *done = vec;
     }
@@ -313,8 +350,8 @@ static int block_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const c
     }
     int around = cm->loop[v].parent;
     if (around >= 0 && params[0] > 1) {
-        long jp[2] = {around, params[0]};
-        if (kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 2, cm, cur, name) < 0 ||
+        long jp[3] = {around, params[0], params[4]};
+        if (kevo_recipe__rewrite_parsed(&jammed, "unroll_jam", jp, 3, cm, cur, name) < 0 ||
             cached_parse(&jm, jammed, name) < 0) {
             kevo_error_clear(); /* one accumulator per lane, then */
             free(jammed);
@@ -323,7 +360,9 @@ static int block_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const c
     }
     long vp[2] = {-1, params[1]};
     if (jammed && kevo_recipe__rewrite_parsed(&done, "vectorize", vp, 2, jm, jammed, name) == 0) {
-        vectorize_remainder(&done, cm->var[cm->loop[around].var].name, params[1], name);
+        const char *row_var = cm->var[cm->loop[around].var].name;
+        vectorize_remainder(&done, row_var, 0, params[1], name);
+        vectorize_remainder(&done, row_var, 1, params[1], name);
     } else {
         if (!jammed) {
             error = kevo_recipe__rewrite_parsed(&done, "vectorize", vp, 2, cm, cur, name);

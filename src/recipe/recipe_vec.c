@@ -1119,10 +1119,17 @@ bool kevo_recipe_vector_loop(const kevo_recipe_model *m, int l)
 
 int kevo_recipe__vectorize_pick(const kevo_recipe_model *m, bool holding_loops)
 {
+    return kevo_recipe__vectorize_pick_within(m, holding_loops, 0, (unsigned)m->n_tok);
+}
+
+int kevo_recipe__vectorize_pick_within(const kevo_recipe_model *m, bool holding_loops,
+                                       unsigned t0, unsigned t1)
+{
     vec_ctx c = {0};
     int best = -1, best_score = -1;
     for (size_t l = 0; l < m->n_loop; l++) {
-        if (holding_loops && m->loop[l].n_children == 0)
+        if ((holding_loops && m->loop[l].n_children == 0) || m->loop[l].t_for < t0 ||
+            m->loop[l].t_end > t1)
             continue;
         if (!vec_check(&c, m, (int)l))
             continue;

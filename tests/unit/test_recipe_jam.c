@@ -108,6 +108,16 @@ static const char DRIVER_CONV[] = DRIVER_FILL
     "    free(x); free(w); free(y); }\n"
     "  return 0; }\n";
 
+/* Every R from 0 to 13: below, at and between multiples of 3 and 4; y has
+ * one element more than the kernel may write, printed too. */
+static const char DRIVER_ROWS_ALL[] =
+    DRIVER_FILL "void rowsum(const float *x, float *y, int64_t R, int64_t C);\n"
+                "int main(void) { unsigned s = 11;\n"
+                "  for (int64_t R = 0; R <= 13; R++) { int64_t C = 5 + R % 3;\n"
+                "    float *x = fill(R*C, &s), *y = fill(R, &s);\n"
+                "    rowsum(x, y, R, C); show(y, R); free(x); free(y); }\n"
+                "  return 0; }\n";
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static char *read_reference(const char *task)
@@ -302,6 +312,118 @@ static void test_recipe_jam__picks_and_unsigned(void **state)
     free(out);
 }
 
+/* `tail` 1: the rows a whole block leaves run as one more block over the
+ * last F, where the body only stores what it does not read; the rows it
+ * runs again store the same values (bit for bit: the same operations). */
+static void test_recipe_jam__tail(void **state)
+{
+    (void)state;
+    long p[] = {0, 4, 1};
+    char *out = apply_ok("unroll_jam", p, 3, ROWSUM, "rowsum");
+    assert_contains(out, "    }\n"
+                         "    if ((R > 0 ? R / 4 * 4 : 0) < R && R >= 4) {\n"
+                         "        int64_t i = R - 4;\n"
+                         "        float acc_0 = 0.0f;\n");
+    assert_contains(out, "        y[(i + 3)] = acc_3;\n"
+                         "    } else\n"
+                         "        for (int64_t i = (R > 0 ? R / 4 * 4 : 0); i < R; i++) {\n");
+    assert_same_output(ROWSUM, out, DRIVER_ROWS_ALL, "rowsum", 100);
+    free(out);
+
+    /* privates declared outside, a lower bound of 1, `<=`; factor 3 */
+    static const char from1[] = "#include <stdint.h>\n"
+                                "void rowsum(const float *x, float *y, int64_t R, int64_t C) {\n"
+                                "    int64_t j;\n"
+                                "    float acc;\n"
+                                "    y[0] = 0.0f;\n"
+                                "    for (int64_t i = 1; i <= R - 1; i++) {\n"
+                                "        acc = 0.0f;\n"
+                                "        for (j = 0; j < C; j++) acc += x[i*C+j] * x[j];\n"
+                                "        y[i] = acc;\n"
+                                "    }\n"
+                                "}\n";
+    long p3[] = {0, 3, 1};
+    out = apply_ok("unroll_jam", p3, 3, from1, "rowsum");
+    assert_contains(out, "(R - 1 + 1) - 1 >= 3) {\n"
+                         "        int64_t i = (R - 1 + 1) - 3;\n"
+                         "        __typeof__(acc) acc_0, acc_1, acc_2;\n");
+    assert_same_output(from1, out, DRIVER_ROWS_ALL, "rowsum", 100);
+    free(out);
+
+    /* bodies whose second run would change something: the remainder loop.
+     * A reduction across rows, a store that reads its element (twice run,
+     * twice added), a read of the stored array, a read through a copy of
+     * its pointer, a call, stores through a local pointer and through a
+     * global one into the row the body reads (run again, it would read
+     * what it stored). */
+    static const char *const unsafe[][3] = {
+        {"", "", "y[i] += acc;"},
+        {"", "", "y[i] = acc + 0.5f * y[i];"},
+        {"", "", "y[i] = acc + y[(i + 1) % R];"},
+        {"", "    const float *yy = y;\n", "y[i] = acc + yy[i];"},
+        {"", "", "y[i] = twice(acc);"},
+        {"", "", "float *row = (float *)x + i * C; row[0] = acc;"},
+        {"static float *g;\nstatic void point(const float *p) { g = (float *)p; }\n",
+         "    point(x);\n", "g[i * C] = acc; y[i] = acc;"}};
+    for (size_t k = 0; k < sizeof(unsafe) / sizeof(unsafe[0]); k++) {
+        char src[1024];
+        snprintf(src, sizeof(src),
+                 "#include <stdint.h>\n"
+                 "%s"
+                 "static float twice(float v) { return 2.0f * v; }\n"
+                 "void rowsum(const float *x, float *y, int64_t R, int64_t C) {\n"
+                 "%s"
+                 "    (void)twice;\n"
+                 "    for (int64_t i = 0; i < R; i++) {\n"
+                 "        float acc = 0.0f;\n"
+                 "        for (int64_t j = 0; j < C; j++)\n"
+                 "            acc += x[i*C+j];\n"
+                 "        %s\n"
+                 "    }\n"
+                 "}\n",
+                 unsafe[k][0], unsafe[k][1], unsafe[k][2]);
+        char *o = NULL;
+        int rc = kevo_recipe_apply(&o, "unroll_jam", p, 3, src, "rowsum");
+        if (rc != 0) {
+            /* unroll_jam itself declines the cross-row read */
+            assert_int_equal(rc, KEVO_EINVAL);
+            assert_int_equal(k, 2);
+            continue;
+        }
+        assert_lacks(o, "R >= 4) {");
+        assert_contains(o, "    for (int64_t i = (R > 0 ? R / 4 * 4 : 0); i < R; i++) {\n");
+        assert_same_output(src, o, DRIVER_ROWS_ALL, "rowsum", 100);
+        free(o);
+    }
+    char *ro = NULL; /* the reduction: ROWSUM_OUTER's total */
+    assert_int_equal(kevo_recipe_apply(&ro, "unroll_jam", p, 3, ROWSUM_OUTER, "rowsum"), 0);
+    assert_lacks(ro, "} else\n");
+    assert_same_output(ROWSUM_OUTER, ro, DRIVER_ROWS_ALL, "rowsum", 100);
+    free(ro);
+}
+
+/* register_block's tail (default 1): the rows its block of `rows` leaves
+ * run as a vectorised block over the last `rows`; with 0, one at a time. */
+static void test_recipe_jam__register_block_tail(void **state)
+{
+    (void)state;
+    char *src = read_reference("051_conv2d");
+    long rb[5] = {6, 0, 0, 1, 1};
+    char *out = apply_ok("register_block", rb, 5, src, "conv2d");
+    const char *tail = strstr(out, "if ((OH > 0 ? OH / 6 * 6 : 0) < OH && OH >= 6) {");
+    assert_non_null(tail);
+    assert_non_null(strstr(tail, "int64_t oh = OH - 6;"));
+    assert_non_null(strstr(tail, "vf2 acc_5 = (0.0f) - (vf2){0};"));
+    assert_same_result(src, out, DRIVER_CONV, "conv2d");
+    free(out);
+    rb[4] = 0;
+    out = apply_ok("register_block", rb, 5, src, "conv2d");
+    assert_lacks(out, "OH >= 6) {");
+    assert_same_result(src, out, DRIVER_CONV, "conv2d");
+    free(out);
+    free(src);
+}
+
 /* ---- declines ----------------------------------------------------------- */
 
 static void test_recipe_jam__declines(void **state)
@@ -473,6 +595,8 @@ int main(void)
         cmocka_unit_test(test_recipe_jam__conv2d_reference),
         cmocka_unit_test(test_recipe_jam__rowsum_reduction),
         cmocka_unit_test(test_recipe_jam__picks_and_unsigned),
+        cmocka_unit_test(test_recipe_jam__tail),
+        cmocka_unit_test(test_recipe_jam__register_block_tail),
         cmocka_unit_test(test_recipe_jam__declines),
         cmocka_unit_test(test_recipe_jam__chain_parallel_flags),
     };
