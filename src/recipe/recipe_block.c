@@ -296,6 +296,94 @@ static int jam_columns(char **done, long cols, const char *name)
     return 0;
 }
 
+/* Whether variable `var` appears in the subscript `[...]` of a read in
+ * tokens [t0,t1) (not of an element assigned) that also names variable
+ * `with` (with < 0: in any such subscript). */
+static bool in_subscript_with(const kevo_recipe_model *m, unsigned t0, unsigned t1, int var,
+                              int with)
+{
+    for (unsigned t = t0; t < t1; t++) {
+        if (!kevo_rtok_is(m, t, "["))
+            continue;
+        unsigned c = kevo_rtok_match(m, t);
+        if (c == (unsigned)-1 || c + 1 >= t1 || kevo_rtok_assigns(m, c + 1, true))
+            continue;
+        bool has_var = false, has_with = with < 0;
+        for (unsigned k = t + 1; k < c; k++) {
+            has_var |= m->tok[k].var == var;
+            has_with |= m->tok[k].var == with;
+        }
+        if (has_var && has_with)
+            return true;
+    }
+    return false;
+}
+
+/* Register reuse: the rows register_block jams should be a loop the vector
+ * loads do not depend on, so that its copies share each load and differ
+ * only in a broadcast (a GEMM's rows: B[k*N + j] has no i). On a direct
+ * convolution the loop around the vector loop `ow` is `oh`, which every
+ * load of x names: jammed, each of the rows x cols FMAs loads its own
+ * vector, unaligned (conv2d: 30 GFLOP/s on one Zen 2 core). The output
+ * channels `oc` are such a loop: jammed, the copies share the x vectors
+ * and broadcast w (55 GFLOP/s). When the loop around the vector loop v is
+ * named by a subscript that names v's variable, and an enclosing loop A is
+ * not but is named by another subscript in v's body, A is interchanged
+ * down to just above v (each step `interchange`, A's iterations first
+ * checked independent, as unroll_jam checks the loop it jams: then no
+ * dependence forbids running them inside the loops below A). Returns 0 with
+ * *out the interchanged text, or KEVO_EINVAL where there is no such A or a
+ * step declines (the caller keeps the nest as it is). */
+static int sink_reuse_loop(char **out, const kevo_recipe_model *m, const char *source, int v,
+                           const char *name)
+{
+    *out = NULL;
+    const kevo_rloop *V = &m->loop[v];
+    int parent = V->parent;
+    if (parent < 0 || V->var < 0 || m->loop[parent].var < 0 ||
+        !in_subscript_with(m, V->t_body, V->t_end, m->loop[parent].var, V->var))
+        return KEVO_EINVAL;
+    int a = -1;
+    for (int k = m->loop[parent].parent; k >= 0 && a < 0; k = m->loop[k].parent) {
+        int var = m->loop[k].var;
+        if (var >= 0 && m->loop[k].simple &&
+            !in_subscript_with(m, V->t_body, V->t_end, var, V->var) &&
+            in_subscript_with(m, V->t_body, V->t_end, var, -1))
+            a = k;
+    }
+    if (a < 0)
+        return KEVO_EINVAL;
+    const kevo_rloop *A = &m->loop[a];
+    kevo_rscalars sc;
+    if (kevo_recipe_scalars(&sc, m, A->t_body, A->t_end, A->t_end) < 0 || sc.n_red > 0 ||
+        kevo_recipe_stores_indexed(m, A->t_body, A->t_end, &A->var, 1) < 0 ||
+        kevo_recipe_same_index(m, A->t_body, A->t_end) < 0) {
+        kevo_error_clear();
+        return KEVO_EINVAL;
+    }
+    char *cur = strdup(source);
+    if (!cur)
+        return kevo_error_set(KEVO_ENOMEM, "out of memory");
+    const kevo_recipe_model *cm = m;
+    /* A is swapped with the loop that is its body, level by level: its
+     * index goes one down each time (loops are numbered in source order) */
+    for (int steps = V->level - A->level - 1, i = 0; i < steps; i++) {
+        long ip[1] = {a + i};
+        char *next = NULL;
+        if (kevo_recipe__rewrite_parsed(&next, "interchange", ip, 1, cm, cur, name) < 0 ||
+            cached_parse(&cm, next, name) < 0) {
+            free(next);
+            free(cur);
+            kevo_error_clear();
+            return KEVO_EINVAL;
+        }
+        free(cur);
+        cur = next;
+    }
+    *out = cur;
+    return 0;
+}
+
 /* What register_block copies of the operand its vector loads read (the
  * `pack` parameter): nothing; panels of the loads (`pack` layout 0, last,
  * where it applies); the operand read strided in the column loop
@@ -347,6 +435,24 @@ static int block_apply(kevo_recipe_out *out, const kevo_recipe_model *m, const c
                                "vectorize applies to no loop, before or after interchange (see "
                                "its reasons)");
         goto out;
+    }
+    /* the rows: a loop the vector loads do not name, moved down to the
+     * vector loop where the loop around it is one they name */
+    if (params[0] > 1) {
+        char *sunk = NULL;
+        const kevo_recipe_model *km = NULL;
+        int kv;
+        if (sink_reuse_loop(&sunk, cm, cur, v, name) == 0 && cached_parse(&km, sunk, name) == 0 &&
+            (kv = kevo_recipe__vectorize_pick(km, true)) >= 0 && km->loop[kv].parent >= 0) {
+            free(swapped);
+            swapped = sunk;
+            sunk = NULL;
+            cm = km;
+            cur = swapped;
+            v = kv;
+        }
+        free(sunk);
+        kevo_error_clear();
     }
     int around = cm->loop[v].parent;
     if (around >= 0 && params[0] > 1) {

@@ -402,23 +402,33 @@ static void test_recipe_jam__tail(void **state)
     free(ro);
 }
 
-/* register_block's tail (default 1): the rows its block of `rows` leaves
- * run as a vectorised block over the last `rows`; with 0, one at a time. */
+/* register_block on conv2d: the rows it jams are the output channels (the
+ * loop the x loads do not name, moved down to the vector loop `ow`: each
+ * copy shares the x vector and broadcasts its own w), and its tail
+ * (default 1) runs the channels a block of `rows` leaves as a vectorised
+ * block over the last `rows`; with tail 0, one at a time. */
 static void test_recipe_jam__register_block_tail(void **state)
 {
     (void)state;
     char *src = read_reference("051_conv2d");
     long rb[5] = {6, 0, 0, 1, 1};
     char *out = apply_ok("register_block", rb, 5, src, "conv2d");
-    const char *tail = strstr(out, "if ((OH > 0 ? OH / 6 * 6 : 0) < OH && OH >= 6) {");
+    assert_contains(out, "        for (int64_t oh = 0; oh < OH; oh++) {\n"
+                         "            for (int64_t oc = 0; oc < (OC > 0 ? OC / 6 * 6 : 0); oc += "
+                         "6) {\n");
+    assert_contains(out, "acc_5 += ((*(const vf *)&x[((n * C + c) * H + oh + kh) * W + ow + kw]) "
+                         "*\n"
+                         "                                       w[(((oc + 5) * C + c) * K + "
+                         "kh) * K + kw]) - (vf){0};\n");
+    const char *tail = strstr(out, "if ((OC > 0 ? OC / 6 * 6 : 0) < OC && OC >= 6) {");
     assert_non_null(tail);
-    assert_non_null(strstr(tail, "int64_t oh = OH - 6;"));
+    assert_non_null(strstr(tail, "int64_t oc = OC - 6;"));
     assert_non_null(strstr(tail, "vf2 acc_5 = (0.0f) - (vf2){0};"));
     assert_same_result(src, out, DRIVER_CONV, "conv2d");
     free(out);
     rb[4] = 0;
     out = apply_ok("register_block", rb, 5, src, "conv2d");
-    assert_lacks(out, "OH >= 6) {");
+    assert_lacks(out, "OC >= 6) {");
     assert_same_result(src, out, DRIVER_CONV, "conv2d");
     free(out);
     free(src);
