@@ -1,5 +1,6 @@
 /*
- * bench/conv_best_of.c - times a candidate kernel of Level 1's conv2d
+ * bench/hand/conv_best_of.c - a driver (not a kernel: outside bench/*.c,
+ * which CMake builds as programs of their own) that times a candidate kernel of Level 1's conv2d
  * (suites/c/level1/051_conv2d) or, built with -DCONV3D, conv3d
  * (054_conv3d) at the suite's timed sizes: the best of R calls (default
  * 200) on the same inputs, in GFLOP/s. Where `kevo eval --versus` on this
@@ -11,7 +12,7 @@
  *   build/tests/recipe_apply suites/c/level1/051_conv2d/reference.c conv2d \
  *       register_block omp_parallel > K.c
  *   gcc -O3 -march=native -fopenmp -c K.c -o K.o
- *   gcc -O2 bench/conv_best_of.c K.o -fopenmp -o conv_best_of
+ *   gcc -O2 bench/hand/conv_best_of.c K.o -fopenmp -o conv_best_of
  *   OMP_NUM_THREADS=1 ./conv_best_of [R]
  */
 #include <stdint.h>
