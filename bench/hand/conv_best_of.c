@@ -1,7 +1,8 @@
 /*
- * bench/hand/conv_best_of.c - a driver (not a kernel: outside bench/*.c,
- * which CMake builds as programs of their own) that times a candidate kernel of Level 1's conv2d
- * (suites/c/level1/051_conv2d) or, built with -DCONV3D, conv3d
+ * bench/hand/conv_best_of.c - a driver (not a kernel; outside bench/*.c,
+ * which CMake builds as programs of their own) that times a candidate
+ * kernel of Level 1's conv2d (suites/c/level1/051_conv2d) or, built with
+ * -DCONV3D, conv3d
  * (054_conv3d) at the suite's timed sizes: the best of R calls (default
  * 200) on the same inputs, in GFLOP/s. Where `kevo eval --versus` on this
  * shared 2-core machine reads the quartiles of two kernels' ratio across 1
