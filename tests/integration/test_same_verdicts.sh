@@ -19,7 +19,12 @@
 # random draw there, 2 of 18 attempts, both still correct; and again when
 # a nest shaper drawn after a vector or thread step went before it
 # (kevo_builtin__place): reduce_sum_dim's second refine draws tile on the
-# unrolled kernel, now chained tile then unroll, 1 of 18, still correct). The refinement
+# unrolled kernel, now chained tile then unroll, 1 of 18, still correct; and
+# again when unroll_jam got its `tail` parameter: a mutation draws among
+# three parameters, so three draws of unroll_jam took other values, 4 of 18
+# attempts' chains changed (cumsum_rows, matmul_square: factor 4 with tail
+# 1; softmax_rows: the same factor 16, the chains recording `"tail":0`), all
+# still correct). The refinement
 # strategy with random retrieval is used because its choices do not
 # depend on measured latencies: every one is a function of the seed and of
 # the verdicts, so a difference is a change of behaviour, not timing noise.
