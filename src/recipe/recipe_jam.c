@@ -601,25 +601,17 @@ static bool worth_it(const kevo_recipe_model *m, int l)
     return count_stmts(m, L->t_body, L->t_end) > 1;
 }
 
-/* Rewrite loop l into *out's edits, or decline. */
-/* The jammed body of x->L into x->b (the loop's braces and the private
- * copies' declarations not included), from a fresh copy of the per-copy
- * flags `renamed` (jam_block clears those of invariant declarations). */
-static int jam_body(jam_ctx *x, const bool *renamed)
+/* The jammed body of x->L into x->b: the private copies' declarations,
+ * then the statements (the loop's braces not included), from a fresh copy
+ * of the per-copy flags `renamed` (jam_block clears those of invariant
+ * declarations, and the tail block jams the body a second time). */
+static int jam_body(jam_ctx *x, const kevo_rscalars *sc, const bool *renamed,
+                    const char *indent, int ilen)
 {
     const kevo_recipe_model *m = x->m;
     const kevo_rloop *L = x->L;
     memcpy(x->renamed, renamed, (m->n_var ? m->n_var : 1) * sizeof(*x->renamed));
     x->n_stmts = 0;
-    if (L->body_compound)
-        return jam_block(x, L->t_body + 1, L->t_end - 1, L->t_body);
-    return jam_block(x, L->t_body, L->t_end, L->t_for);
-}
-
-/* The private copies' declarations at the top of a jammed body. */
-static void declare_privates(jam_ctx *x, const kevo_rscalars *sc, const char *indent, int ilen)
-{
-    const kevo_recipe_model *m = x->m;
     for (size_t i = 0; i < sc->n_priv; i++) {
         int v = sc->priv[i];
         if (!x->renamed[v])
@@ -630,8 +622,12 @@ static void declare_privates(jam_ctx *x, const kevo_rscalars *sc, const char *in
                             x->names[(size_t)v * (size_t)x->factor + (size_t)c]);
         kevo_buf_puts(x->b, ";\n");
     }
+    if (L->body_compound)
+        return jam_block(x, L->t_body + 1, L->t_end - 1, L->t_body);
+    return jam_block(x, L->t_body, L->t_end, L->t_for);
 }
 
+/* Rewrite loop l into *out's edits, or decline. */
 static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, long factor,
                     bool tail)
 {
@@ -726,8 +722,7 @@ static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, lon
     kevo_buf_printf(&b, "for (%.*s %s = %.*s; %s < %s; %s += %s) {\n",
                     SRC_TEXT(m, L->t_type0, L->t_type1), iv, SRC_TEXT(m, L->t_lb0, L->t_lb1), iv,
                     kevo_buf_cstr(&ub), iv, fs);
-    declare_privates(&x, &sc, indent, (int)ilen);
-    if ((error = jam_body(&x, renamed)) < 0)
+    if ((error = jam_body(&x, &sc, renamed, indent, (int)ilen)) < 0)
         goto done;
     kevo_buf_printf(&b, "%.*s}\n%.*s", (int)ilen, indent, (int)ilen, indent);
     if (x.tail) {
@@ -740,9 +735,7 @@ static int jam_loop(kevo_recipe_out *out, const kevo_recipe_model *m, int l, lon
                             fs);
         kevo_buf_printf(&b, "%.*s    %.*s %s = %s - %s;\n", (int)ilen, indent,
                         SRC_TEXT(m, L->t_type0, L->t_type1), iv, E, fs);
-        memcpy(x.renamed, renamed, (m->n_var ? m->n_var : 1) * sizeof(*renamed));
-        declare_privates(&x, &sc, indent, (int)ilen);
-        if ((error = jam_body(&x, renamed)) < 0)
+        if ((error = jam_body(&x, &sc, renamed, indent, (int)ilen)) < 0)
             goto done;
         kevo_buf_printf(&b, "%.*s} else\n%.*s    ", (int)ilen, indent, (int)ilen, indent);
     }
