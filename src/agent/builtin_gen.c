@@ -27,7 +27,8 @@
  * below). A nest shaper drawn on a kernel already threaded or vectorised
  * goes before those steps, the chain replayed from the reference
  * (kevo_builtin__place), and is retuned there when drawn again
- * (retune_placed).
+ * (retune_placed). The first refinement of a draft may instead be the
+ * transfer move (builtin_transfer.c: a sibling task's whole chain).
  * It never copies anything but the task's own reference.
  */
 #include "internal.h"
@@ -340,7 +341,8 @@ static size_t added_step(const kevo_recipe_step *steps, size_t n, const kevo_rec
 }
 
 /* Titles of the arms already tried from attempt `start_id`, whose chain is
- * start[0..m) (the step each child's chain added to it: added_step),
+ * start[0..m) (the step each child's chain added to it: added_step; a
+ * child more than one step longer, the transfer move's, tried none),
  * newline-separated in *out (malloc'd). */
 static int tried_arms(char **out, kevo_memory *mem, int64_t start_id,
                       const kevo_recipe_step *start, size_t m)
@@ -355,6 +357,10 @@ static int tried_arms(char **out, kevo_memory *mem, int64_t start_id,
             if (!kids->attempts[i].recipes_json ||
                 kevo_recipe_chain_from_json(&steps, &n, kids->attempts[i].recipes_json) < 0)
                 continue;
+            if (n > m + 1) { /* a transfer (builtin_transfer.c): no one arm tried */
+                kevo_recipe_chain_free(steps);
+                continue;
+            }
             size_t k = n ? added_step(steps, n, start, m) : 0;
             const kevo_recipe_desc *d = n ? kevo_recipe_find(steps[k].recipe) : NULL;
             if (d) {
@@ -844,9 +850,14 @@ static int record_use(kevo_proposal *out, proposal_ctx *p, const long *params)
  * (not a variant recipe), that recipe's registry index and the text it was
  * applied to: the source of the nearest ancestor whose chain is the start
  * point's without its last step (the parent after an append; further up
- * after retunes, whose parent carries the same number of steps). Anything
+ * after retunes, whose parent carries the same number of steps; after a
+ * transfer, none: that chain replayed on the task's start). Anything
  * missing on the way leaves the move off. */
-static int retune_open(proposal_ctx *p, int64_t start_id, const char *start_recipes_json)
+static bool replays_to(const char *start_source, const kevo_recipe_step *chain, size_t n,
+                       const char *base, const char *kernel);
+
+static int retune_open(proposal_ctx *p, int64_t start_id, const char *start_source,
+                       const char *start_recipes_json)
 {
     int error = 0;
     char *want = NULL;
@@ -865,6 +876,7 @@ static int retune_open(proposal_ctx *p, int64_t start_id, const char *start_reci
         kevo_recipe_chain_to_json(&want, p->chain, p->nchain - 1) < 0)
         goto out;
     int64_t id = start_id;
+    size_t shorter = (size_t)-1; /* steps of the first ancestor with fewer */
     for (int up = 0; up < 64 && id > 0 && !p->base; up++) {
         kevo_attempt_free(a);
         a = NULL;
@@ -878,6 +890,8 @@ static int retune_open(proposal_ctx *p, int64_t start_id, const char *start_reci
                 kevo_recipe_chain_from_json(&st, &n, a->recipes_json) == 0)
                 kevo_recipe_chain_to_json(&have, st, n);
             kevo_recipe_chain_free(st);
+            if (have && n < p->nchain && shorter == (size_t)-1)
+                shorter = n;
             if (have && !strcmp(have, want)) {
                 if (!(p->base_source = strdup(a->source)))
                     error = kevo_error_set(KEVO_ENOMEM, "out of memory");
@@ -891,6 +905,21 @@ static int retune_open(proposal_ctx *p, int64_t start_id, const char *start_reci
             free(have);
         }
         id = a->parent_id;
+    }
+    if (!p->base && shorter != (size_t)-1 && shorter + 1 < p->nchain && p->at->c_start) {
+        /* a transfer's kernel (builtin_transfer.c) came several steps at
+         * once: no ancestor holds the text its last step rewrote, the
+         * chain before that step replayed on the task's start does */
+        const char *kernel = p->at->task->name;
+        char *base = NULL;
+        if (replays_to(start_source, p->chain, p->nchain, p->at->c_start, kernel) &&
+            kevo_recipe_apply_chain(&base, p->chain, p->nchain - 1, p->at->c_start, kernel) == 0) {
+            p->base_source = base;
+            if ((error = kevo_recipe_input_new(&p->base, base, kernel)) < 0)
+                goto out;
+        } else {
+            free(base);
+        }
     }
     if (p->base)
         p->last = i;
@@ -1103,7 +1132,7 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
     p.last = p.nr;
     if ((error = kevo_recipe_input_new(&p.start, start_source, at->task->name)) < 0 ||
         (error = book_open(&p.book, mem, at, p.start, start_source)) < 0 ||
-        (error = retune_open(&p, start_id, start_recipes_json)) < 0)
+        (error = retune_open(&p, start_id, start_source, start_recipes_json)) < 0)
         goto done;
     find_applicable(&p);
     if (p.napp == 0) {

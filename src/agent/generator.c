@@ -38,11 +38,16 @@ static int draft_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo
     return 0;
 }
 
-/* Refining with recipes: a proposal whose source was already tried in
- * this run is drawn again, up to six times. */
+/* Refining with recipes: the transfer move first where it has one
+ * (builtin_transfer.c), else one recipe; a proposal whose source was
+ * already tried in this run is drawn again, up to six times. */
 static int refine_propose(const kevo_generator *gen, kevo_attempt_state *st, kevo_proposal *out)
 {
-    int error = 0;
+    int error = kevo_builtin__transfer(out, st->mem, st->at, st->start, st->cfg);
+    if (error < 0)
+        return error;
+    if (error == 1 && !kevo_agent__seen(st, out->source))
+        return 0;
     for (int tries = 0; tries < 6; tries++) {
         kevo_proposal_clear(out);
         if ((error = kevo_builtin_propose(out, st->mem, st->at, st->start->id, st->start->source,

@@ -45,6 +45,17 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          const char *start_recipes_json, const kevo_run_config *cfg,
                          kevo_rng *rng);
 
+/* The transfer move (builtin_transfer.c): on the first refinement of a
+ * task's draft (`start`, nothing tried from it yet), the recipe chain of
+ * the fastest kernel of the most similar task of its category that the
+ * memory holds, replayed on the draft. 1 when it made a candidate
+ * (out->source, out->recipes_json, out->summary; no arm item used), 0
+ * when there is none to make (no memory, value retrieval or evo strategy,
+ * not a draft, something tried from it, no donor's chain applies),
+ * negative on kevo's own errors. */
+int kevo_builtin__transfer(kevo_proposal *out, kevo_memory *mem, const kevo_agent_task *at,
+                           const kevo_attempt *start, const kevo_run_config *cfg);
+
 /* The plies (task_loop.c): the speedup the best arm still open on attempt
  * `id` (its text `source`, its chain `recipes_json`, NULL for none) is
  * expected to give, 0 when none is open, and
@@ -103,12 +114,24 @@ typedef struct kevo_ply_view {
  * unroll_jam has jammed its loop), unless the fastest kernel is ahead
  * (KEVO_PLY_AHEAD), its own best open arm is expected to take it further
  * than the draft's best would take the draft (ahead x best gain over the
- * draft's gain), and the draft has no novel arm left (what no task of its
- * kind has tried meets the clean reference first: on a cold memory,
- * -ffast-math's 7x on a sigmoid is learnt there, not lost behind OpenMP's
- * 1.4x); then the fastest kernel (the best ply), as when the draft has
+ * draft's gain), and no novel arm of the draft holds the root ply
+ * (kevo_agent__ply_novel_holds: what no task of its kind has tried meets
+ * the clean reference first, on a cold memory -ffast-math's 7x on a
+ * sigmoid is learnt there, not lost behind OpenMP's 1.4x, unless the
+ * fastest kernel is already further ahead); then the fastest kernel (the best ply), as when the draft has
  * nothing open; KEVO_PLY_NONE when neither has (the start rule picks). */
 kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead);
+
+/* Whether the draft's novel arm holds the root ply: it has one, and the
+ * fastest kernel is less far ahead of it (`ahead`) than the draft's best
+ * open arm is expected to take it (draft.gain; an untried arm counts at
+ * q_init, 1.73x). A fastest kernel further ahead than that ends it: no
+ * arm tried on the reference is expected to catch it up (conv2d's
+ * register_block at 43.7x on attempt 2 of 8 had kept the draft for the
+ * six attempts after it, on arms no convolution had tried, and never met
+ * omp_parallel); OpenMP's 1.4x on a sigmoid does not, and -ffast-math
+ * still meets the clean reference there. */
+bool kevo_agent__ply_novel_holds(kevo_ply_view draft, double ahead);
 
 /* The fastest kernel's speedup over the draft's, as the plies read it
  * (0 when either is unknown): a draft whose source is the task's

@@ -81,10 +81,15 @@ static int ply_view(kevo_ply_view *v, kevo_attempt **out, kevo_attempt_state *st
     return error;
 }
 
+bool kevo_agent__ply_novel_holds(kevo_ply_view draft, double ahead)
+{
+    return draft.gain > 0 && draft.novel && ahead < draft.gain;
+}
+
 kevo_ply kevo_agent__ply_pick(kevo_ply_view draft, kevo_ply_view best, double ahead)
 {
     bool best_leads = best.gain > 0 && ahead >= KEVO_PLY_AHEAD && ahead * best.gain > draft.gain;
-    if (draft.gain > 0 && (draft.novel || !best_leads))
+    if (draft.gain > 0 && (kevo_agent__ply_novel_holds(draft, ahead) || !best_leads))
         return KEVO_PLY_DRAFT;
     return best.gain > 0 ? KEVO_PLY_BEST : KEVO_PLY_NONE;
 }
@@ -120,14 +125,16 @@ static int plies(kevo_attempt_state *st)
         error = ply_view(&dv, &d, st, draft);
     f.stage = 0;
     f.best_first = 1;
-    /* a draft with a novel arm keeps the root ply whatever the fastest
-     * kernel promises (kevo_agent__ply_pick): its arms are not weighed */
-    bool decided = dv.gain > 0 && dv.novel;
-    if (error == 0 && !decided && (error = first_listed(&best, st, &f)) == 0 && best &&
-        best != draft)
-        error = ply_view(&bv, &b, st, best);
-    if (error == 0 && d && b)
+    if (error == 0 && (error = first_listed(&best, st, &f)) == 0 && best && best != draft &&
+        d && (error = kevo_memory_attempt_get(&b, st->mem, best)) == 0)
         ahead = kevo_agent__ply_ahead(b->speedup, d->speedup, d->source, st->at->reference);
+    /* a draft whose novel arm holds the root ply (kevo_agent__ply_pick)
+     * keeps it whatever the fastest kernel's arms promise: not weighed */
+    if (error == 0 && b && !kevo_agent__ply_novel_holds(dv, ahead)) {
+        kevo_attempt_free(b);
+        b = NULL;
+        error = ply_view(&bv, &b, st, best);
+    }
     kevo_ply pick = error < 0 ? KEVO_PLY_NONE : kevo_agent__ply_pick(dv, bv, ahead);
     kevo_attempt **taken = pick == KEVO_PLY_DRAFT ? &d : pick == KEVO_PLY_BEST ? &b : NULL;
     if (taken && *taken) {
