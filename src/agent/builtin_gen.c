@@ -82,6 +82,7 @@ typedef struct arm_book {
     const char *category;  /* the task's declared category */
     char signature[96];    /* "traits: deep-nest fp-reduction", "traits: none" */
     const char *bound;     /* "bound: memory", "bound: compute", NULL when unknown */
+    char state[64];        /* "state: shaped, bound: compute" (book_state), "" */
 } arm_book;
 
 static int book_load(arm_book *b)
@@ -186,10 +187,33 @@ static int book_item(int64_t *out, arm_book *b, const char *title, const char *r
 }
 
 /* The items of an arm: general, the task's category, its trait signature,
- * its bottleneck (0 when unknown). */
+ * its bottleneck (0 when unknown), and for the thread step on a shaped
+ * kernel its state item (0 otherwise: book_state). */
 typedef struct arm_items {
-    int64_t general, category, signature, bound;
+    int64_t general, category, signature, bound, state;
 } arm_items;
+
+static int step_rank(const char *recipe);
+
+/* The start point's state, for the thread step: a kernel whose chain has a
+ * nest shaper (step_rank 0: register_block, acc_row, permute, ...) and no
+ * omp_parallel. What omp_parallel measured on unshaped kernels says little
+ * there: on the reference's loop nest two threads split loops that wait on
+ * memory (matmul_square 1.22x), on a register-blocked nest they double the
+ * FMAs issued; in a whole-Level-1 run 35 of 80 best kernels were shaped and
+ * never threaded (conv2d's register_block at 72.9x on one core). */
+static void book_state(arm_book *b, const kevo_recipe_step *chain, size_t n)
+{
+    bool shaped = false, threaded = false;
+    for (size_t i = 0; i < n; i++) {
+        shaped = shaped || step_rank(chain[i].recipe) == 0;
+        threaded = threaded || step_rank(chain[i].recipe) == 1;
+    }
+    b->state[0] = 0;
+    if (shaped && !threaded)
+        snprintf(b->state, sizeof(b->state), "state: shaped%s%s", b->bound ? ", " : "",
+                 b->bound ? b->bound : "");
+}
 
 static int book_arm(arm_items *out, arm_book *b, const kevo_recipe_desc *d, long variant)
 {
@@ -203,14 +227,17 @@ static int book_arm(arm_items *out, arm_book *b, const kevo_recipe_desc *d, long
     out->bound = 0;
     if (error == 0 && b->bound)
         error = book_item(&out->bound, b, title, d->name, b->bound, d->backend);
+    out->state = 0;
+    if (error == 0 && b->state[0] && step_rank(d->name) == 1)
+        error = book_item(&out->state, b, title, d->name, b->state, d->backend);
     return error;
 }
 
 /* Record the items of an arm as used by the proposal, ranked in order. */
 static void proposal_use(kevo_proposal *out, const arm_items *a)
 {
-    const int64_t ids[4] = {a->general, a->category, a->signature, a->bound};
-    for (int i = 0; i < 4; i++)
+    const int64_t ids[5] = {a->general, a->category, a->signature, a->bound, a->state};
+    for (int i = 0; i < 5; i++)
         if (ids[i]) {
             out->used[out->nused] =
                 (kevo_used_item){ids[i], KEVO_STAGE_REFINE, (int)out->nused + 1, 0, false};
@@ -572,6 +599,16 @@ static int arm_walk_next(arm_walk *w, proposal_ctx *p, const char *tried, long *
                 w->known = false;
             }
         }
+        if (items.state) {
+            /* the thread step on a shaped kernel (book_state): valued by
+             * what it measured on shaped kernels alone; none yet, it goes
+             * first, once, as an arm written for a trait does */
+            if (kevo_memory_q_get(&q, &n, p->mem, items.state, KEVO_STAGE_REFINE) == 0 && n > 0)
+                *value = q_value(q, n, w->unbiased);
+            else
+                *value = w->unbiased ? fmax(*value, p->cfg->q_init) : 1.0;
+            kevo_error_clear();
+        }
         w->c++;
         return 1;
     }
@@ -692,6 +729,7 @@ int kevo_builtin_open_gain(double *gain, bool *novel, kevo_memory *mem, const ke
         (error = book_open(&p.book, mem, at, p.start, source)) < 0 ||
         (error = tried_arms(&tried, mem, id, p.chain, p.nchain)) < 0)
         goto done;
+    book_state(&p.book, p.chain, p.nchain);
     find_applicable(&p);
     for (size_t i = 0; i < p.nr && error == 0; i++)
         if (p.applicable[i])
@@ -1134,6 +1172,7 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
         (error = book_open(&p.book, mem, at, p.start, start_source)) < 0 ||
         (error = retune_open(&p, start_id, start_source, start_recipes_json)) < 0)
         goto done;
+    book_state(&p.book, p.chain, p.nchain);
     find_applicable(&p);
     if (p.napp == 0) {
         out->exhausted = true;

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # tests/integration/test_plies.sh - the built-in generator's root ply, as a
-# user's run shows it: from an empty memory every arm is expected to gain
-# (nothing is known), so the refinements after the draft are all children
-# of the draft, each a different arm (recipe, or flag set), before any
-# recipe is stacked on another (the best ply that follows is checked by
-# tests/unit/test_builtin_gen.c: which kernel it picks depends on timings).
+# user's run shows it: from an empty memory every arm is novel and expected
+# to gain (nothing is known: q_init, 1.73x), so the refinements after the
+# draft are children of the draft, each a different arm (recipe, or flag
+# set), none stacked on another, until a kernel is further ahead of the
+# draft than an untried arm promises (kevo_agent__ply_novel_holds: on
+# matvec, -ffast-math's 2x may end it after one refinement); no kernel
+# but the draft is refined before one is (which kernel the best ply then
+# picks depends on timings: tests/unit/test_builtin_gen.c).
 # And the ablation (--retrieval random) has no plies: its start points come
 # from the start rule alone.
 set -uo pipefail
@@ -43,7 +46,12 @@ for a in v[1:]:
     if a[1] != draft:
         break
     root.append(a)
-check(len(root) >= 5, f"value run: the first {len(root)} refinements all refine the draft")
+# the root ply ends only once a kernel is 1.73x ahead of the draft (the
+# draft is the reference: it counts at 1x); 1.7 leaves the rounding
+ahead = max([a[3] for a in root] + [0])
+check(len(root) >= 1 and (len(root) == len(v) - 1 or ahead >= 1.7),
+      f"value run: the first {len(root)} refinements refine the draft, "
+      f"until a kernel {ahead:.2f}x ahead of it (>= 1.73x) ends the root ply")
 arms = [arm(a[4]) for a in root]
 check(len(set(arms)) == len(arms), f"value run: each a different arm ({', '.join(arms)})")
 check(all(len(json.loads(a[4])) == 1 for a in root), "value run: one recipe each, none stacked")

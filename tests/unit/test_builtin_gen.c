@@ -706,6 +706,56 @@ static void record_chain_child(fixture *f, const char *task, const char *json, d
     free(out);
 }
 
+
+/* The thread step on a shaped kernel (book_state): omp_parallel measured
+ * 25% slower on unshaped GEMM kernels (train), but on a register-blocked,
+ * unthreaded one it goes first, once, and its items include the state
+ * item; measured slower there too, the next shaped kernel draws something
+ * else. On the draft (not shaped) the evidence from unshaped kernels keeps
+ * it off. */
+static void test_builtin__thread_step_on_a_shaped_kernel(void **state)
+{
+    fixture *f = *state;
+    kevo_task task = {.name = "sh", .category = "matmul", .level = 1};
+    const char *src = GEMM("sh");
+    train(f, &task, src, "register_block", 30); /* register_block pays, the rest costs */
+    kevo_agent_task at = {.task = &task, .reference = (char *)src, .c_start = src};
+    int64_t draft = record_draft(f, "sh", src);
+
+    kevo_proposal p = {0};
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, draft, src, NULL, &f->cfg, &f->rng), 0);
+    assert_string_not_equal(p.summary, "omp_parallel");
+    kevo_proposal_clear(&p);
+
+    kevo_recipe_step rb[1] = {{.recipe = "register_block"}};
+    char *blocked = NULL, *chain = NULL;
+    assert_int_equal(kevo_recipe_apply_chain(&blocked, rb, 1, src, "sh"), 0);
+    assert_int_equal(kevo_recipe_chain_to_json(&chain, rb, 1), 0);
+    int64_t s = record_child(f, "sh", draft, blocked, chain, 20.0);
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s, blocked, chain, &f->cfg, &f->rng),
+                     0);
+    assert_string_equal(p.summary, "omp_parallel");
+    assert_int_equal(p.nused, 4); /* general, category, signature, state (no work stated: no bound) */
+
+    /* recorded 25% slower than its start: the state item learns it */
+    kevo_attempt a = {.task = "sh", .backend = "c", .generator = "builtin",
+                      .stage = KEVO_STAGE_REFINE, .iteration = 2, .parent_id = s,
+                      .verdict = KEVO_VERDICT_CORRECT, .source = p.source,
+                      .recipes_json = p.recipes_json, .reference_us = 100.0,
+                      .candidate_us = 25.0, .speedup = 4.0};
+    int64_t id = 0;
+    assert_int_equal(
+        kevo_memory_attempt_record(f->mem, &a, p.used, p.nused, &f->derived.learn, &id), 0);
+    kevo_proposal_clear(&p);
+    int64_t s2 = record_child(f, "sh", draft, blocked, chain, 20.0);
+    assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s2, blocked, chain, &f->cfg, &f->rng),
+                     0);
+    assert_string_not_equal(p.summary, "omp_parallel");
+    kevo_proposal_clear(&p);
+    free(blocked);
+    free(chain);
+}
+
 /* The transfer move: the first refinement of a draft replays the chain of
  * the fastest kernel of the most similar task of its category (ta's, 5x),
  * not another category's (tm's 20x), not a one-step chain (ty's 50x, the
@@ -965,6 +1015,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test(test_builtin__ply_pick),
         cmocka_unit_test_setup_teardown(test_builtin__transfer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builtin__thread_step_on_a_shaped_kernel, setup,
+                                        teardown),
         cmocka_unit_test(test_builtin__ply_ahead_of_a_draft_that_is_the_reference),
         cmocka_unit_test_setup_teardown(test_builtin__root_ply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin__untried_recipe_exploits_its_defaults, setup,
