@@ -405,13 +405,13 @@ static int tried_arms(char **out, kevo_memory *mem, int64_t start_id,
     return 0;
 }
 
-static bool arm_tried(const char *tried, const char *title)
+bool kevo_agent__listed(const char *lines, const char *line)
 {
-    size_t n = strlen(title);
-    for (const char *p = tried; p && *p;) {
+    size_t n = strlen(line);
+    for (const char *p = lines; p && *p;) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !memcmp(p, title, n))
+        if (len == n && !memcmp(p, line, n))
             return true;
         p = e ? e + 1 : NULL;
     }
@@ -568,7 +568,7 @@ static int arm_walk_next(arm_walk *w, proposal_ctx *p, const char *tried, long *
             continue; /* this variant must apply on its own */
         char title[160];
         arm_title(title, sizeof(title), d, *v);
-        if (tried && arm_tried(tried, title))
+        if (tried && kevo_agent__listed(tried, title))
             continue;
         arm_items items;
         int error = book_arm(&items, &p->book, d, *v);

@@ -103,16 +103,9 @@ static int consider(donors *d, kevo_memory *mem, const char *name, const char *b
 static bool candidate(const kevo_memory_task *t, const char *self, const char *category,
                       kevo_buf *seen)
 {
-    if (!t->name || !strcmp(t->name, self) || !same_text(t->category, category))
+    if (!t->name || !strcmp(t->name, self) || !same_text(t->category, category) ||
+        kevo_agent__listed(seen->ptr, t->name))
         return false;
-    size_t n = strlen(t->name);
-    for (const char *p = seen->ptr; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !memcmp(p, t->name, n))
-            return false;
-        p = e ? e + 1 : NULL;
-    }
     kevo_buf_printf(seen, "%s\n", t->name);
     return true;
 }

@@ -45,6 +45,9 @@ int kevo_builtin_propose(kevo_proposal *out, kevo_memory *mem, const kevo_agent_
                          const char *start_recipes_json, const kevo_run_config *cfg,
                          kevo_rng *rng);
 
+/* Whether `line` is one of the newline-separated `lines` (NULL: none). */
+bool kevo_agent__listed(const char *lines, const char *line);
+
 /* The transfer move (builtin_transfer.c): on the first refinement of a
  * task's draft (`start`, nothing tried from it yet), the recipe chain of
  * the fastest kernel of the most similar task of its category that the

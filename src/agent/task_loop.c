@@ -63,17 +63,25 @@ static int first_listed(int64_t *id, kevo_attempt_state *st, const kevo_attempt_
     return error;
 }
 
+/* What the open arms of attempt `a` promise (kevo_builtin_open_gain);
+ * nothing when it has no source. */
+static int ply_gain(kevo_ply_view *v, kevo_attempt_state *st, const kevo_attempt *a)
+{
+    *v = (kevo_ply_view){0};
+    return !a->source ? 0
+                      : kevo_builtin_open_gain(&v->gain, &v->novel, st->mem, st->at, a->id,
+                                               a->source, a->recipes_json, st->cfg);
+}
+
 /* Attempt `id` (*out, NULL when it has no source) and what its open arms
- * promise (kevo_builtin_open_gain). */
+ * promise (ply_gain). */
 static int ply_view(kevo_ply_view *v, kevo_attempt **out, kevo_attempt_state *st, int64_t id)
 {
     kevo_attempt *a = NULL;
     *v = (kevo_ply_view){0};
     *out = NULL;
     int error = kevo_memory_attempt_get(&a, st->mem, id);
-    if (error == 0 && a->source &&
-        (error = kevo_builtin_open_gain(&v->gain, &v->novel, st->mem, st->at, a->id, a->source,
-                                        a->recipes_json, st->cfg)) == 0) {
+    if (error == 0 && a->source && (error = ply_gain(v, st, a)) == 0) {
         *out = a;
         return 0;
     }
@@ -130,11 +138,8 @@ static int plies(kevo_attempt_state *st)
         ahead = kevo_agent__ply_ahead(b->speedup, d->speedup, d->source, st->at->reference);
     /* a draft whose novel arm holds the root ply (kevo_agent__ply_pick)
      * keeps it whatever the fastest kernel's arms promise: not weighed */
-    if (error == 0 && b && !kevo_agent__ply_novel_holds(dv, ahead)) {
-        kevo_attempt_free(b);
-        b = NULL;
-        error = ply_view(&bv, &b, st, best);
-    }
+    if (error == 0 && b && !kevo_agent__ply_novel_holds(dv, ahead))
+        error = ply_gain(&bv, st, b);
     kevo_ply pick = error < 0 ? KEVO_PLY_NONE : kevo_agent__ply_pick(dv, bv, ahead);
     kevo_attempt **taken = pick == KEVO_PLY_DRAFT ? &d : pick == KEVO_PLY_BEST ? &b : NULL;
     if (taken && *taken) {

@@ -139,8 +139,8 @@ static int teardown(void **state)
 }
 
 /* An attempt at `us` (the reference: 100 us), correct. */
-static int64_t record_attempt(fixture *f, const char *task, kevo_stage stage, int64_t parent,
-                              const char *source, const char *recipes_json, double us)
+static kevo_attempt attempt_at(const char *task, kevo_stage stage, int64_t parent,
+                               const char *source, const char *recipes_json, double us)
 {
     kevo_attempt a = {0};
     a.task = task;
@@ -154,6 +154,14 @@ static int64_t record_attempt(fixture *f, const char *task, kevo_stage stage, in
     a.reference_us = 100.0;
     a.candidate_us = us;
     a.speedup = 100.0 / us;
+    return a;
+}
+
+/* attempt_at, recorded with no item used. */
+static int64_t record_attempt(fixture *f, const char *task, kevo_stage stage, int64_t parent,
+                              const char *source, const char *recipes_json, double us)
+{
+    kevo_attempt a = attempt_at(task, stage, parent, source, recipes_json, us);
     int64_t id = 0;
     assert_int_equal(kevo_memory_attempt_record(f->mem, &a, NULL, 0, NULL, &id), 0);
     return id;
@@ -163,6 +171,19 @@ static int64_t record_attempt(fixture *f, const char *task, kevo_stage stage, in
 static int64_t record_draft(fixture *f, const char *task, const char *source)
 {
     return record_attempt(f, task, KEVO_STAGE_DRAFT, 0, source, NULL, 100.0);
+}
+
+/* Proposal `p`, a refinement of `parent` at iteration `iteration`, recorded
+ * correct at `us` with the items it used, as a run records it: their
+ * Q-values learn from it. */
+static void record_proposal(fixture *f, const char *task, int64_t parent, int iteration,
+                            const kevo_proposal *p, double us)
+{
+    kevo_attempt a = attempt_at(task, KEVO_STAGE_REFINE, parent, p->source, p->recipes_json, us);
+    a.iteration = iteration;
+    int64_t id = 0;
+    assert_int_equal(
+        kevo_memory_attempt_record(f->mem, &a, p->used, p->nused, &f->derived.learn, &id), 0);
 }
 
 /* Let the generator refine the draft `rounds` times, timing each candidate
@@ -179,22 +200,8 @@ static void train_at(fixture *f, kevo_task *task, const char *source, const char
             kevo_builtin_propose(&p, f->mem, &at, draft, source, NULL, &f->cfg, &f->rng), 0);
         assert_false(p.exhausted);
         assert_non_null(p.source);
-        kevo_attempt a = {0};
-        a.task = task->name;
-        a.backend = "c";
-        a.generator = "builtin";
-        a.stage = KEVO_STAGE_REFINE;
-        a.iteration = r + 1;
-        a.parent_id = draft;
-        a.verdict = KEVO_VERDICT_CORRECT;
-        a.source = p.source;
-        a.recipes_json = p.recipes_json;
-        a.reference_us = 100.0;
-        a.candidate_us = !strcmp(p.summary, good) ? good_us : 125.0;
-        a.speedup = a.reference_us / a.candidate_us;
-        int64_t id = 0;
-        assert_int_equal(
-            kevo_memory_attempt_record(f->mem, &a, p.used, p.nused, &f->derived.learn, &id), 0);
+        double us = !strcmp(p.summary, good) ? good_us : 125.0;
+        record_proposal(f, task->name, draft, r + 1, &p, us);
         kevo_proposal_clear(&p);
     }
 }
@@ -738,14 +745,7 @@ static void test_builtin__thread_step_on_a_shaped_kernel(void **state)
     assert_int_equal(p.nused, 4); /* general, category, signature, state (no work stated: no bound) */
 
     /* recorded 25% slower than its start: the state item learns it */
-    kevo_attempt a = {.task = "sh", .backend = "c", .generator = "builtin",
-                      .stage = KEVO_STAGE_REFINE, .iteration = 2, .parent_id = s,
-                      .verdict = KEVO_VERDICT_CORRECT, .source = p.source,
-                      .recipes_json = p.recipes_json, .reference_us = 100.0,
-                      .candidate_us = 25.0, .speedup = 4.0};
-    int64_t id = 0;
-    assert_int_equal(
-        kevo_memory_attempt_record(f->mem, &a, p.used, p.nused, &f->derived.learn, &id), 0);
+    record_proposal(f, "sh", s, 2, &p, 25.0);
     kevo_proposal_clear(&p);
     int64_t s2 = record_child(f, "sh", draft, blocked, chain, 20.0);
     assert_int_equal(kevo_builtin_propose(&p, f->mem, &at, s2, blocked, chain, &f->cfg, &f->rng),
